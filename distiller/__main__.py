@@ -1,0 +1,3 @@
+from distiller.cli import main
+
+main()

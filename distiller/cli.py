@@ -1,0 +1,167 @@
+"""The thin click layer: each command parses options, calls one library function and prints the result.
+
+A command's result goes to stdout (one JSON document with --json, readable text without); diagnostics and
+progress always go to stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+import orjson
+
+from distiller import pipeline
+from distiller.config import load_settings
+from distiller.errors import EXIT_ERROR, DistillError
+
+log = logging.getLogger("distiller")
+
+
+class Output:
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+
+    def emit(self, payload: dict, human: str) -> None:
+        if self.as_json:
+            click.echo(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS).decode())
+        else:
+            click.echo(human)
+
+
+def _configure_logging(verbose: int, quiet: bool) -> None:
+    level = logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING
+    if verbose > 1:
+        level = logging.DEBUG
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("distill: %(message)s"))
+    log.handlers[:] = [handler]
+    log.setLevel(level)
+    log.propagate = False
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
+@click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("state"),
+    envvar="DISTILL_STATE_DIR",
+    show_envvar=True,
+    help="Directory holding the database, the run lock and distill.toml.",
+)
+@click.option(
+    "--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), help="Settings file (TOML)."
+)
+@click.option("--json", "as_json", is_flag=True, envvar="DISTILL_JSON", help="Machine-readable JSON on stdout.")
+@click.option("-v", "--verbose", count=True, help="More diagnostics on stderr (-vv for debug).")
+@click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr.")
+@click.version_option(package_name="distiller", prog_name="distill")
+@click.pass_context
+def cli(ctx: click.Context, state_dir: Path, config_file: Path | None, as_json: bool, verbose: int, quiet: bool):
+    """Distill AI-agent transcripts into atomic beliefs about the user, kept in DuckDB."""
+    _configure_logging(verbose, quiet)
+    ctx.obj = {"settings": load_settings(state_dir, config_file), "out": Output(as_json)}
+
+
+source_option = click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Agents dir, sessions dir or one transcript file (repeatable). "
+    "Default: $OPENCLAW_STATE_DIR/agents or ~/.openclaw/agents.",
+)
+
+
+def _counts(counter: dict) -> str:
+    return ", ".join(f"{name} {count}" for name, count in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+@cli.command()
+@source_option
+@click.option("--dry-run", is_flag=True, help="Read and report; record nothing and advance no cursor.")
+@click.pass_obj
+def run(obj: dict, sources: tuple[Path, ...], dry_run: bool) -> None:
+    """Read the new tail of every transcript and record what was read, exactly once."""
+    summary = pipeline.run_once(obj["settings"], sources, dry_run=dry_run)
+    d = summary.as_dict()
+    lines = [
+        f"{'dry run: would read' if dry_run else 'read'} {d['files']} file(s), {d['bytes_read']:,} bytes, "
+        f"{d['lines']:,} lines",
+        f"messages: {d['messages']:,}" + (f" ({_counts(d['roles'])})" if d["roles"] else ""),
+    ]
+    if d["skipped"]:
+        lines.append(f"skipped lines: {_counts(d['skipped'])}")
+    if d["files_skipped"]:
+        lines.append(f"skipped files: {_counts(d['files_skipped'])}")
+    if d["file_events"]:
+        lines.append(f"files: {_counts(d['file_events'])}")
+    obj["out"].emit(d, "\n".join(lines))
+
+
+@cli.command()
+@source_option
+@click.option("--from-now", "mode", flag_value="from-now", help="Mark everything present as already read.")
+@click.option("--from-start", "mode", flag_value="from-start", help="Forget all cursors: reread from byte 0.")
+@click.pass_obj
+def init(obj: dict, sources: tuple[Path, ...], mode: str | None) -> None:
+    """Create the state directory and database (optionally setting where reading starts)."""
+    summary = pipeline.init(obj["settings"], sources, mode=mode or "create")
+    human = f"state ready: {summary.db_path}"
+    if summary.mode == "from-now":
+        human += f"\nmarked {summary.files_marked} file(s) as read up to their last complete line"
+    elif summary.mode == "from-start":
+        human += f"\nforgot {summary.files_reset} cursor(s); the next run rereads from byte 0 (known messages are skipped)"
+    obj["out"].emit(summary.as_dict(), human)
+
+
+@cli.command()
+@source_option
+@click.pass_obj
+def status(obj: dict, sources: tuple[Path, ...]) -> None:
+    """Tracked files, bytes not yet read, and the last run's counters."""
+    report = pipeline.status(obj["settings"], sources)
+    d = report.as_dict()
+    lines = [
+        f"database: {d['db']}",
+        f"files tracked: {d['files_tracked']} (gone: {d['files_gone']}, untracked: {d['files_untracked']})",
+        f"bytes behind: {d['bytes_behind']:,}",
+        f"messages ingested: {d['messages_ingested']:,}",
+    ]
+    last = d["last_run"]
+    if last is None:
+        lines.append("last run: never")
+    else:
+        lines.append(f"last run: {last['started_at']} {last['status']}, {last.get('messages', 0):,} messages")
+        if last.get("skipped"):
+            lines.append(f"  skipped: {_counts(last['skipped'])}")
+        if last.get("error"):
+            lines.append(f"  error: {last['error']}")
+    obj["out"].emit(d, "\n".join(lines))
+
+
+def main() -> None:
+    """Entry point: errors become one clear line on stderr and an exit code, never a traceback."""
+    try:
+        cli.main(prog_name="distill", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except DistillError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        sys.exit(130)
+    except Exception as exc:  # a bug: say so plainly; -vv shows the traceback
+        if log.isEnabledFor(logging.DEBUG):
+            log.exception("internal error")
+        click.echo(f"Error: internal error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(EXIT_ERROR)

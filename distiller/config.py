@@ -1,0 +1,73 @@
+"""The one Settings object: flags > env DISTILL_* > <state-dir>/distill.toml > defaults."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from distiller.errors import DistillError
+
+CONFIG_FILE = "distill.toml"
+
+
+@dataclass(frozen=True)
+class Settings:
+    state_dir: Path = Path("state")
+    excluded_agents: tuple[str, ...] = ("memory-distiller",)
+    max_line_bytes: int = 32 * 1024 * 1024
+    commit_every_bytes: int = 8 * 1024 * 1024
+    db_wait_seconds: float = 5.0
+
+    @property
+    def db_path(self) -> Path:
+        return self.state_dir / "distill.duckdb"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.state_dir / "lock"
+
+
+def _coerce(name: str, kind: str, value: Any) -> Any:
+    """Turn a TOML or env value into the field's type; anything else is a clear error."""
+    if kind == "tuple[str, ...]":
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+    elif not isinstance(value, bool):
+        try:
+            number = int(value) if kind == "int" else float(value)
+        except (TypeError, ValueError):
+            pass
+        else:
+            if number > 0:
+                return number
+    raise DistillError(f"invalid value for setting {name!r}: {value!r}")
+
+
+def load_settings(state_dir: Path, config_file: Path | None = None, **overrides: Any) -> Settings:
+    """Merge the layers; unknown keys or bad values in the file or env are errors, not silently ignored."""
+    settings = Settings(state_dir=Path(state_dir))
+    tunable = {f.name: f.type for f in fields(Settings) if f.name != "state_dir"}
+    path = config_file or settings.state_dir / CONFIG_FILE
+    layer: dict[str, Any] = {}
+    if config_file is not None and not path.is_file():
+        raise DistillError(f"config file not found: {path}")
+    if path.is_file():
+        try:
+            layer = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+            raise DistillError(f"cannot read config file {path}: {exc}") from exc
+        unknown = sorted(set(layer) - set(tunable))
+        if unknown:
+            raise DistillError(f"unknown setting(s) in {path}: {', '.join(unknown)}")
+    for name in tunable:
+        env_value = os.environ.get(f"DISTILL_{name.upper()}")
+        if env_value is not None:
+            layer[name] = env_value
+    layer.update({k: v for k, v in overrides.items() if v is not None})
+    values = {name: _coerce(name, tunable[name], value) for name, value in layer.items()}
+    return replace(settings, **values)

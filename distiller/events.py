@@ -1,0 +1,60 @@
+"""One place for run events: each bumps a counter of the run summary and logs a diagnostic to stderr."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+
+log = logging.getLogger("distiller")
+
+MALFORMED_REASONS = ("malformed_json", "invalid_utf8")
+
+
+@dataclass(slots=True)
+class Tally:
+    """The counters of one run: what was read, what was emitted, and every skip by reason."""
+
+    files: int = 0
+    bytes_read: int = 0
+    lines: int = 0
+    messages: int = 0
+    roles: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
+    files_skipped: Counter[str] = field(default_factory=Counter)
+    file_events: Counter[str] = field(default_factory=Counter)
+
+    def file_event(self, kind: str, path: str) -> None:
+        """new | appended | unchanged | renamed | truncated | replaced | rewritten | gone | …"""
+        self.file_events[kind] += 1
+        if kind != "unchanged":
+            log.info("%s: %s", kind, path)
+
+    def file_skipped(self, reason: str, path: str, detail: str = "") -> None:
+        self.files_skipped[reason] += 1
+        if reason in ("unreadable", "changed_during_read"):
+            log.warning("skipped %s (%s)%s", path, reason, f": {detail}" if detail else "")
+        else:
+            log.info("skipped %s (%s)", path, reason)
+
+    def line_skipped(self, reason: str, path: str, start: int) -> None:
+        self.skipped[reason] += 1
+        if reason in MALFORMED_REASONS or reason == "oversized_line":
+            log.info("%s at %s byte %d", reason, path, start)
+
+    @property
+    def malformed(self) -> int:
+        return sum(self.skipped[r] for r in MALFORMED_REASONS)
+
+    def as_dict(self) -> dict:
+        return {
+            "files": self.files,
+            "bytes_read": self.bytes_read,
+            "lines": self.lines,
+            "messages": self.messages,
+            "roles": dict(sorted(self.roles.items())),
+            "malformed": self.malformed,
+            "skipped": dict(sorted(self.skipped.items())),
+            "files_skipped": dict(sorted(self.files_skipped.items())),
+            "file_events": dict(sorted(self.file_events.items())),
+        }

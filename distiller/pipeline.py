@@ -1,0 +1,317 @@
+"""Orchestration of `run`, `init` and `status`: the library functions the CLI commands call.
+
+The exactly-once rule: messages are recorded in the ingested ledger and the cursors advance in one DuckDB
+transaction per chunk, each cursor only if it still holds the offset this run started from (compare-and-set).
+A crash leaves either an unread tail or a committed chunk; never half of one.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import orjson
+
+from distiller.config import Settings
+from distiller.events import Tally, log
+from distiller.lock import run_lock
+from distiller.records import Message
+from distiller.sources import openclaw
+from distiller.sources.discover import default_source, discover
+from distiller.store import cursors, messages, runs
+from distiller.store.cursors import Cursor
+from distiller.store.db import connect, transaction
+from distiller.tail import complete_lines_end, read_lines, stat_of
+from distiller.track import ReadPlan, observe, plan_reads
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: str | None
+    dry_run: bool
+    sources: tuple[str, ...]
+    tally: Tally
+
+    def as_dict(self) -> dict:
+        return {"run_id": self.run_id, "dry_run": self.dry_run, "sources": list(self.sources), **self.tally.as_dict()}
+
+
+def resolve_sources(sources: Sequence[Path] | None) -> list[str]:
+    chosen = list(sources) if sources else [default_source()]
+    return [os.path.abspath(Path(s).expanduser()) for s in chosen]
+
+
+@dataclass
+class _Committer:
+    """Collects messages and cursor moves, and commits them together once a chunk is full or the run ends."""
+
+    settings: Settings
+    run_id: str
+    dry_run: bool
+    tally: Tally
+    pending: list[tuple[Message, str]] = field(default_factory=list)
+    pending_bytes: int = 0
+    moves: dict[str, Cursor] = field(default_factory=dict)
+    expected: dict[str, int | None] = field(default_factory=dict)
+
+    def begin(self, plan: ReadPlan) -> None:
+        self.expected.setdefault(plan.target.file_id, plan.expected_offset)
+
+    def add(self, message: Message, file_id: str) -> None:
+        self.pending.append((message, file_id))
+        self.pending_bytes += len(message.text)
+
+    @property
+    def full(self) -> bool:
+        return self.pending_bytes >= self.settings.commit_every_bytes
+
+    def move(self, cursor: Cursor) -> None:
+        self.moves[cursor.file_id] = cursor
+
+    def _fresh(self, con) -> list[tuple[Message, str]]:
+        known = messages.already_ingested(con, [m for m, _ in self.pending]) if con is not None else set()
+        fresh = []
+        for message, file_id in self.pending:
+            key = (message.session_id, message.message_id)
+            if key in known:
+                self.tally.line_skipped("already_ingested", message.file, message.byte_start)
+                continue
+            known.add(key)
+            fresh.append((message, file_id))
+            self.tally.messages += 1
+            self.tally.roles[message.role] += 1
+        return fresh
+
+    def flush(self, *, final: bool = False, gone: Sequence[str] = ()) -> None:
+        if self.dry_run:
+            if self.settings.db_path.exists():
+                with connect(self.settings.db_path, read_only=True, wait_seconds=self.settings.db_wait_seconds) as con:
+                    self._fresh(con)
+            else:
+                self._fresh(None)
+        else:
+            with connect(self.settings.db_path, wait_seconds=self.settings.db_wait_seconds) as con:
+                with transaction(con):
+                    fresh = self._fresh(con)
+                    messages.record(con, [m for m, _ in fresh], [f for _, f in fresh], self.run_id)
+                    for file_id, cursor in self.moves.items():
+                        cursors.save(con, cursor, self.expected[file_id])
+                    cursors.mark_gone(con, list(gone))
+                    runs.update(con, self.run_id, self.tally.as_dict(), "ok" if final else "running")
+            for file_id, cursor in self.moves.items():
+                self.expected[file_id] = cursor.offset
+        self.pending.clear()
+        self.pending_bytes = 0
+        self.moves.clear()
+
+
+def _decode_failure(data: bytes) -> str:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "invalid_utf8"
+    return "malformed_json"
+
+
+def _read(plan: ReadPlan, settings: Settings, tally: Tally, committer: _Committer) -> None:
+    target = plan.target
+    try:
+        f = open(target.path, "rb")
+    except OSError as exc:
+        tally.file_skipped("unreadable", target.path, exc.strerror or str(exc))
+        return
+    with f:
+        now = stat_of(os.fstat(f.fileno()))
+        if (now.dev, now.inode) != (target.dev, target.inode) or now.size < plan.stop:
+            tally.file_skipped("changed_during_read", target.path)
+            return
+        committer.begin(plan)
+        tally.files += 1
+        offset = plan.start
+        for line in read_lines(f, plan.start, plan.stop, max_line_bytes=settings.max_line_bytes):
+            tally.lines += 1
+            tally.bytes_read += line.end - line.start
+            offset = line.end
+            data = line.data
+            if data is None:
+                tally.line_skipped("oversized_line", target.path, line.start)
+            elif not data or data.isspace():
+                tally.line_skipped("blank", target.path, line.start)
+            else:
+                try:
+                    entry = orjson.loads(data)
+                except orjson.JSONDecodeError:
+                    tally.line_skipped(_decode_failure(data), target.path, line.start)
+                else:
+                    result = openclaw.to_message(
+                        entry,
+                        agent=target.agent,
+                        session_id=target.session_id,
+                        file=target.path,
+                        byte_start=line.start,
+                        byte_end=line.end,
+                    )
+                    if isinstance(result, str):
+                        tally.line_skipped(result, target.path, line.start)
+                    else:
+                        committer.add(result, target.file_id)
+            if committer.full:
+                # Mid-file progress stores size = offset so the unchanged-file shortcut cannot skip the rest.
+                committer.move(replace(target, offset=offset, size=offset))
+                committer.flush()
+        committer.move(replace(target, offset=offset))
+
+
+def run_once(settings: Settings, sources: Sequence[Path] | None = None, *, dry_run: bool = False) -> RunSummary:
+    """Read the new complete lines of every transcript and record them exactly once."""
+    roots = resolve_sources(sources)
+    if dry_run:
+        return _run(settings, roots, dry_run=True)
+    with run_lock(settings.lock_path):
+        return _run(settings, roots, dry_run=False)
+
+
+def _run(settings: Settings, roots: list[str], *, dry_run: bool) -> RunSummary:
+    tally = Tally()
+    discovery = discover([Path(r) for r in roots], settings.excluded_agents)
+    tally.files_skipped.update(discovery.skipped)
+    for missing in discovery.missing:
+        tally.file_skipped("missing_source", missing)
+        log.warning("source not found: %s", missing)
+    run_id = None if dry_run else uuid.uuid4().hex
+    if dry_run and not settings.db_path.exists():
+        tracked: list[Cursor] = []
+    else:
+        with connect(settings.db_path, read_only=dry_run, wait_seconds=settings.db_wait_seconds) as con:
+            tracked = cursors.load(con)
+            if run_id is not None:
+                runs.start(con, run_id, roots)
+    plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
+    committer = _Committer(settings, run_id or "dry-run", dry_run, tally)
+    try:
+        for plan in plans:
+            _read(plan, settings, tally, committer)
+        committer.flush(final=True, gone=gone)
+    except BaseException as exc:
+        if run_id is not None:
+            _record_failure(settings, run_id, tally, exc)
+        raise
+    return RunSummary(run_id, dry_run, tuple(roots), tally)
+
+
+def _record_failure(settings: Settings, run_id: str, tally: Tally, exc: BaseException) -> None:
+    try:
+        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+            runs.update(con, run_id, tally.as_dict(), "failed", f"{type(exc).__name__}: {exc}")
+    except Exception as inner:  # the original error matters more than the bookkeeping
+        log.warning("could not record the failed run: %s", inner)
+
+
+@dataclass(frozen=True)
+class InitSummary:
+    db_path: str
+    mode: str
+    files_marked: int
+    files_reset: int
+
+    def as_dict(self) -> dict:
+        return {"db": self.db_path, "mode": self.mode, "files_marked": self.files_marked, "files_reset": self.files_reset}
+
+
+def init(settings: Settings, sources: Sequence[Path] | None = None, *, mode: str = "create") -> InitSummary:
+    """Create the state; `from-now` marks every present complete line as read, `from-start` forgets all cursors."""
+    roots = resolve_sources(sources)
+    reset = 0
+    marked_ids: set[str] = set()
+    with run_lock(settings.lock_path):
+        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+            if mode == "from-start":
+                with transaction(con):
+                    reset = cursors.reset_all(con)
+            elif mode == "from-now":
+                tally = Tally()
+                discovery = discover([Path(r) for r in roots], settings.excluded_agents)
+                known = {c.file_id: c for c in cursors.load(con)}
+                with transaction(con):
+                    for candidate in discovery.live:
+                        seen = observe(candidate.path, candidate.agent, tally)
+                        if seen is None or seen.fingerprint in marked_ids:
+                            continue
+                        marked_ids.add(seen.fingerprint)
+                        with open(seen.path, "rb") as f:
+                            end = complete_lines_end(f, seen.stat.size)
+                        previous = known.get(seen.fingerprint)
+                        cursors.save(
+                            con,
+                            Cursor(seen.fingerprint, seen.path, seen.agent, seen.session_id, seen.stat.dev,
+                                   seen.stat.inode, seen.stat.size, seen.stat.mtime_ns, end),
+                            previous.offset if previous else None,
+                        )
+    return InitSummary(str(settings.db_path), mode, len(marked_ids), reset)
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    db_path: str
+    files_tracked: int
+    files_gone: int
+    files_untracked: int
+    bytes_behind: int
+    messages_ingested: int
+    last_run: runs.RunRecord | None
+
+    def as_dict(self) -> dict:
+        last = self.last_run
+        return {
+            "db": self.db_path,
+            "files_tracked": self.files_tracked,
+            "files_gone": self.files_gone,
+            "files_untracked": self.files_untracked,
+            "bytes_behind": self.bytes_behind,
+            "messages_ingested": self.messages_ingested,
+            "last_run": None
+            if last is None
+            else {
+                "run_id": last.run_id,
+                "started_at": last.started_at,
+                "finished_at": last.finished_at,
+                "status": last.status,
+                "sources": list(last.sources),
+                "error": last.error,
+                **last.counters,
+            },
+        }
+
+
+def status(settings: Settings, sources: Sequence[Path] | None = None) -> StatusReport:
+    """What is tracked, how far behind the files are, and what the last run did (sources: the last run's)."""
+    if not settings.db_path.exists():
+        return StatusReport(str(settings.db_path), 0, 0, 0, 0, 0, None)
+    with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        tracked = cursors.load(con)
+        recent = runs.recent(con, 1)
+        ingested = messages.count(con)
+    last = recent[0] if recent else None
+    roots = resolve_sources(sources) if sources or last is None else list(last.sources)
+    behind = 0
+    active = [c for c in tracked if c.state == "active"]
+    for cursor in active:
+        try:
+            behind += max(0, os.stat(cursor.path).st_size - cursor.offset)
+        except OSError:
+            continue
+    known_paths = {c.path for c in active}
+    untracked = 0
+    for candidate in discover([Path(r) for r in roots], settings.excluded_agents).live:
+        if candidate.path not in known_paths:
+            try:
+                behind += os.stat(candidate.path).st_size
+                untracked += 1
+            except OSError:
+                continue
+    return StatusReport(
+        str(settings.db_path), len(active), len(tracked) - len(active), untracked, behind, ingested, last
+    )

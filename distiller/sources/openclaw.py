@@ -1,0 +1,115 @@
+"""OpenClaw (pi SessionManager) JSONL adapter: one parsed line in, a Message or a skip reason out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from distiller.records import Message
+
+FORMAT = "openclaw"
+
+# Entry types pi and OpenClaw write that never carry a conversational turn.
+NON_MESSAGE_TYPES = frozenset(
+    {
+        "session",
+        "model_change",
+        "thinking_level_change",
+        "custom",
+        "custom_message",
+        "compaction",
+        "branch_summary",
+        "label",
+        "session_info",
+        "reset",
+        "session_archive_metadata",
+        "model.fallback_step",
+    }
+)
+TRANSCRIPT_ONLY_MODELS = frozenset({"delivery-mirror", "gateway-injected"})
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """What the first line of a transcript tells about the session."""
+
+    session_id: str | None
+
+
+def parse_header(entry: object) -> Header:
+    if isinstance(entry, dict) and entry.get("type") == "session" and isinstance(entry.get("id"), str):
+        return Header(session_id=entry["id"])
+    return Header(session_id=None)
+
+
+def message_text(message: dict) -> str:
+    """Join the `text` blocks (thinking, tool calls and images are not the user's words)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    texts = [
+        block["text"]
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+    ]
+    return "\n".join(texts)
+
+
+def _timestamp(entry: dict, message: dict) -> str | None:
+    ts = entry.get("timestamp")
+    if isinstance(ts, str):
+        return ts
+    epoch_ms = message.get("timestamp")
+    if isinstance(epoch_ms, (int, float)) and not isinstance(epoch_ms, bool):
+        try:
+            return datetime.fromtimestamp(epoch_ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+        except (OverflowError, OSError, ValueError):
+            return None
+    return None
+
+
+def to_message(
+    entry: object, *, agent: str, session_id: str, file: str, byte_start: int, byte_end: int
+) -> Message | str:
+    """A Message for a user/assistant turn with text, else the reason the line is skipped."""
+    if not isinstance(entry, dict):
+        return "not_an_object"
+    entry_type = entry.get("type")
+    if entry_type != "message":
+        return "non_message" if entry_type in NON_MESSAGE_TYPES else "unknown_type"
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return "malformed_message"
+    role = message.get("role")
+    if role == "toolResult":
+        return "tool_result"
+    if role not in ("user", "assistant"):
+        return "other_role"
+    if role == "assistant" and message.get("provider") == "openclaw" and (
+        message.get("model") in TRANSCRIPT_ONLY_MODELS or message.get("api") == "openclaw-transcript"
+    ):
+        return "transcript_only"
+    message_id = entry.get("id")
+    if not isinstance(message_id, str) or not message_id:
+        return "no_message_id"
+    text = message_text(message)
+    if not text.strip():
+        return "no_text"
+    parent_id = entry.get("parentId")
+    provenance = message.get("provenance")
+    return Message(
+        format=FORMAT,
+        agent=agent,
+        session_id=session_id,
+        message_id=message_id,
+        parent_id=parent_id if isinstance(parent_id, str) else None,
+        ts=_timestamp(entry, message),
+        role=role,
+        text=text,
+        file=file,
+        byte_start=byte_start,
+        byte_end=byte_end,
+        inter_session=isinstance(provenance, dict) and provenance.get("kind") == "inter_session",
+    )

@@ -1,0 +1,1 @@
+"""The one DB access layer: connections, migrations, cursors, ingested messages and runs."""

@@ -1,0 +1,121 @@
+"""Short-lived DuckDB connections: created 0600, migrated on open, retried while another process holds the file."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+from distiller.errors import DistillError, Unavailable
+from distiller.store.migrations import pending
+
+_HOLDER = re.compile(r"Conflicting lock is held in (.*?)(?: \(PID (\d+)\))?[.:]", re.S)
+MEMORY_LIMIT = "256MB"
+
+
+def _is_lock_error(exc: duckdb.Error) -> bool:
+    return "Could not set lock" in str(exc) or "Conflicting lock" in str(exc)
+
+
+def _holder(exc: duckdb.Error) -> str:
+    match = _HOLDER.search(str(exc))
+    if not match:
+        return "another process"
+    program, pid = match.groups()
+    return f"{Path(program).name} (PID {pid})" if pid else Path(program).name
+
+
+def _open(path: Path, read_only: bool, wait_seconds: float) -> duckdb.DuckDBPyConnection:
+    deadline = time.monotonic() + wait_seconds
+    delay = 0.05
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only, config={"memory_limit": MEMORY_LIMIT})
+        except duckdb.Error as exc:
+            if not _is_lock_error(exc):
+                raise DistillError(f"cannot open database {path}: {exc}") from exc
+            if time.monotonic() >= deadline:
+                raise Unavailable(f"database {path} is busy: held by {_holder(exc)}; try again shortly") from exc
+        time.sleep(delay)
+        delay = min(delay * 2, 0.5)
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
+    con.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMPTZ)")
+    applied = {row[0] for row in con.execute("SELECT name FROM schema_migrations").fetchall()}
+    done = []
+    for name, fn in pending(applied):
+        with transaction(con):
+            fn(con)
+            con.execute("INSERT INTO schema_migrations VALUES (?, now())", [name])
+        done.append(name)
+    return done
+
+
+def _needs_migration(con: duckdb.DuckDBPyConnection) -> bool:
+    try:
+        applied = {row[0] for row in con.execute("SELECT name FROM schema_migrations").fetchall()}
+    except duckdb.CatalogException:
+        return True
+    return bool(pending(applied))
+
+
+def _create(path: Path, wait_seconds: float) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old_umask = os.umask(0o077)
+    try:
+        con = _open(path, False, wait_seconds)
+    finally:
+        os.umask(old_umask)
+    try:
+        migrate(con)
+    finally:
+        con.close()
+    os.chmod(path, 0o600)
+
+
+def _ensure_migrated(path: Path, wait_seconds: float) -> None:
+    con = _open(path, True, wait_seconds)
+    try:
+        needed = _needs_migration(con)
+    finally:
+        con.close()
+    if needed:
+        con = _open(path, False, wait_seconds)
+        try:
+            migrate(con)
+        finally:
+            con.close()
+
+
+@contextmanager
+def connect(path: Path, *, read_only: bool = False, wait_seconds: float = 5.0) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A migrated connection, closed on exit; a read-only open migrates first through a brief write open."""
+    if not path.exists():
+        _create(path, wait_seconds)
+    elif read_only:
+        _ensure_migrated(path, wait_seconds)
+    con = _open(path, read_only, wait_seconds)
+    try:
+        if not read_only:
+            migrate(con)
+        yield con
+    finally:
+        con.close()
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """BEGIN … COMMIT, with an explicit ROLLBACK on error (DuckDB's commit silently rolls back aborted work)."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")

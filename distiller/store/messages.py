@@ -1,0 +1,52 @@
+"""The ingested-message ledger: one row per (session, message id), so a reread never counts a message twice."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import duckdb
+
+from distiller.records import Message
+
+
+def already_ingested(con: duckdb.DuckDBPyConnection, messages: Sequence[Message]) -> set[tuple[str, str]]:
+    if not messages:
+        return set()
+    rows = con.execute(
+        """
+        SELECT i.session_id, i.message_id
+        FROM ingested i
+        JOIN (SELECT unnest(?) AS session_id, unnest(?) AS message_id) k USING (session_id, message_id)
+        """,
+        [[m.session_id for m in messages], [m.message_id for m in messages]],
+    ).fetchall()
+    return set(rows)
+
+
+def record(con: duckdb.DuckDBPyConnection, messages: Sequence[Message], file_ids: Sequence[str], run_id: str) -> None:
+    if not messages:
+        return
+    con.execute(
+        """
+        INSERT INTO ingested
+        SELECT unnest(?), unnest(?), unnest(?), unnest(?), unnest(?), unnest(?), unnest(?), unnest(?), unnest(?),
+               unnest(?), ?
+        """,
+        [
+            [m.session_id for m in messages],
+            [m.message_id for m in messages],
+            [m.agent for m in messages],
+            list(file_ids),
+            [m.file for m in messages],
+            [m.byte_start for m in messages],
+            [m.byte_end for m in messages],
+            [m.role for m in messages],
+            [m.ts for m in messages],
+            [m.inter_session for m in messages],
+            run_id,
+        ],
+    )
+
+
+def count(con: duckdb.DuckDBPyConnection) -> int:
+    return con.execute("SELECT count(*) FROM ingested").fetchone()[0]

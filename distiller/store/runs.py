@@ -1,0 +1,52 @@
+"""One row per run, with its counters, so `status` and `runs` can tell what happened and when."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+import orjson
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    run_id: str
+    started_at: str
+    finished_at: str | None
+    status: str
+    sources: tuple[str, ...]
+    counters: dict
+    error: str | None
+
+
+def start(con: duckdb.DuckDBPyConnection, run_id: str, sources: list[str]) -> None:
+    """Record a new run; a run still marked running was killed (the run lock says none is alive)."""
+    con.execute("UPDATE runs SET status = 'interrupted' WHERE status = 'running'")
+    con.execute("INSERT INTO runs (run_id, status, sources) VALUES (?, 'running', ?)", [run_id, sources])
+
+
+def update(
+    con: duckdb.DuckDBPyConnection, run_id: str, counters: dict, status: str = "running", error: str | None = None
+) -> None:
+    con.execute(
+        """
+        UPDATE runs SET counters = ?, status = ?, error = ?,
+               finished_at = CASE WHEN ? = 'running' THEN NULL ELSE now() END
+        WHERE run_id = ?
+        """,
+        [orjson.dumps(counters).decode(), status, error, status, run_id],
+    )
+
+
+def recent(con: duckdb.DuckDBPyConnection, limit: int = 20) -> list[RunRecord]:
+    rows = con.execute(
+        """
+        SELECT run_id, strftime(started_at, '%Y-%m-%dT%H:%M:%S%z'), strftime(finished_at, '%Y-%m-%dT%H:%M:%S%z'),
+               status, sources, counters, error
+        FROM runs ORDER BY started_at DESC LIMIT ?
+        """,
+        [limit],
+    ).fetchall()
+    return [
+        RunRecord(r[0], r[1], r[2], r[3], tuple(r[4]), orjson.loads(r[5]) if r[5] else {}, r[6]) for r in rows
+    ]

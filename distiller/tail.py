@@ -1,0 +1,122 @@
+"""Byte-offset reading of complete lines, and the identity of a transcript file.
+
+A file is identified by a fingerprint of its first complete line (for OpenClaw, the session header with its
+UUID), the way Vector's file source does it; device, inode and path only help to find renamed continuations.
+Only newline-terminated lines are consumed, memory stays bounded by the chunk size and the line cap, and a
+line over the cap is streamed past without ever being held whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+CHUNK_BYTES = 1 << 20
+HEADER_PROBE_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """A complete line at [start, end) of the file; `data` is None when it exceeded the line cap."""
+
+    start: int
+    end: int
+    data: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class Stat:
+    dev: int
+    inode: int
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """The first complete line of a file and its fingerprint; `line` is None when it is longer than the probe."""
+
+    fingerprint: str
+    line: bytes | None
+
+
+def stat_of(st: os.stat_result) -> Stat:
+    return Stat(dev=st.st_dev, inode=st.st_ino, size=st.st_size, mtime_ns=st.st_mtime_ns)
+
+
+def read_head(f: BinaryIO) -> Head | None:
+    """Fingerprint the first line; None while that line is still incomplete (the file is not ready)."""
+    f.seek(0)
+    probe = f.read(HEADER_PROBE_BYTES)
+    newline = probe.find(b"\n")
+    if newline >= 0:
+        first = probe[:newline]
+        return Head(fingerprint=hashlib.blake2b(first, digest_size=16).hexdigest(), line=first)
+    if len(probe) == HEADER_PROBE_BYTES:
+        return Head(fingerprint=hashlib.blake2b(probe, digest_size=16).hexdigest(), line=None)
+    return None
+
+
+def ends_line_at(f: BinaryIO, offset: int) -> bool:
+    """True when a line ends just before `offset`: a cheap check that consumed bytes were not rewritten."""
+    if offset == 0:
+        return True
+    f.seek(offset - 1)
+    return f.read(1) == b"\n"
+
+
+def complete_lines_end(f: BinaryIO, size: int) -> int:
+    """Offset just past the last newline before `size` (0 when there is none); reads backwards in chunks."""
+    position = size
+    while position > 0:
+        start = max(0, position - CHUNK_BYTES)
+        f.seek(start)
+        block = f.read(position - start)
+        newline = block.rfind(b"\n")
+        if newline >= 0:
+            return start + newline + 1
+        position = start
+    return 0
+
+
+def read_lines(
+    f: BinaryIO, start: int, stop: int, *, max_line_bytes: int, chunk_bytes: int = CHUNK_BYTES
+) -> Iterator[Line]:
+    """Yield the complete lines in [start, stop); a trailing partial line is left for the next run."""
+    f.seek(start)
+    line_start = start
+    pending: list[bytes] = []
+    pending_bytes = 0
+    oversized = False
+    remaining = stop - start
+    while remaining > 0:
+        chunk = f.read(min(chunk_bytes, remaining))
+        if not chunk:
+            return
+        remaining -= len(chunk)
+        pieces = chunk.split(b"\n")
+        tail = pieces.pop()
+        for piece in pieces:
+            line_end = line_start + pending_bytes + len(piece) + 1
+            if oversized:
+                yield Line(line_start, line_end, None)
+                oversized = False
+            else:
+                if pending:
+                    pending.append(piece)
+                    piece = b"".join(pending)
+                    pending.clear()
+                yield Line(line_start, line_end, piece if len(piece) <= max_line_bytes else None)
+            pending_bytes = 0
+            line_start = line_end
+        if tail:
+            pending_bytes += len(tail)
+            if not oversized:
+                if pending_bytes > max_line_bytes:
+                    pending.clear()
+                    oversized = True
+                else:
+                    pending.append(tail)

@@ -1,0 +1,199 @@
+"""Reconcile the files on disk with the stored cursors: what to read this run, from where, and why.
+
+The key of a cursor is the fingerprint of the file's first line. A file at a tracked path whose inode changed
+(write-temp-and-rename), that shrank below its cursor (truncation), or whose consumed bytes no longer end in a
+newline (rewrite in place) is reread from 0; the ledger of ingested message ids keeps that from counting anything
+twice. A tracked path that now holds another file, or none, is followed to its renamed continuation
+(`<name>.reset.<ts>`, `<name>.deleted.<ts>`) so text written just before `/new` is not lost.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from distiller.events import Tally
+from distiller.sources import openclaw
+from distiller.sources.discover import Discovery, classify
+from distiller.store.cursors import Cursor
+from distiller.tail import Stat, ends_line_at, read_head, stat_of
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPlan:
+    """Read `target.path` from `start` to `stop`, then move the cursor `target.file_id` off `expected_offset`."""
+
+    target: Cursor
+    start: int
+    stop: int
+    expected_offset: int | None
+    event: str
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    path: str
+    agent: str
+    stat: Stat
+    fingerprint: str
+    session_id: str
+
+
+def _unchanged(cursor: Cursor, stat: Stat) -> bool:
+    return (cursor.dev, cursor.inode, cursor.size, cursor.mtime_ns) == (stat.dev, stat.inode, stat.size, stat.mtime_ns)
+
+
+def _session_id(head_line: bytes | None, path: str) -> str:
+    if head_line is not None:
+        try:
+            header = openclaw.parse_header(orjson.loads(head_line))
+        except orjson.JSONDecodeError:
+            header = openclaw.Header(session_id=None)
+        if header.session_id:
+            return header.session_id
+    return Path(path).name.split(".jsonl")[0]
+
+
+def observe(path: str, agent: str, tally: Tally) -> Observed | None:
+    """Stat and fingerprint a file; None (with the reason counted) when it cannot be read or is not ready."""
+    try:
+        with open(path, "rb") as f:
+            stat = stat_of(os.fstat(f.fileno()))
+            head = read_head(f)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        tally.file_skipped("unreadable", path, exc.strerror or str(exc))
+        return None
+    if head is None:
+        tally.file_skipped("header_incomplete" if stat.size else "empty", path)
+        return None
+    return Observed(path, agent, stat, head.fingerprint, _session_id(head.line, path))
+
+
+def _consumed_bytes_intact(path: str, offset: int) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return ends_line_at(f, offset)
+    except OSError:
+        return False
+
+
+def _plan(seen: Observed, tracked: Cursor | None) -> ReadPlan:
+    target = Cursor(
+        file_id=seen.fingerprint,
+        path=seen.path,
+        agent=seen.agent,
+        session_id=seen.session_id,
+        dev=seen.stat.dev,
+        inode=seen.stat.inode,
+        size=seen.stat.size,
+        mtime_ns=seen.stat.mtime_ns,
+        offset=0,
+    )
+    if tracked is None:
+        return ReadPlan(target, 0, seen.stat.size, None, "new")
+    moved = tracked.path != seen.path
+    same_inode = (tracked.dev, tracked.inode) == (seen.stat.dev, seen.stat.inode)
+    if seen.stat.size < tracked.offset:
+        event, start = "truncated", 0
+    elif not moved and not same_inode:
+        event, start = "replaced", 0
+    elif not _consumed_bytes_intact(seen.path, tracked.offset):
+        event, start = "rewritten", 0
+    else:
+        event, start = ("renamed" if moved else "appended"), tracked.offset
+    return ReadPlan(target, start, seen.stat.size, tracked.offset, event)
+
+
+def _in_scope(path: str, roots: list[str]) -> bool:
+    for root in roots:
+        if path == root or path.startswith(root + os.sep) or path.startswith(root + "."):
+            return True
+    return False
+
+
+def _continuations(cursor: Cursor) -> list[str]:
+    """Archives next to a vanished tracked path that may be its renamed continuation."""
+    directory, name = os.path.split(cursor.path)
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
+        if classify(entry.name) != "archive" or entry.path == cursor.path:
+            continue
+        try:
+            same_inode = (entry.stat().st_dev, entry.stat().st_ino) == (cursor.dev, cursor.inode)
+        except OSError:
+            continue
+        if same_inode or entry.name.startswith(name + "."):
+            found.append(entry.path)
+    return sorted(found, key=lambda p: not p.startswith(cursor.path + "."))
+
+
+def plan_reads(
+    discovery: Discovery, cursors: Iterable[Cursor], roots: list[str], excluded_agents: Iterable[str], tally: Tally
+) -> tuple[list[ReadPlan], list[str]]:
+    """The reads of this run, and the ids of tracked files that are gone for good."""
+    cursors = list(cursors)
+    excluded = frozenset(excluded_agents)
+    by_path = {c.path: c for c in cursors if c.state == "active"}
+    by_id = {c.file_id: c for c in cursors}
+    claimed: set[str] = set()
+    plans: list[ReadPlan] = []
+
+    def consider(seen: Observed) -> None:
+        if seen.fingerprint in claimed:
+            tally.file_skipped("duplicate_identity", seen.path)
+            return
+        claimed.add(seen.fingerprint)
+        plan = _plan(seen, by_id.get(seen.fingerprint))
+        tally.file_event(plan.event, seen.path)
+        plans.append(plan)
+
+    for candidate in discovery.live:
+        tracked = by_path.get(candidate.path)
+        if tracked is not None:
+            try:
+                if _unchanged(tracked, stat_of(os.stat(candidate.path))):
+                    claimed.add(tracked.file_id)
+                    tally.file_event("unchanged", candidate.path)
+                    continue
+            except OSError:
+                pass
+        seen = observe(candidate.path, candidate.agent, tally)
+        if seen is not None:
+            consider(seen)
+
+    gone: list[str] = []
+    for cursor in cursors:
+        if (
+            cursor.state != "active"
+            or cursor.file_id in claimed
+            or cursor.agent in excluded
+            or not _in_scope(cursor.path, roots)
+        ):
+            continue
+        for path in [cursor.path, *_continuations(cursor)]:
+            try:
+                if path == cursor.path and _unchanged(cursor, stat_of(os.stat(path))):
+                    claimed.add(cursor.file_id)
+                    tally.file_event("unchanged", path)
+                    break
+            except OSError:
+                continue
+            seen = observe(path, cursor.agent, tally)
+            if seen is not None and seen.fingerprint == cursor.file_id:
+                consider(seen)
+                break
+        else:
+            gone.append(cursor.file_id)
+            tally.file_event("gone", cursor.path)
+    return plans, gone
+
