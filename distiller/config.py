@@ -54,13 +54,19 @@ def load_settings(state_dir: Path, config_file: Path | None = None, **overrides:
     tunable = {f.name: f.type for f in fields(Settings) if f.name != "state_dir"}
     path = config_file or settings.state_dir / CONFIG_FILE
     layer: dict[str, Any] = {}
-    if config_file is not None and not path.is_file():
-        raise DistillError(f"config file not found: {path}")
-    if path.is_file():
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if config_file is not None:
+            raise DistillError(f"config file not found: {path}") from None
+        text = None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DistillError(f"cannot read config file {path}: {exc}") from exc
+    if text is not None:
         try:
-            layer = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
-            raise DistillError(f"cannot read config file {path}: {exc}") from exc
+            layer = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise DistillError(f"invalid config file {path}: {exc}") from exc
         unknown = sorted(set(layer) - set(tunable))
         if unknown:
             raise DistillError(f"unknown setting(s) in {path}: {', '.join(unknown)}")

@@ -24,7 +24,7 @@ from distiller.sources.discover import default_source, discover
 from distiller.store import cursors, messages, runs
 from distiller.store.cursors import Cursor
 from distiller.store.db import connect, transaction
-from distiller.tail import complete_lines_end, read_lines, stat_of
+from distiller.tail import complete_lines_end, read_lines, stat_of, tail_digest
 from distiller.track import ReadPlan, observe, plan_reads
 
 
@@ -160,9 +160,9 @@ def _read(plan: ReadPlan, settings: Settings, tally: Tally, committer: _Committe
                         committer.add(result, target.file_id)
             if committer.full:
                 # Mid-file progress stores size = offset so the unchanged-file shortcut cannot skip the rest.
-                committer.move(replace(target, offset=offset, size=offset))
+                committer.move(replace(target, offset=offset, size=offset, tail_digest=tail_digest(f, offset)))
                 committer.flush()
-        committer.move(replace(target, offset=offset))
+        committer.move(replace(target, offset=offset, tail_digest=tail_digest(f, offset)))
 
 
 def run_once(settings: Settings, sources: Sequence[Path] | None = None, *, dry_run: bool = False) -> RunSummary:
@@ -243,11 +243,12 @@ def init(settings: Settings, sources: Sequence[Path] | None = None, *, mode: str
                         marked_ids.add(seen.fingerprint)
                         with open(seen.path, "rb") as f:
                             end = complete_lines_end(f, seen.stat.size)
+                            digest = tail_digest(f, end)
                         previous = known.get(seen.fingerprint)
                         cursors.save(
                             con,
                             Cursor(seen.fingerprint, seen.path, seen.agent, seen.session_id, seen.stat.dev,
-                                   seen.stat.inode, seen.stat.size, seen.stat.mtime_ns, end),
+                                   seen.stat.inode, seen.stat.size, seen.stat.mtime_ns, end, digest),
                             previous.offset if previous else None,
                         )
     return InitSummary(str(settings.db_path), mode, len(marked_ids), reset)

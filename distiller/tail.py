@@ -16,6 +16,7 @@ from typing import BinaryIO
 
 CHUNK_BYTES = 1 << 20
 HEADER_PROBE_BYTES = 64 * 1024
+TAIL_DIGEST_BYTES = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,12 +61,14 @@ def read_head(f: BinaryIO) -> Head | None:
     return None
 
 
-def ends_line_at(f: BinaryIO, offset: int) -> bool:
-    """True when a line ends just before `offset`: a cheap check that consumed bytes were not rewritten."""
-    if offset == 0:
-        return True
-    f.seek(offset - 1)
-    return f.read(1) == b"\n"
+def tail_digest(f: BinaryIO, offset: int) -> str:
+    """A checksum of the last consumed bytes: if it changes, the file was rewritten under its cursor."""
+    position = f.tell()
+    start = max(0, offset - TAIL_DIGEST_BYTES)
+    f.seek(start)
+    digest = hashlib.blake2b(f.read(offset - start), digest_size=16).hexdigest()
+    f.seek(position)
+    return digest
 
 
 def complete_lines_end(f: BinaryIO, size: int) -> int:

@@ -20,7 +20,7 @@ from distiller.events import Tally
 from distiller.sources import openclaw
 from distiller.sources.discover import Discovery, classify
 from distiller.store.cursors import Cursor
-from distiller.tail import Stat, ends_line_at, read_head, stat_of
+from distiller.tail import Stat, read_head, stat_of, tail_digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,10 +75,10 @@ def observe(path: str, agent: str, tally: Tally) -> Observed | None:
     return Observed(path, agent, stat, head.fingerprint, _session_id(head.line, path))
 
 
-def _consumed_bytes_intact(path: str, offset: int) -> bool:
+def _consumed_bytes_intact(path: str, cursor: Cursor) -> bool:
     try:
         with open(path, "rb") as f:
-            return ends_line_at(f, offset)
+            return tail_digest(f, cursor.offset) == cursor.tail_digest
     except OSError:
         return False
 
@@ -94,6 +94,7 @@ def _plan(seen: Observed, tracked: Cursor | None) -> ReadPlan:
         size=seen.stat.size,
         mtime_ns=seen.stat.mtime_ns,
         offset=0,
+        tail_digest="",
     )
     if tracked is None:
         return ReadPlan(target, 0, seen.stat.size, None, "new")
@@ -103,7 +104,7 @@ def _plan(seen: Observed, tracked: Cursor | None) -> ReadPlan:
         event, start = "truncated", 0
     elif not moved and not same_inode:
         event, start = "replaced", 0
-    elif not _consumed_bytes_intact(seen.path, tracked.offset):
+    elif not _consumed_bytes_intact(seen.path, tracked):
         event, start = "rewritten", 0
     else:
         event, start = ("renamed" if moved else "appended"), tracked.offset

@@ -20,10 +20,11 @@ class Cursor:
     size: int
     mtime_ns: int
     offset: int
+    tail_digest: str
     state: str = "active"
 
 
-_COLUMNS = "file_id, path, agent, session_id, dev, inode, size, mtime_ns, \"offset\", state"
+_COLUMNS = "file_id, path, agent, session_id, dev, inode, size, mtime_ns, \"offset\", tail_digest, state"
 
 
 def load(con: duckdb.DuckDBPyConnection) -> list[Cursor]:
@@ -38,18 +39,18 @@ def save(con: duckdb.DuckDBPyConnection, cursor: Cursor, expected_offset: int | 
     """Insert a new cursor, or advance one only if it still holds `expected_offset` (compare-and-set)."""
     values = [
         cursor.path, cursor.agent, cursor.session_id, cursor.dev, cursor.inode,
-        cursor.size, cursor.mtime_ns, cursor.offset, cursor.state, cursor.file_id,
+        cursor.size, cursor.mtime_ns, cursor.offset, cursor.tail_digest, cursor.state, cursor.file_id,
     ]
     if expected_offset is None:
         con.execute(
-            f"INSERT INTO files ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO files ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [cursor.file_id, *values[:-1]],
         )
         return
     changed = con.execute(
         """
         UPDATE files SET path = ?, agent = ?, session_id = ?, dev = ?, inode = ?, size = ?, mtime_ns = ?,
-               "offset" = ?, state = ?, updated_at = now()
+               "offset" = ?, tail_digest = ?, state = ?, updated_at = now()
         WHERE file_id = ? AND "offset" = ?
         RETURNING file_id
         """,

@@ -29,6 +29,7 @@ def m001_files_ingested_runs(con: duckdb.DuckDBPyConnection) -> None:
             size        BIGINT NOT NULL,
             mtime_ns    BIGINT NOT NULL,
             "offset"    BIGINT NOT NULL,       -- end of the last consumed complete line
+            tail_digest VARCHAR NOT NULL,      -- checksum of the bytes just before the offset
             state       VARCHAR NOT NULL,      -- active | gone
             first_seen  TIMESTAMPTZ NOT NULL DEFAULT now(),
             updated_at  TIMESTAMPTZ NOT NULL DEFAULT now()

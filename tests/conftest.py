@@ -1,0 +1,95 @@
+"""Shared fixtures: every test gets its own state dir and OpenClaw home, and real transcript files on disk."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import duckdb
+import orjson
+import pytest
+
+from distiller.config import Settings
+
+_ids = itertools.count(1)
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("DISTILL_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("OPENCLAW_STATE_DIR", str(tmp_path / "openclaw"))
+    for name in list(os.environ):
+        if name.startswith("DISTILL_") and name != "DISTILL_STATE_DIR":
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture
+def settings(tmp_path) -> Settings:
+    return Settings(state_dir=tmp_path / "state")
+
+
+@pytest.fixture
+def agents(tmp_path) -> Path:
+    root = tmp_path / "openclaw" / "agents"
+    root.mkdir(parents=True)
+    return root
+
+
+def header(session_id: str | None = None) -> bytes:
+    return orjson.dumps(
+        {"type": "session", "version": 3, "id": session_id or str(uuid.uuid4()),
+         "timestamp": "2026-03-01T10:00:00.000Z", "cwd": "/home/u"}
+    ) + b"\n"
+
+
+def message_line(text: str, role: str = "user", message_id: str | None = None, **extra) -> bytes:
+    message = {"role": role, "content": [{"type": "text", "text": text}], "timestamp": 1772359200000}
+    message.update(extra)
+    entry = {"type": "message", "id": message_id or f"{next(_ids):08x}", "parentId": None,
+             "timestamp": "2026-03-01T10:00:01.000Z", "message": message}
+    return orjson.dumps(entry) + b"\n"
+
+
+def new_session(agents_dir: Path, agent: str = "main", n_messages: int = 0, name: str | None = None) -> Path:
+    sessions = agents_dir / agent / "sessions"
+    sessions.mkdir(parents=True, exist_ok=True)
+    session_id = str(uuid.uuid4())
+    path = sessions / f"{name or session_id}.jsonl"
+    path.write_bytes(header(session_id) + b"".join(message_line(f"message {i}") for i in range(n_messages)))
+    return path
+
+
+def append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as f:
+        f.write(data)
+
+
+def ingested(settings: Settings) -> list[tuple[str, str]]:
+    """All (session, message id) rows of the ledger, duplicates included (a duplicate is a bug)."""
+    if not settings.db_path.exists():
+        return []
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        return con.execute("SELECT session_id, message_id FROM ingested ORDER BY 1, 2").fetchall()
+
+
+def ingested_ids(settings: Settings) -> list[str]:
+    return sorted(message_id for _, message_id in ingested(settings))
+
+
+def distill(*args: str, state_dir: Path | None = None, env: dict | None = None, check: bool = False,
+            timeout: float = 120) -> subprocess.CompletedProcess:
+    """The real CLI in a subprocess."""
+    full_env = dict(os.environ)
+    if state_dir is not None:
+        full_env["DISTILL_STATE_DIR"] = str(state_dir)
+    full_env.update(env or {})
+    result = subprocess.run(
+        [sys.executable, "-m", "distiller", *args], capture_output=True, text=True, env=full_env, timeout=timeout
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"distill {args} exited {result.returncode}: {result.stderr}")
+    return result

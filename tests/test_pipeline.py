@@ -1,0 +1,325 @@
+"""The spine's guarantees on real files and a real DuckDB: nothing lost, nothing read twice."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import duckdb
+import orjson
+import pytest
+from conftest import append, header, ingested, ingested_ids, message_line, new_session
+
+from distiller import pipeline
+from distiller.config import Settings
+
+
+def run(settings, agents, **kw):
+    return pipeline.run_once(settings, [agents], **kw).tally
+
+
+def test_new_file_is_read_from_byte_zero_and_rerun_reads_nothing(settings, agents):
+    path = new_session(agents, n_messages=3)
+    first = run(settings, agents)
+    assert (first.files, first.messages, first.lines) == (1, 3, 4)
+    assert first.bytes_read == path.stat().st_size
+    second = run(settings, agents)
+    assert (second.files, second.messages, second.bytes_read) == (0, 0, 0)
+    assert second.file_events["unchanged"] == 1
+    assert len(ingested(settings)) == 3
+
+
+def test_partial_last_line_waits_for_its_newline(settings, agents):
+    path = new_session(agents)
+    line = message_line("I live in Lisbon", message_id="aaaaaaaa")
+    append(path, line[:20])
+    assert run(settings, agents).messages == 0
+    append(path, line[20:-1])
+    assert run(settings, agents).messages == 0
+    append(path, b"\n")
+    tally = run(settings, agents)
+    assert tally.messages == 1
+    assert ingested_ids(settings) == ["aaaaaaaa"]
+
+
+def test_several_runs_over_a_growing_file_emit_each_message_once(settings, agents):
+    path = new_session(agents)
+    expected = []
+    for round_ in range(5):
+        for i in range(round_ + 1):
+            message_id = f"{round_:04x}{i:04x}"
+            expected.append(message_id)
+            append(path, message_line(f"round {round_} item {i}", message_id=message_id))
+        run(settings, agents)
+    assert ingested_ids(settings) == sorted(expected)
+
+
+def test_truncated_file_is_reread_without_counting_twice(settings, agents):
+    path = new_session(agents)
+    append(path, message_line("one", message_id="00000001"))
+    kept = path.read_bytes()
+    append(path, message_line("two", message_id="00000002"))
+    run(settings, agents)
+    path.write_bytes(kept)
+    tally = run(settings, agents)
+    assert tally.file_events["truncated"] == 1
+    assert (tally.messages, tally.skipped["already_ingested"]) == (0, 1)
+    append(path, message_line("three", message_id="00000003"))
+    assert run(settings, agents).messages == 1
+    assert ingested_ids(settings) == ["00000001", "00000002", "00000003"]
+
+
+def test_truncated_and_regrown_past_the_cursor_is_detected(settings, agents):
+    path = new_session(agents)
+    append(path, message_line("one", message_id="00000001"))
+    kept = path.read_bytes()
+    append(path, message_line("two", message_id="00000002"))
+    run(settings, agents)
+    path.write_bytes(kept + message_line("three, longer than two", message_id="00000003"))
+    tally = run(settings, agents)
+    assert tally.file_events["rewritten"] == 1
+    assert (tally.messages, tally.skipped["already_ingested"]) == (1, 1)
+    assert ingested_ids(settings) == ["00000001", "00000002", "00000003"]
+
+
+def test_replace_by_write_temp_and_rename_rereads_and_skips_known_ids(settings, agents):
+    path = new_session(agents)
+    append(path, message_line("one", message_id="00000001"))
+    run(settings, agents)
+    tmp = path.with_suffix(".repair-1-2.tmp")
+    tmp.write_bytes(path.read_bytes() + message_line("two", message_id="00000002"))
+    os.replace(tmp, path)
+    tally = run(settings, agents)
+    assert tally.file_events["replaced"] == 1
+    assert (tally.messages, tally.skipped["already_ingested"]) == (1, 1)
+    assert ingested_ids(settings) == ["00000001", "00000002"]
+
+
+def test_same_size_rewrite_in_place_is_detected(settings, agents):
+    path = new_session(agents)
+    append(path, message_line("one", message_id="00000001"))
+    run(settings, agents)
+    data = path.read_bytes()
+    # Same header, same length, different content: the consumed bytes no longer end where the cursor says.
+    body = message_line("on", message_id="00000009")
+    rewritten = data[: len(header("x" * 36))] + body + b" " * (len(data) - len(header("x" * 36)) - len(body))
+    path.write_bytes(rewritten[:-1] + b"\n")
+    append(path, message_line("two", message_id="00000002"))
+    tally = run(settings, agents)
+    assert tally.file_events["rewritten"] == 1
+    assert ingested_ids(settings) == ["00000001", "00000002", "00000009"]
+
+
+def test_reset_rename_with_unread_tail_is_followed(settings, agents):
+    path = new_session(agents)
+    append(path, message_line("before", message_id="00000001"))
+    run(settings, agents)
+    append(path, message_line("written just before /new", message_id="00000002"))
+    archive = path.with_name(path.name + ".reset.2026-03-04T09-12-33.120Z")
+    os.rename(path, archive)
+    successor = new_session(agents)
+    append(successor, message_line("fresh session", message_id="00000003"))
+    tally = run(settings, agents)
+    assert tally.file_events["renamed"] == 1
+    assert tally.file_events["new"] == 1
+    assert ingested_ids(settings) == ["00000001", "00000002", "00000003"]
+    again = run(settings, agents)
+    assert (again.messages, again.bytes_read) == (0, 0)
+
+
+def test_reset_archive_is_not_a_new_source(settings, agents):
+    path = new_session(agents, n_messages=2)
+    os.rename(path, path.with_name(path.name + ".reset.2026-03-04T09-12-33.120Z"))
+    tally = run(settings, agents)
+    assert tally.messages == 0
+    assert ingested(settings) == []
+
+
+def test_filename_reused_with_a_new_header_is_a_new_file_and_the_old_tail_is_kept(settings, agents):
+    path = new_session(agents, name="reused")
+    append(path, message_line("old", message_id="00000001"))
+    run(settings, agents)
+    append(path, message_line("old tail", message_id="00000002"))
+    os.rename(path, path.with_name(path.name + ".reset.2026-03-05T00-00-00.000Z"))
+    path.write_bytes(header() + message_line("new", message_id="00000003"))
+    tally = run(settings, agents)
+    assert (tally.file_events["new"], tally.file_events["renamed"]) == (1, 1)
+    assert ingested_ids(settings) == ["00000001", "00000002", "00000003"]
+
+
+def test_deleted_file_is_marked_gone_and_its_messages_stay(settings, agents):
+    path = new_session(agents, n_messages=2)
+    run(settings, agents)
+    path.unlink()
+    tally = run(settings, agents)
+    assert tally.file_events["gone"] == 1
+    report = pipeline.status(settings, [agents])
+    assert (report.files_tracked, report.files_gone, report.messages_ingested) == (0, 1, 2)
+
+
+def test_malformed_invalid_utf8_and_blank_lines_are_counted_and_passed(settings, agents):
+    path = new_session(agents)
+    append(path, b"{not json\n" + b"\n" + b"   \n" + b'{"type":"message","id":"\xff\xfe"}\n')
+    append(path, b'{"type":"brand_new_kind","id":"1"}\n' + b"[1,2]\n")
+    append(path, message_line("after the junk", message_id="00000001"))
+    tally = run(settings, agents)
+    assert tally.skipped["malformed_json"] == 1
+    assert tally.skipped["invalid_utf8"] == 1
+    assert tally.skipped["blank"] == 2
+    assert tally.skipped["unknown_type"] == 1
+    assert tally.skipped["not_an_object"] == 1
+    assert tally.malformed == 2
+    assert ingested_ids(settings) == ["00000001"]
+    assert run(settings, agents).lines == 0
+
+
+def test_zero_byte_and_header_only_files(settings, agents):
+    empty = new_session(agents)
+    empty.write_bytes(b"")
+    only_header = new_session(agents)
+    tally = run(settings, agents)
+    assert tally.files_skipped["empty"] == 1
+    assert tally.files == 1 and tally.messages == 0
+    empty.write_bytes(header() + message_line("now it has content", message_id="00000001"))
+    append(only_header, message_line("and this one too", message_id="00000002"))
+    assert run(settings, agents).messages == 2
+
+
+def test_incomplete_header_waits(settings, agents):
+    path = new_session(agents)
+    path.write_bytes(header()[:30])
+    tally = run(settings, agents)
+    assert tally.files_skipped["header_incomplete"] == 1
+    append(path, header()[30:] + message_line("hello there", message_id="00000001"))
+    assert run(settings, agents).messages == 1
+
+
+def test_a_50_mb_single_line_is_streamed_past_and_counted(settings, agents):
+    settings = Settings(state_dir=settings.state_dir, max_line_bytes=8 * 1024 * 1024)
+    path = new_session(agents)
+    with open(path, "ab") as f:
+        f.write(b'{"type":"message","id":"big","message":{"role":"user","content":"')
+        block = b"A" * (1024 * 1024)
+        for _ in range(50):
+            f.write(block)
+        f.write(b'"}}\n')
+    append(path, message_line("after the giant", message_id="00000001"))
+    tally = run(settings, agents)
+    assert tally.skipped["oversized_line"] == 1
+    assert ingested_ids(settings) == ["00000001"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0 and shutil.which("setpriv") is None, reason="needs non-root or setpriv")
+def test_permission_denied_is_reported_and_skipped(tmp_path):
+    world = Path(tempfile.mkdtemp(prefix="distill-perm-"))
+    world.chmod(0o777)
+    agents = world / "agents"
+    new_session(agents, n_messages=1)
+    secret = new_session(agents, n_messages=1)
+    for p in [world, *world.rglob("*")]:
+        p.chmod(0o777 if p.is_dir() else 0o644)
+    secret.chmod(0o000)
+    state = world / "state"
+    # Root reads anything, so as root the CLI runs as `nobody` (setpriv) to meet a real EACCES.
+    prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+    try:
+        if prefix and subprocess.run([*prefix, sys.executable, "-c", "import distiller"]).returncode != 0:
+            pytest.skip("the interpreter is not reachable as an unprivileged user here")
+        result = subprocess.run(
+            [*prefix, sys.executable, "-m", "distiller", "--json", "--state-dir", str(state), "run", "--source",
+             str(agents)],
+            capture_output=True, text=True, env={**os.environ, "HOME": str(world)},
+        )
+    finally:
+        shutil.rmtree(world, ignore_errors=True)
+    assert result.returncode == 0, result.stderr
+    summary = orjson.loads(result.stdout)
+    assert summary["files_skipped"]["unreadable"] == 1
+    assert summary["messages"] == 1
+    assert str(secret) in result.stderr and "Permission denied" in result.stderr
+
+
+def test_dry_run_reads_but_records_nothing(settings, agents):
+    new_session(agents, n_messages=3)
+    tally = run(settings, agents, dry_run=True)
+    assert tally.messages == 3
+    assert not settings.db_path.exists()
+    run(settings, agents)
+    before = ingested(settings)
+    new_session(agents, n_messages=1)
+    dry = run(settings, agents, dry_run=True)
+    assert dry.messages == 1
+    assert ingested(settings) == before
+
+
+def test_init_from_now_marks_present_content_read(settings, agents):
+    path = new_session(agents, n_messages=3)
+    append(path, message_line("partial", message_id="0000000a")[:15])
+    summary = pipeline.init(settings, [agents], mode="from-now")
+    assert summary.files_marked == 1
+    append(path, message_line("partial", message_id="0000000a")[15:] + message_line("new", message_id="0000000b"))
+    run(settings, agents)
+    assert ingested_ids(settings) == ["0000000a", "0000000b"]
+
+
+def test_init_from_start_rereads_without_duplicates(settings, agents):
+    path = new_session(agents, n_messages=2)
+    pipeline.init(settings, [agents], mode="from-now")
+    pipeline.init(settings, [agents], mode="from-start")
+    append(path, message_line("new", message_id="0000000b"))
+    tally = run(settings, agents)
+    assert tally.messages == 3
+    assert run(settings, agents).messages == 0
+    assert len(ingested(settings)) == 3
+
+
+def test_excluded_agent_and_side_files_are_skipped_with_reasons(settings, agents):
+    new_session(agents, agent="memory-distiller", n_messages=2)
+    live = new_session(agents, n_messages=1)
+    for suffix in [".lock", ".bak.2026-03-01T00-00-00.000Z"]:
+        shutil.copy(live, str(live) + suffix)
+    shutil.copy(live, live.with_name("abc.checkpoint.1234.jsonl"))
+    shutil.copy(live, live.with_name("abc.trajectory.jsonl"))
+    tally = run(settings, agents)
+    assert tally.messages == 1
+    for reason in ["excluded_agent", "lock", "backup", "checkpoint", "trajectory"]:
+        assert tally.files_skipped[reason] == 1, reason
+
+
+def test_adapter_skips_tool_results_and_transcript_only_rows(settings, agents):
+    path = new_session(agents)
+    append(path, message_line("hi", role="assistant", provider="openclaw", model="delivery-mirror"))
+    append(path, message_line("tool output", role="toolResult"))
+    append(path, message_line("forwarded", provenance={"kind": "inter_session"}, message_id="0000000f"))
+    tally = run(settings, agents)
+    assert tally.skipped["transcript_only"] == 1 and tally.skipped["tool_result"] == 1
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        assert con.execute("SELECT message_id, inter_session FROM ingested").fetchall() == [("0000000f", True)]
+
+
+def test_chunked_commits_cover_a_file_exactly(settings, agents):
+    settings = Settings(state_dir=settings.state_dir, commit_every_bytes=200)
+    path = new_session(agents)
+    ids = [f"{i:08x}" for i in range(60)]
+    append(path, b"".join(message_line(f"a message long enough to count {i}", message_id=m) for i, m in enumerate(ids)))
+    run(settings, agents)
+    assert ingested_ids(settings) == ids
+    append(path, message_line("tail", message_id="ffffffff"))
+    assert run(settings, agents).messages == 1
+
+
+def test_session_id_comes_from_the_header_not_the_file_name(settings, agents):
+    new_session(agents, name="not-the-session-id", n_messages=1)
+    run(settings, agents)
+    (session,) = {s for s, _ in ingested(settings)}
+    assert session != "not-the-session-id" and len(session) == 36
+
+
+def test_database_file_is_private(settings, agents):
+    new_session(agents, n_messages=1)
+    run(settings, agents)
+    assert settings.db_path.stat().st_mode & 0o777 == 0o600
