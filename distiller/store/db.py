@@ -14,7 +14,7 @@ import duckdb
 from distiller.errors import DistillError, Unavailable
 from distiller.store.migrations import pending
 
-_HOLDER = re.compile(r"Conflicting lock is held in (.*?)(?: \(PID (\d+)\))?[.:]", re.S)
+_HOLDER = re.compile(r"Conflicting lock is held in (.+?) \(PID (\d+)\)")
 MEMORY_LIMIT = "256MB"
 
 
@@ -27,7 +27,7 @@ def _holder(exc: duckdb.Error) -> str:
     if not match:
         return "another process"
     program, pid = match.groups()
-    return f"{Path(program).name} (PID {pid})" if pid else Path(program).name
+    return f"{Path(program).name} (PID {pid})"
 
 
 def _open(path: Path, read_only: bool, wait_seconds: float) -> duckdb.DuckDBPyConnection:

@@ -1,0 +1,163 @@
+"""The CLI as users and schedulers meet it: real subprocesses, exit codes, JSON on stdout, no tracebacks."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import distill, new_session
+
+from distiller.cli import cli
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_run_json_summary_and_status(tmp_path, agents):
+    new_session(agents, n_messages=2)
+    result = distill("--json", "run", "--source", str(agents), check=True)
+    summary = orjson.loads(result.stdout)
+    for key in ["files", "bytes_read", "lines", "messages", "malformed", "skipped"]:
+        assert key in summary
+    assert summary["messages"] == 2
+    status = orjson.loads(distill("--json", "status", check=True).stdout)
+    assert (status["files_tracked"], status["bytes_behind"], status["messages_ingested"]) == (1, 0, 2)
+    assert status["last_run"]["status"] == "ok"
+
+
+def test_default_source_is_openclaw_state_dir(agents):
+    new_session(agents, n_messages=1)
+    assert orjson.loads(distill("--json", "run", check=True).stdout)["messages"] == 1
+
+
+def test_python_dash_m_and_console_script_agree(agents):
+    script = Path(sys.executable).parent / "distill"
+    if not script.exists():
+        pytest.skip("console script not installed in this environment")
+    via_module = distill("--help").stdout
+    via_script = subprocess.run([str(script), "--help"], capture_output=True, text=True).stdout
+    assert via_module == via_script
+
+
+def test_second_concurrent_run_exits_75_and_touches_nothing(tmp_path, agents):
+    new_session(agents, n_messages=1)
+    state = tmp_path / "state"
+    state.mkdir()
+    with open(state / "lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.write("4242\n")
+        held.flush()
+        result = distill("run", "--source", str(agents))
+    assert result.returncode == 75
+    assert "another distill run is in progress" in result.stderr
+    assert not (state / "distill.duckdb").exists()
+
+
+def test_two_runs_started_together_one_waits_out(tmp_path, agents):
+    for _ in range(20):
+        new_session(agents, n_messages=200)
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "distiller", "--json", "run", "--source", str(agents)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    outcomes = [(p.wait(timeout=120), p.stdout.read(), p.stderr.read()) for p in procs]
+    codes = sorted(code for code, _, _ in outcomes)
+    assert codes in ([0, 0], [0, 75]), outcomes
+    total = sum(orjson.loads(out)["messages"] for code, out, _ in outcomes if code == 0)
+    assert total == 4000
+
+
+def test_read_only_command_waits_for_the_database_then_fails_clearly(tmp_path, agents):
+    new_session(agents, n_messages=1)
+    distill("run", "--source", str(agents), check=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import duckdb,sys,time; c=duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(30)",
+         str(tmp_path / "state" / "distill.duckdb")],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        result = distill("status", env={"DISTILL_DB_WAIT_SECONDS": "1"})
+        waited = time.monotonic() - started
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.returncode == 75
+    assert "busy" in result.stderr and "PID" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert waited >= 1.0
+
+
+def test_usage_errors_exit_2():
+    assert distill("run", "--no-such-flag").returncode == 2
+    assert distill("no-such-command").returncode == 2
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [("max_line_bytes = 'lots'\n", "invalid value"), ("nonsense = 1\n", "unknown setting"), ("[[[", "invalid config")],
+)
+def test_bad_config_is_a_clear_error(tmp_path, config, message):
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "distill.toml").write_text(config)
+    result = distill("status")
+    assert result.returncode == 1
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_config_file_setting_is_used(tmp_path, agents):
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "distill.toml").write_text('excluded_agents = ["main"]\n')
+    new_session(agents, n_messages=1)
+    summary = orjson.loads(distill("--json", "run", check=True).stdout)
+    assert summary["messages"] == 0 and summary["files_skipped"]["excluded_agent"] == 1
+
+
+def test_missing_source_is_reported(tmp_path):
+    result = distill("--json", "run", "--source", str(tmp_path / "nowhere"))
+    assert result.returncode == 0
+    assert orjson.loads(result.stdout)["files_skipped"]["missing_source"] == 1
+    assert "source not found" in result.stderr
+
+
+def test_init_modes(tmp_path, agents):
+    new_session(agents, n_messages=2)
+    created = orjson.loads(distill("--json", "init", check=True).stdout)
+    assert created["mode"] == "create" and Path(created["db"]).exists()
+    now = orjson.loads(distill("--json", "init", "--from-now", check=True).stdout)
+    assert now["files_marked"] == 1
+    assert orjson.loads(distill("--json", "run", check=True).stdout)["messages"] == 0
+    assert orjson.loads(distill("--json", "init", "--from-start", check=True).stdout)["files_reset"] == 1
+    assert orjson.loads(distill("--json", "run", check=True).stdout)["messages"] == 2
+
+
+def test_human_output_goes_to_stdout_and_diagnostics_to_stderr(agents):
+    new_session(agents, n_messages=1)
+    result = distill("-v", "run", check=True)
+    assert result.stdout.startswith("read 1 file(s)")
+    assert "new:" in result.stderr
+
+
+def _commands(group, prefix=()):
+    for name, command in group.commands.items():
+        yield (*prefix, name), command
+        if hasattr(command, "commands"):
+            yield from _commands(command, (*prefix, name))
+
+
+def test_every_command_has_help_and_is_in_the_readme():
+    readme = README.read_text(encoding="utf-8")
+    for path, command in _commands(cli):
+        assert command.help, f"{' '.join(path)} has no help text"
+        assert re.search(rf"distill\b[^\n`]*\b{' '.join(path)}\b", readme), f"{' '.join(path)} not in README"
