@@ -196,5 +196,9 @@ def plan_reads(
         else:
             gone.append(cursor.file_id)
             tally.file_event("gone", cursor.path)
+    followed = {p.target.path for p in plans} | {c.path for c in cursors if c.file_id in claimed}
+    for archive in discovery.archives:
+        if archive.path not in followed:
+            tally.file_skipped("archive", archive.path)
     return plans, gone
 
