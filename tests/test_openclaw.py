@@ -1,0 +1,59 @@
+"""The OpenClaw adapter on real line shapes (transcript-formats.md §2)."""
+
+from __future__ import annotations
+
+import orjson
+
+from distiller.sources.openclaw import message_text, parse_header, to_message
+
+KW = {"agent": "main", "session_id": "s1", "file": "/f.jsonl", "byte_start": 10, "byte_end": 20}
+
+
+def line(raw: str):
+    return orjson.loads(raw)
+
+
+def test_user_message_keeps_only_text_blocks():
+    entry = line('{"type":"message","id":"813a837d","parentId":"431dc59d","timestamp":"2026-02-25T05:18:55.858Z",'
+                 '"message":{"role":"user","content":[{"type":"text","text":"first"},{"type":"image","data":"QUJD",'
+                 '"mimeType":"image/png"},{"type":"text","text":"second"}],"timestamp":1771996735857}}')
+    message = to_message(entry, **KW)
+    assert (message.message_id, message.parent_id, message.role) == ("813a837d", "431dc59d", "user")
+    assert message.text == "first\nsecond"
+    assert message.ts == "2026-02-25T05:18:55.858Z"
+    assert (message.byte_start, message.byte_end, message.session_id) == (10, 20, "s1")
+
+
+def test_assistant_thinking_and_tool_calls_are_not_text():
+    entry = line('{"type":"message","id":"dd433acd","parentId":"813a837d","timestamp":"2026-02-25T05:19:12.471Z",'
+                 '"message":{"role":"assistant","content":[{"type":"thinking","thinking":"secret plan"},'
+                 '{"type":"toolCall","id":"c1","name":"exec","arguments":{"command":"ls"}}],"provider":"opencode"}}')
+    assert to_message(entry, **KW) == "no_text"
+
+
+def test_skip_reasons():
+    assert to_message(line('{"type":"model_change","id":"a","provider":"x"}'), **KW) == "non_message"
+    assert to_message(line('{"type":"totally_new","id":"a"}'), **KW) == "unknown_type"
+    assert to_message(line('{"type":"message","id":"a","message":{"role":"toolResult","content":[]}}'),
+                      **KW) == "tool_result"
+    assert to_message(line('{"type":"message","id":"a","message":{"role":"bashExecution"}}'), **KW) == "other_role"
+    mirror = ('{"type":"message","id":"a","message":{"role":"assistant","provider":"openclaw",'
+              '"model":"delivery-mirror","content":[{"type":"text","text":"hi"}]}}')
+    assert to_message(line(mirror), **KW) == "transcript_only"
+    assert to_message(line(mirror.replace("delivery-mirror", "gateway-injected")), **KW) == "transcript_only"
+    assert to_message(line('{"type":"message","message":{"role":"user","content":"hi"}}'), **KW) == "no_message_id"
+    assert to_message([1, 2], **KW) == "not_an_object"
+
+
+def test_inter_session_and_string_content_and_epoch_timestamp():
+    entry = line('{"type":"message","id":"b1","message":{"role":"user","content":"forwarded words",'
+                 '"provenance":{"kind":"inter_session"},"timestamp":1771996735857}}')
+    message = to_message(entry, **KW)
+    assert message.inter_session and message.text == "forwarded words"
+    assert message.ts.startswith("2026-02-25T05:18:55.857")
+
+
+def test_header_gives_the_session_id():
+    assert parse_header(line('{"type":"session","version":4,"id":"uuid-1"}')).session_id == "uuid-1"
+    assert parse_header(line('{"type":"message","id":"x"}')).session_id is None
+    assert message_text({"content": None}) == ""

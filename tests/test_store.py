@@ -1,0 +1,49 @@
+"""Migrations, file mode and transactions of the DB layer, on real DuckDB files."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from distiller.store import cursors, migrations
+from distiller.store.cursors import Cursor, CursorConflict
+from distiller.store.db import connect, transaction
+
+
+def test_migrations_apply_in_order_once_and_are_recorded(tmp_path):
+    path = tmp_path / "d.duckdb"
+    with connect(path) as con:
+        names = [r[0] for r in con.execute("SELECT name FROM schema_migrations ORDER BY applied_at, name").fetchall()]
+    assert names == [name for name, _ in migrations.MIGRATIONS]
+    with connect(path) as con:
+        assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(migrations.MIGRATIONS)
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_read_only_open_of_an_old_database_migrates_it_first(tmp_path):
+    path = tmp_path / "d.duckdb"
+    with duckdb.connect(str(path)) as raw:
+        raw.execute("CREATE TABLE schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMPTZ)")
+    with connect(path, read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM files").fetchone()[0] == 0
+
+
+def _cursor(offset: int) -> Cursor:
+    return Cursor("fp", "/a.jsonl", "main", "s", 1, 2, 100, 5, offset, "digest")
+
+
+def test_cursor_compare_and_set(tmp_path):
+    with connect(tmp_path / "d.duckdb") as con:
+        cursors.save(con, _cursor(10), None)
+        cursors.save(con, _cursor(20), 10)
+        with pytest.raises(CursorConflict):
+            cursors.save(con, _cursor(30), 10)
+        assert [c.offset for c in cursors.load(con)] == [20]
+
+
+def test_transaction_rolls_back_everything_on_error(tmp_path):
+    with connect(tmp_path / "d.duckdb") as con:
+        with pytest.raises(CursorConflict), transaction(con):
+            cursors.save(con, _cursor(10), None)
+            cursors.save(con, _cursor(30), 999)
+        assert cursors.load(con) == []
