@@ -28,6 +28,11 @@ from distiller.tail import complete_lines_end, read_lines, stat_of, tail_digest
 from distiller.track import ReadPlan, observe, plan_reads
 
 
+# What a pending message costs in memory beyond its text (record, ids, ledger lists): a chunk of many short
+# messages is bounded too, not only one of a few long ones.
+MESSAGE_OVERHEAD_BYTES = 512
+
+
 @dataclass(frozen=True)
 class RunSummary:
     run_id: str | None
@@ -62,7 +67,7 @@ class _Committer:
 
     def add(self, message: Message, file_id: str) -> None:
         self.pending.append((message, file_id))
-        self.pending_bytes += len(message.text)
+        self.pending_bytes += len(message.text) + MESSAGE_OVERHEAD_BYTES
 
     @property
     def full(self) -> bool:
@@ -97,8 +102,7 @@ class _Committer:
                 with transaction(con):
                     fresh = self._fresh(con)
                     messages.record(con, [m for m, _ in fresh], [f for _, f in fresh], self.run_id)
-                    for file_id, cursor in self.moves.items():
-                        cursors.save(con, cursor, self.expected[file_id])
+                    cursors.save(con, [(cursor, self.expected[fid]) for fid, cursor in self.moves.items()])
                     cursors.mark_gone(con, list(gone))
                     runs.update(con, self.run_id, self.tally.as_dict(), "ok" if final else "running")
             for file_id, cursor in self.moves.items():
@@ -221,37 +225,38 @@ class InitSummary:
         return {"db": self.db_path, "mode": self.mode, "files_marked": self.files_marked, "files_reset": self.files_reset}
 
 
+def _present_ends(roots: list[str], settings: Settings, known: dict[str, Cursor]) -> list[tuple[Cursor, int | None]]:
+    """A cursor at the last complete line of every live file, with the offset it replaces (None when new)."""
+    marks: dict[str, tuple[Cursor, int | None]] = {}
+    for candidate in discover([Path(r) for r in roots], settings.excluded_agents).live:
+        seen = observe(candidate.path, candidate.agent, Tally())
+        if seen is None or seen.fingerprint in marks:
+            continue
+        with open(seen.path, "rb") as f:
+            end = complete_lines_end(f, seen.stat.size)
+            digest = tail_digest(f, end)
+        cursor = Cursor(seen.fingerprint, seen.path, seen.agent, seen.session_id, seen.stat.dev, seen.stat.inode,
+                        seen.stat.size, seen.stat.mtime_ns, end, digest)
+        previous = known.get(seen.fingerprint)
+        marks[seen.fingerprint] = (cursor, previous.offset if previous else None)
+    return list(marks.values())
+
+
 def init(settings: Settings, sources: Sequence[Path] | None = None, *, mode: str = "create") -> InitSummary:
     """Create the state; `from-now` marks every present complete line as read, `from-start` forgets all cursors."""
     roots = resolve_sources(sources)
+    marks: list[tuple[Cursor, int | None]] = []
     reset = 0
-    marked_ids: set[str] = set()
     with run_lock(settings.lock_path):
         with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+            known = {c.file_id: c for c in cursors.load(con)}
+        if mode == "from-now":
+            marks = _present_ends(roots, settings, known)
+        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
             if mode == "from-start":
-                with transaction(con):
-                    reset = cursors.reset_all(con)
-            elif mode == "from-now":
-                tally = Tally()
-                discovery = discover([Path(r) for r in roots], settings.excluded_agents)
-                known = {c.file_id: c for c in cursors.load(con)}
-                with transaction(con):
-                    for candidate in discovery.live:
-                        seen = observe(candidate.path, candidate.agent, tally)
-                        if seen is None or seen.fingerprint in marked_ids:
-                            continue
-                        marked_ids.add(seen.fingerprint)
-                        with open(seen.path, "rb") as f:
-                            end = complete_lines_end(f, seen.stat.size)
-                            digest = tail_digest(f, end)
-                        previous = known.get(seen.fingerprint)
-                        cursors.save(
-                            con,
-                            Cursor(seen.fingerprint, seen.path, seen.agent, seen.session_id, seen.stat.dev,
-                                   seen.stat.inode, seen.stat.size, seen.stat.mtime_ns, end, digest),
-                            previous.offset if previous else None,
-                        )
-    return InitSummary(str(settings.db_path), mode, len(marked_ids), reset)
+                reset = cursors.reset_all(con)
+            cursors.save(con, marks)
+    return InitSummary(str(settings.db_path), mode, len(marks), reset)
 
 
 @dataclass(frozen=True)

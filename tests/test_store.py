@@ -34,16 +34,16 @@ def _cursor(offset: int) -> Cursor:
 
 def test_cursor_compare_and_set(tmp_path):
     with connect(tmp_path / "d.duckdb") as con:
-        cursors.save(con, _cursor(10), None)
-        cursors.save(con, _cursor(20), 10)
+        cursors.save(con, [(_cursor(10), None)])
+        cursors.save(con, [(_cursor(20), 10)])
         with pytest.raises(CursorConflict):
-            cursors.save(con, _cursor(30), 10)
+            cursors.save(con, [(_cursor(30), 10)])
         assert [c.offset for c in cursors.load(con)] == [20]
 
 
 def test_transaction_rolls_back_everything_on_error(tmp_path):
     with connect(tmp_path / "d.duckdb") as con:
         with pytest.raises(CursorConflict), transaction(con):
-            cursors.save(con, _cursor(10), None)
-            cursors.save(con, _cursor(30), 999)
+            cursors.save(con, [(_cursor(10), None)])
+            cursors.save(con, [(_cursor(30), 999)])
         assert cursors.load(con) == []

@@ -35,29 +35,44 @@ class CursorConflict(DistillError):
     """A cursor moved under us: another writer advanced it, so this chunk must not be committed."""
 
 
-def save(con: duckdb.DuckDBPyConnection, cursor: Cursor, expected_offset: int | None) -> None:
-    """Insert a new cursor, or advance one only if it still holds `expected_offset` (compare-and-set)."""
-    values = [
-        cursor.path, cursor.agent, cursor.session_id, cursor.dev, cursor.inode,
-        cursor.size, cursor.mtime_ns, cursor.offset, cursor.tail_digest, cursor.state, cursor.file_id,
-    ]
-    if expected_offset is None:
+_FIELDS = ("file_id", "path", "agent", "session_id", "dev", "inode", "size", "mtime_ns", "offset", "tail_digest", "state")
+
+
+def _columns(batch: list[Cursor]) -> list[list]:
+    return [[getattr(c, name) for c in batch] for name in _FIELDS]
+
+
+def save(con: duckdb.DuckDBPyConnection, moves: list[tuple[Cursor, int | None]]) -> None:
+    """Insert new cursors and advance known ones only where they still hold the expected offset (compare-and-set).
+
+    Bulk statements over unnest()ed lists: a first run over thousands of files is one INSERT and one UPDATE.
+    """
+    new = [cursor for cursor, expected in moves if expected is None]
+    known = [(cursor, expected) for cursor, expected in moves if expected is not None]
+    if new:
         con.execute(
-            f"INSERT INTO files ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [cursor.file_id, *values[:-1]],
+            f"INSERT INTO files ({_COLUMNS}) SELECT {', '.join(['unnest(?)'] * len(_FIELDS))}", _columns(new)
         )
-        return
-    changed = con.execute(
-        """
-        UPDATE files SET path = ?, agent = ?, session_id = ?, dev = ?, inode = ?, size = ?, mtime_ns = ?,
-               "offset" = ?, tail_digest = ?, state = ?, updated_at = now()
-        WHERE file_id = ? AND "offset" = ?
-        RETURNING file_id
-        """,
-        [*values, expected_offset],
-    ).fetchall()
-    if not changed:
-        raise CursorConflict(f"cursor of {cursor.path} moved during this run; nothing from it was committed")
+    if known:
+        batch = [cursor for cursor, _ in known]
+        changed = con.execute(
+            """
+            UPDATE files SET path = u.path, agent = u.agent, session_id = u.session_id, dev = u.dev, inode = u.inode,
+                   size = u.size, mtime_ns = u.mtime_ns, "offset" = u.new_offset, tail_digest = u.tail_digest,
+                   state = u.state, updated_at = now()
+            FROM (SELECT unnest(?) AS file_id, unnest(?) AS path, unnest(?) AS agent, unnest(?) AS session_id,
+                         unnest(?) AS dev, unnest(?) AS inode, unnest(?) AS size, unnest(?) AS mtime_ns,
+                         unnest(?) AS new_offset, unnest(?) AS tail_digest, unnest(?) AS state,
+                         unnest(?) AS expected) u
+            WHERE files.file_id = u.file_id AND files."offset" = u.expected
+            RETURNING files.file_id
+            """,
+            [*_columns(batch), [expected for _, expected in known]],
+        ).fetchall()
+        updated = {row[0] for row in changed}
+        moved = sorted(c.path for c in batch if c.file_id not in updated)
+        if moved:
+            raise CursorConflict(f"cursor(s) moved during this run, nothing was committed: {', '.join(moved[:3])}")
 
 
 def mark_gone(con: duckdb.DuckDBPyConnection, file_ids: list[str]) -> None:
