@@ -16,6 +16,8 @@ import orjson
 from distiller import pipeline
 from distiller.config import load_settings
 from distiller.errors import EXIT_ERROR, DistillError
+from distiller.prefilter import CONTEXT, DROP, KEEP
+from distiller.screen import Decision
 
 log = logging.getLogger("distiller")
 
@@ -79,26 +81,81 @@ def _counts(counter: dict) -> str:
     return ", ".join(f"{name} {count}" for name, count in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-@cli.command()
-@source_option
-@click.option("--dry-run", is_flag=True, help="Read and report; record nothing and advance no cursor.")
-@click.pass_obj
-def run(obj: dict, sources: tuple[Path, ...], dry_run: bool) -> None:
-    """Read the new tail of every transcript and record what was read, exactly once."""
-    summary = pipeline.run_once(obj["settings"], sources, dry_run=dry_run)
-    d = summary.as_dict()
+SHOWN = {"kept": (KEEP, CONTEXT), "dropped": (DROP,), "all": (KEEP, CONTEXT, DROP)}
+
+
+def _decision_json(decision: Decision) -> dict:
+    message = decision.message
+    return {
+        "message_id": decision.item_id,
+        "agent": message.agent,
+        "session": message.session_id,
+        "role": message.role,
+        "ts": message.ts,
+        "decision": decision.decision,
+        "reason": decision.reason,
+        "text": decision.text,
+    }
+
+
+def _decision_row(decision: Decision) -> str:
+    text = " ".join(decision.text.split())
+    return (
+        f"{decision.decision:<7} {decision.reason:<18} {decision.message.role:<9} {decision.item_id:<12} "
+        f"{text[:70] + ('…' if len(text) > 70 else '')}"
+    )
+
+
+def _run_summary(d: dict, dry_run: bool) -> str:
     lines = [
         f"{'dry run: would read' if dry_run else 'read'} {d['files']} file(s), {d['bytes_read']:,} bytes, "
         f"{d['lines']:,} lines",
         f"messages: {d['messages']:,}" + (f" ({_counts(d['roles'])})" if d["roles"] else ""),
     ]
+    if d["decisions"]:
+        lines.append(f"decisions: {_counts(d['decisions'])}")
+    if d["dropped"]:
+        lines.append(f"dropped: {_counts(d['dropped'])}")
+    if d["redactions"]:
+        lines.append(f"secrets redacted: {_counts(d['redactions'])}")
     if d["skipped"]:
         lines.append(f"skipped lines: {_counts(d['skipped'])}")
     if d["files_skipped"]:
         lines.append(f"skipped files: {_counts(d['files_skipped'])}")
     if d["file_events"]:
         lines.append(f"files: {_counts(d['file_events'])}")
-    obj["out"].emit(d, "\n".join(lines))
+    return "\n".join(lines)
+
+
+@cli.command()
+@source_option
+@click.option("--dry-run", is_flag=True, help="Read and report; record nothing and advance no cursor.")
+@click.option(
+    "--show",
+    type=click.Choice(sorted(SHOWN)),
+    help="Print the decision on every newly read message (one JSON object each with --json); kept = keep + context.",
+)
+@click.pass_obj
+def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None) -> None:
+    """Read the new tail of every transcript, screen it, and record what was read, exactly once."""
+    out: Output = obj["out"]
+    printer = None
+    if show is not None:
+        wanted = SHOWN[show]
+
+        def printer(decision: Decision) -> None:
+            if decision.decision in wanted:
+                if out.as_json:
+                    click.echo(orjson.dumps(_decision_json(decision)).decode())
+                else:
+                    click.echo(_decision_row(decision))
+
+    summary = pipeline.run_once(obj["settings"], sources, dry_run=dry_run, show=printer)
+    d = summary.as_dict()
+    if show is not None and out.as_json:
+        click.echo(_run_summary(d, dry_run), err=True)
+    else:
+        out.emit(d, _run_summary(d, dry_run))
 
 
 @cli.command()
@@ -135,8 +192,10 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
         lines.append("last run: never")
     else:
         lines.append(f"last run: {last['started_at']} {last['status']}, {last.get('messages', 0):,} messages")
-        if last.get("skipped"):
-            lines.append(f"  skipped: {_counts(last['skipped'])}")
+        for label, key in [("decisions", "decisions"), ("dropped", "dropped"), ("redacted", "redactions"),
+                           ("skipped", "skipped")]:
+            if last.get(key):
+                lines.append(f"  {label}: {_counts(last[key])}")
         if last.get("error"):
             lines.append(f"  error: {last['error']}")
     obj["out"].emit(d, "\n".join(lines))

@@ -20,6 +20,8 @@ class Settings:
     max_line_bytes: int = 32 * 1024 * 1024
     commit_every_bytes: int = 8 * 1024 * 1024
     db_wait_seconds: float = 5.0
+    assistant_decision: str = "context"
+    extra_injected_blocks: tuple[str, ...] = ()
 
     @property
     def db_path(self) -> Path:
@@ -30,9 +32,15 @@ class Settings:
         return self.state_dir / "lock"
 
 
+CHOICES = {"assistant_decision": ("keep", "context", "drop")}
+
+
 def _coerce(name: str, kind: str, value: Any) -> Any:
     """Turn a TOML or env value into the field's type; anything else is a clear error."""
-    if kind == "tuple[str, ...]":
+    if kind == "str":
+        if isinstance(value, str) and value in CHOICES.get(name, (value,)):
+            return value
+    elif kind == "tuple[str, ...]":
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         if isinstance(value, list) and all(isinstance(v, str) for v in value):

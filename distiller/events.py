@@ -6,6 +6,9 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 
+from distiller.prefilter import DROP
+from distiller.screen import Screened
+
 log = logging.getLogger("distiller")
 
 MALFORMED_REASONS = ("malformed_json", "invalid_utf8")
@@ -23,6 +26,23 @@ class Tally:
     skipped: Counter[str] = field(default_factory=Counter)
     files_skipped: Counter[str] = field(default_factory=Counter)
     file_events: Counter[str] = field(default_factory=Counter)
+    decisions: Counter[str] = field(default_factory=Counter)
+    dropped: Counter[str] = field(default_factory=Counter)
+    redactions: Counter[str] = field(default_factory=Counter)
+    cleaned: Counter[str] = field(default_factory=Counter)
+
+    def screened(self, screened: Screened) -> None:
+        """A newly read message: its decisions (one per part of a queued batch), strips and redactions."""
+        message = screened.decisions[0].message
+        self.messages += 1
+        self.roles[message.role] += 1
+        for decision in screened.decisions:
+            self.decisions[decision.decision] += 1
+            if decision.decision == DROP:
+                self.dropped[decision.reason] += 1
+        self.cleaned.update(screened.clean_events)
+        for kind, count in screened.redactions:
+            self.redactions[kind] += count
 
     def file_event(self, kind: str, path: str) -> None:
         """new | appended | unchanged | renamed | truncated | replaced | rewritten | gone | …"""
@@ -57,4 +77,8 @@ class Tally:
             "skipped": dict(sorted(self.skipped.items())),
             "files_skipped": dict(sorted(self.files_skipped.items())),
             "file_events": dict(sorted(self.file_events.items())),
+            "decisions": dict(sorted(self.decisions.items())),
+            "dropped": dict(sorted(self.dropped.items())),
+            "redactions": dict(sorted(self.redactions.items())),
+            "cleaned": dict(sorted(self.cleaned.items())),
         }

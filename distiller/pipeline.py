@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -18,9 +18,9 @@ import orjson
 from distiller.config import Settings
 from distiller.events import Tally, log
 from distiller.lock import run_lock
-from distiller.records import Message
 from distiller.sources import openclaw
-from distiller.sources.discover import default_source, discover
+from distiller.screen import Decision, Screened, screen
+from distiller.sources.discover import default_source, discover, session_skip
 from distiller.store import cursors, messages, runs
 from distiller.store.cursors import Cursor
 from distiller.store.db import connect, transaction
@@ -49,15 +49,19 @@ def resolve_sources(sources: Sequence[Path] | None) -> list[str]:
     return [os.path.abspath(Path(s).expanduser()) for s in chosen]
 
 
+ShowDecision = Callable[[Decision], None]
+
+
 @dataclass
 class _Committer:
-    """Collects messages and cursor moves, and commits them together once a chunk is full or the run ends."""
+    """Collects screened messages and cursor moves, and commits them together once a chunk is full or the run ends."""
 
     settings: Settings
     run_id: str
     dry_run: bool
     tally: Tally
-    pending: list[tuple[Message, str]] = field(default_factory=list)
+    show: ShowDecision | None = None
+    pending: list[tuple[Screened, str]] = field(default_factory=list)
     pending_bytes: int = 0
     moves: dict[str, Cursor] = field(default_factory=dict)
     expected: dict[str, int | None] = field(default_factory=dict)
@@ -65,9 +69,9 @@ class _Committer:
     def begin(self, plan: ReadPlan) -> None:
         self.expected.setdefault(plan.target.file_id, plan.expected_offset)
 
-    def add(self, message: Message, file_id: str) -> None:
-        self.pending.append((message, file_id))
-        self.pending_bytes += len(message.text) + MESSAGE_OVERHEAD_BYTES
+    def add(self, screened: Screened, file_id: str) -> None:
+        self.pending.append((screened, file_id))
+        self.pending_bytes += len(screened.decisions[0].message.text) + MESSAGE_OVERHEAD_BYTES
 
     @property
     def full(self) -> bool:
@@ -76,18 +80,23 @@ class _Committer:
     def move(self, cursor: Cursor) -> None:
         self.moves[cursor.file_id] = cursor
 
-    def _fresh(self, con) -> list[tuple[Message, str]]:
-        known = messages.already_ingested(con, [m for m, _ in self.pending]) if con is not None else set()
+    def _fresh(self, con) -> list[tuple[Screened, str]]:
+        """Drop what the ledger already holds; count and show the rest."""
+        messages_read = [screened.decisions[0].message for screened, _ in self.pending]
+        known = messages.already_ingested(con, messages_read) if con is not None else set()
         fresh = []
-        for message, file_id in self.pending:
+        for screened, file_id in self.pending:
+            message = screened.decisions[0].message
             key = (message.session_id, message.message_id)
             if key in known:
                 self.tally.line_skipped("already_ingested", message.file, message.byte_start)
                 continue
             known.add(key)
-            fresh.append((message, file_id))
-            self.tally.messages += 1
-            self.tally.roles[message.role] += 1
+            fresh.append((screened, file_id))
+            self.tally.screened(screened)
+            if self.show is not None:
+                for decision in screened.decisions:
+                    self.show(decision)
         return fresh
 
     def flush(self, *, final: bool = False, gone: Sequence[str] = ()) -> None:
@@ -101,7 +110,7 @@ class _Committer:
             with connect(self.settings.db_path, wait_seconds=self.settings.db_wait_seconds) as con:
                 with transaction(con):
                     fresh = self._fresh(con)
-                    messages.record(con, [m for m, _ in fresh], [f for _, f in fresh], self.run_id)
+                    messages.record(con, [s.verdict for s, _ in fresh], [f for _, f in fresh], self.run_id)
                     cursors.save(con, [(cursor, self.expected[fid]) for fid, cursor in self.moves.items()])
                     cursors.mark_gone(con, list(gone))
                     runs.update(con, self.run_id, self.tally.as_dict(), "ok" if final else "running")
@@ -120,7 +129,7 @@ def _decode_failure(data: bytes) -> str:
     return "malformed_json"
 
 
-def _read(plan: ReadPlan, settings: Settings, tally: Tally, committer: _Committer) -> None:
+def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tally: Tally, committer: _Committer) -> None:
     target = plan.target
     try:
         f = open(target.path, "rb")
@@ -134,6 +143,10 @@ def _read(plan: ReadPlan, settings: Settings, tally: Tally, committer: _Committe
             return
         committer.begin(plan)
         tally.files += 1
+        skip = target.session_skip or session_skip(
+            session_keys.get(target.session_id) or session_keys.get(Path(target.path).name.split(".jsonl")[0])
+        )
+        previous_user_text: str | None = None
         offset = plan.start
         for line in read_lines(f, plan.start, plan.stop, max_line_bytes=settings.max_line_bytes):
             tally.lines += 1
@@ -160,25 +173,41 @@ def _read(plan: ReadPlan, settings: Settings, tally: Tally, committer: _Committe
                     )
                     if isinstance(result, str):
                         tally.line_skipped(result, target.path, line.start)
+                        if result == "non_message" and skip is None and openclaw.marks_dreaming(entry):
+                            skip = "dreaming-session"
                     else:
-                        committer.add(result, target.file_id)
+                        screened = screen(
+                            result,
+                            session_skip=skip,
+                            previous_user_text=previous_user_text,
+                            assistant_decision=settings.assistant_decision,
+                            extra_blocks=settings.extra_injected_blocks,
+                        )
+                        if result.role == "user":
+                            previous_user_text = screened.decisions[-1].text or previous_user_text
+                        committer.add(screened, target.file_id)
             if committer.full:
                 # Mid-file progress stores size = offset so the unchanged-file shortcut cannot skip the rest.
-                committer.move(replace(target, offset=offset, size=offset, tail_digest=tail_digest(f, offset)))
+                committer.move(replace(target, offset=offset, size=offset, tail_digest=tail_digest(f, offset),
+                                       session_skip=skip))
                 committer.flush()
-        committer.move(replace(target, offset=offset, tail_digest=tail_digest(f, offset)))
+        committer.move(replace(target, offset=offset, tail_digest=tail_digest(f, offset), session_skip=skip))
 
 
-def run_once(settings: Settings, sources: Sequence[Path] | None = None, *, dry_run: bool = False) -> RunSummary:
-    """Read the new complete lines of every transcript and record them exactly once."""
+def run_once(
+    settings: Settings, sources: Sequence[Path] | None = None, *, dry_run: bool = False, show: ShowDecision | None = None
+) -> RunSummary:
+    """Read the new complete lines of every transcript, screen them, and record them exactly once.
+
+    `show` is called with every decision on a newly read message (the tool for tuning the filters)."""
     roots = resolve_sources(sources)
     if dry_run:
-        return _run(settings, roots, dry_run=True)
+        return _run(settings, roots, dry_run=True, show=show)
     with run_lock(settings.lock_path):
-        return _run(settings, roots, dry_run=False)
+        return _run(settings, roots, dry_run=False, show=show)
 
 
-def _run(settings: Settings, roots: list[str], *, dry_run: bool) -> RunSummary:
+def _run(settings: Settings, roots: list[str], *, dry_run: bool, show: ShowDecision | None) -> RunSummary:
     tally = Tally()
     discovery = discover([Path(r) for r in roots], settings.excluded_agents)
     tally.files_skipped.update(discovery.skipped)
@@ -194,10 +223,10 @@ def _run(settings: Settings, roots: list[str], *, dry_run: bool) -> RunSummary:
             if run_id is not None:
                 runs.start(con, run_id, roots)
     plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
-    committer = _Committer(settings, run_id or "dry-run", dry_run, tally)
+    committer = _Committer(settings, run_id or "dry-run", dry_run, tally, show)
     try:
         for plan in plans:
-            _read(plan, settings, tally, committer)
+            _read(plan, settings, discovery.session_keys, tally, committer)
         committer.flush(final=True, gone=gone)
     except BaseException as exc:
         if run_id is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import orjson
@@ -98,6 +98,8 @@ def _plan(seen: Observed, tracked: Cursor | None) -> ReadPlan:
     )
     if tracked is None:
         return ReadPlan(target, 0, seen.stat.size, None, "new")
+    # A session marked as skipped earlier in the file stays skipped when reading resumes mid-file.
+    resumed = replace(target, session_skip=tracked.session_skip)
     moved = tracked.path != seen.path
     same_inode = (tracked.dev, tracked.inode) == (seen.stat.dev, seen.stat.inode)
     if seen.stat.size < tracked.offset:
@@ -108,6 +110,7 @@ def _plan(seen: Observed, tracked: Cursor | None) -> ReadPlan:
         event, start = "rewritten", 0
     else:
         event, start = ("renamed" if moved else "appended"), tracked.offset
+        target = resumed
     return ReadPlan(target, start, seen.stat.size, tracked.offset, event)
 
 

@@ -323,3 +323,55 @@ def test_database_file_is_private(settings, agents):
     new_session(agents, n_messages=1)
     run(settings, agents)
     assert settings.db_path.stat().st_mode & 0o777 == 0o600
+
+
+def test_decisions_are_recorded_in_the_ledger_and_counted_per_run(settings, agents):
+    path = new_session(agents)
+    append(path, message_line("I'm allergic to peanuts", message_id="00000001"))
+    append(path, message_line("thanks!", message_id="00000002"))
+    append(path, message_line("I will leave peanuts out of every recipe.", role="assistant", message_id="00000003"))
+    tally = run(settings, agents)
+    assert tally.decisions == {"keep": 1, "drop": 1, "context": 1}
+    assert tally.dropped == {"ack-filler": 1}
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        rows = con.execute("SELECT message_id, decision, reason FROM ingested ORDER BY 1").fetchall()
+    assert [(m, d) for m, d, _ in rows] == [("00000001", "keep"), ("00000002", "drop"), ("00000003", "context")]
+    last = pipeline.status(settings, [agents]).last_run
+    assert last.counters["dropped"] == {"ack-filler": 1}
+
+
+def test_cron_run_sessions_from_the_index_are_skipped_whole(settings, agents):
+    path = new_session(agents, n_messages=0)
+    append(path, message_line("I live in Lisbon", message_id="00000001"))
+    session_id = orjson.loads(path.read_bytes().splitlines()[0])["id"]
+    (path.parent / "sessions.json").write_bytes(
+        orjson.dumps({"agent:main:cron:daily:run:42": {"sessionId": session_id, "updatedAt": 1}})
+    )
+    tally = run(settings, agents)
+    assert tally.dropped == {"cron-session": 1}
+
+
+def test_a_dreaming_session_stays_skipped_across_runs(settings, agents):
+    path = new_session(agents)
+    append(path, orjson.dumps({"type": "custom", "customType": "openclaw:bootstrap-context:full", "id": "c1",
+                               "data": {"runId": "dreaming-narrative-7", "sessionId": "x"}}) + b"\n")
+    append(path, message_line("I live in Lisbon", message_id="00000001"))
+    assert run(settings, agents).dropped == {"dreaming-session": 1}
+    append(path, message_line("I live in Porto now", message_id="00000002"))
+    assert run(settings, agents).dropped == {"dreaming-session": 1}
+
+
+def test_dry_run_show_prints_every_decision(settings, agents):
+    from conftest import distill
+
+    path = new_session(agents)
+    append(path, message_line("I'm vegetarian", message_id="00000001"))
+    append(path, message_line("ok", message_id="00000002"))
+    result = distill("--json", "run", "--dry-run", "--show", "dropped", "--source", str(agents), check=True)
+    rows = [orjson.loads(line) for line in result.stdout.splitlines()]
+    assert rows == [{"message_id": "00000002", "agent": "main", "session": rows[0]["session"], "role": "user",
+                     "ts": "2026-03-01T10:00:01.000Z", "decision": "drop", "reason": "ack-filler", "text": "ok"}]
+    assert "dropped: ack-filler 1" in result.stderr
+    kept = distill("run", "--dry-run", "--show", "kept", "--source", str(agents), check=True).stdout
+    assert kept.splitlines()[0].split()[:2] == ["keep", "personal"]
+    assert not settings.db_path.exists()

@@ -47,3 +47,16 @@ def test_transaction_rolls_back_everything_on_error(tmp_path):
             cursors.save(con, [(_cursor(10), None)])
             cursors.save(con, [(_cursor(30), 999)])
         assert cursors.load(con) == []
+
+
+def test_a_database_from_the_first_version_is_migrated_in_place(tmp_path):
+    path = tmp_path / "d.duckdb"
+    with duckdb.connect(str(path)) as raw:
+        raw.execute("CREATE TABLE schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMPTZ)")
+        name, first = migrations.MIGRATIONS[0]
+        first(raw)
+        raw.execute("INSERT INTO schema_migrations VALUES (?, now())", [name])
+        raw.execute("INSERT INTO ingested VALUES ('s', 'm', 'a', 'f', '/p', 0, 1, 'user', NULL, false, 'r')")
+    with connect(path) as con:
+        assert con.execute("SELECT message_id, decision FROM ingested").fetchall() == [("m", None)]
+        assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(migrations.MIGRATIONS)

@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 ARCHIVE_MARKERS = (".jsonl.reset.", ".jsonl.deleted.")
 
 
@@ -25,6 +27,7 @@ class Discovery:
     archives: list[Candidate] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     missing: list[str] = field(default_factory=list)
+    session_keys: dict[str, str] = field(default_factory=dict)  # session id or file stem -> sessions.json key
 
 
 def default_source() -> Path:
@@ -58,6 +61,24 @@ def agent_of(path: Path) -> str:
     return parent.parent.name if parent.name == "sessions" else parent.name
 
 
+def _read_session_index(path: Path, found: Discovery) -> None:
+    """sessions.json tells what kind of session a transcript is (its key marks cron and dreaming runs)."""
+    try:
+        index = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        found.skipped["unreadable_index"] += 1
+        return
+    if not isinstance(index, dict):
+        return
+    for key, entry in index.items():
+        if not isinstance(entry, dict):
+            continue
+        if isinstance(entry.get("sessionId"), str):
+            found.session_keys[entry["sessionId"]] = key
+        if isinstance(entry.get("sessionFile"), str):
+            found.session_keys[Path(entry["sessionFile"]).name.split(".jsonl")[0]] = key
+
+
 def _scan_sessions_dir(directory: Path, agent: str, found: Discovery) -> None:
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
@@ -72,7 +93,10 @@ def _scan_sessions_dir(directory: Path, agent: str, found: Discovery) -> None:
             found.live.append(Candidate(entry.path, agent))
         elif kind == "archive":
             found.archives.append(Candidate(entry.path, agent))
-        elif kind != "index":
+        elif kind == "index":
+            if entry.name == "sessions.json":
+                _read_session_index(Path(entry.path), found)
+        else:
             found.skipped[kind] += 1
 
 
@@ -115,3 +139,14 @@ def discover(sources: Iterable[Path], excluded_agents: Iterable[str]) -> Discove
             if sessions.is_dir():
                 _scan_sessions_dir(sessions, agent_dir.name, found)
     return found
+
+
+def session_skip(key: str | None) -> str | None:
+    """Cron runs and memory "dreaming" runs are machine talk, skipped as whole sessions."""
+    if not key:
+        return None
+    if ":cron:" in key and ":run:" in key:
+        return "cron-session"
+    if "dreaming" in key:
+        return "dreaming-session"
+    return None

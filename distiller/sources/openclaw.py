@@ -42,6 +42,17 @@ def parse_header(entry: object) -> Header:
     return Header(session_id=None)
 
 
+def marks_dreaming(entry: dict) -> bool:
+    """memory-core "dreaming" runs announce themselves in a bootstrap-context custom entry."""
+    data = entry.get("data")
+    return (
+        entry.get("type") == "custom"
+        and isinstance(data, dict)
+        and isinstance(data.get("runId"), str)
+        and data["runId"].startswith("dreaming-narrative-")
+    )
+
+
 def message_text(message: dict) -> str:
     """Join the `text` blocks (thinking, tool calls and images are not the user's words)."""
     content = message.get("content")

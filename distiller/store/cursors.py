@@ -22,9 +22,10 @@ class Cursor:
     offset: int
     tail_digest: str
     state: str = "active"
+    session_skip: str | None = None  # why every message of this session is dropped (cron or dreaming run)
 
 
-_COLUMNS = "file_id, path, agent, session_id, dev, inode, size, mtime_ns, \"offset\", tail_digest, state"
+_COLUMNS = "file_id, path, agent, session_id, dev, inode, size, mtime_ns, \"offset\", tail_digest, state, session_skip"
 
 
 def load(con: duckdb.DuckDBPyConnection) -> list[Cursor]:
@@ -35,7 +36,10 @@ class CursorConflict(DistillError):
     """A cursor moved under us: another writer advanced it, so this chunk must not be committed."""
 
 
-_FIELDS = ("file_id", "path", "agent", "session_id", "dev", "inode", "size", "mtime_ns", "offset", "tail_digest", "state")
+_FIELDS = (
+    "file_id", "path", "agent", "session_id", "dev", "inode", "size", "mtime_ns", "offset", "tail_digest", "state",
+    "session_skip",
+)
 
 
 def _columns(batch: list[Cursor]) -> list[list]:
@@ -59,11 +63,11 @@ def save(con: duckdb.DuckDBPyConnection, moves: list[tuple[Cursor, int | None]])
             """
             UPDATE files SET path = u.path, agent = u.agent, session_id = u.session_id, dev = u.dev, inode = u.inode,
                    size = u.size, mtime_ns = u.mtime_ns, "offset" = u.new_offset, tail_digest = u.tail_digest,
-                   state = u.state, updated_at = now()
+                   state = u.state, session_skip = u.session_skip, updated_at = now()
             FROM (SELECT unnest(?) AS file_id, unnest(?) AS path, unnest(?) AS agent, unnest(?) AS session_id,
                          unnest(?) AS dev, unnest(?) AS inode, unnest(?) AS size, unnest(?) AS mtime_ns,
                          unnest(?) AS new_offset, unnest(?) AS tail_digest, unnest(?) AS state,
-                         unnest(?) AS expected) u
+                         unnest(?) AS session_skip, unnest(?) AS expected) u
             WHERE files.file_id = u.file_id AND files."offset" = u.expected
             RETURNING files.file_id
             """,

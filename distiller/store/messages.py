@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import duckdb
 
 from distiller.records import Message
+from distiller.screen import Decision
 
 
 def already_ingested(con: duckdb.DuckDBPyConnection, messages: Sequence[Message]) -> set[tuple[str, str]]:
@@ -23,14 +24,16 @@ def already_ingested(con: duckdb.DuckDBPyConnection, messages: Sequence[Message]
     return set(rows)
 
 
-def record(con: duckdb.DuckDBPyConnection, messages: Sequence[Message], file_ids: Sequence[str], run_id: str) -> None:
-    if not messages:
+def record(con: duckdb.DuckDBPyConnection, verdicts: Sequence[Decision], file_ids: Sequence[str], run_id: str) -> None:
+    """One ledger row per message read, with its screening verdict (the audit trail of every drop)."""
+    if not verdicts:
         return
+    messages = [v.message for v in verdicts]
     con.execute(
         """
         INSERT INTO ingested
         SELECT unnest(?), unnest(?), unnest(?), unnest(?), unnest(?), unnest(?), unnest(?), unnest(?), unnest(?),
-               unnest(?), ?
+               unnest(?), ?, unnest(?), unnest(?)
         """,
         [
             [m.session_id for m in messages],
@@ -44,6 +47,8 @@ def record(con: duckdb.DuckDBPyConnection, messages: Sequence[Message], file_ids
             [m.ts for m in messages],
             [m.inter_session for m in messages],
             run_id,
+            [v.decision for v in verdicts],
+            [v.reason for v in verdicts],
         ],
     )
 

@@ -68,5 +68,12 @@ def m001_files_ingested_runs(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@migration
+def m002_decisions_and_session_skip(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("ALTER TABLE ingested ADD COLUMN decision VARCHAR")
+    con.execute("ALTER TABLE ingested ADD COLUMN reason VARCHAR")
+    con.execute("ALTER TABLE files ADD COLUMN session_skip VARCHAR")
+
+
 def pending(applied: set[str]) -> list[tuple[str, Migration]]:
     return [(name, fn) for name, fn in MIGRATIONS if name not in applied]

@@ -1,0 +1,367 @@
+"""Decide, for every cleaned message, whether it may become evidence, serves only as context, or is dropped.
+
+Recall comes first: a dropped fact is lost for good while a kept chit-chat turn costs a few tokens. So a message is
+dropped only when every sentence in it is recognisably empty of facts (acknowledgements, reactions, greetings,
+impersonal questions and commands), and any first-person statement, in any of the languages below, keeps it.
+Pronoun-dropping statements ("Just adopted a puppy!") survive because they contain content words.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+KEEP = "keep"
+CONTEXT = "context"
+DROP = "drop"
+
+REASONS: tuple[str, ...] = (
+    "personal",
+    "content",
+    "assistant-context",
+    "ack-filler",
+    "emoji-only",
+    "too-short",
+    "question",
+    "command",
+    "slash-command",
+    "code-or-log",
+    "url-only",
+    "oversized-paste",
+    "assistant-refusal",
+    "meta-question",
+    "synthetic-prompt",
+    "echo",
+    "empty-after-clean",
+    "inter-session",
+    "cron-session",
+    "dreaming-session",
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    decision: str
+    reason: str
+
+
+_LONG_MESSAGE = 600
+_OVERSIZED = 6000
+_ALWAYS_OVERSIZED = 40000
+
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|im|ive|my|mine|myself|we|our|ours|ourselves|"
+    r"yo|mis?|mío|mía|nosotr[oa]s|nuestr[oa]s?|soy|estoy|tengo|"
+    r"je|j|moi|mon|ma|mes|nous|notre|suis|"
+    r"ich|mein(?:e|en|em|er)?|mir|mich|wir|unser(?:e|en|em|er)?|bin|habe|"
+    r"eu|meu|minha|meus|minhas|nós|noss[oa]s?|sou|estou|tenho|moro|"
+    r"io|mio|mia|miei|mie|noi|nostr[oaie]|sono|ho|"
+    r"я|мой|моя|моё|мои|мне|меня|мы|наш|наша|наши)\b"
+    r"|[我俺僕]|私(?!立)|わたし|あたし|自分|저는|제가|저의|저도|저를|나는|내가|나도|나를|우리"
+)
+# Enough to label a long message, which is kept either way, without a regex scan over it.
+_COMMON_FIRST_PERSON = (" i ", " i'", " my ", " we ", " our ", "我", "私", "僕", "저는", "제가", "나는", " ich ", " je ", " j'", " yo ", " mi ", " я ", " eu ")
+_STANDING_INSTRUCTION = re.compile(
+    r"^(?:always|never|from now on|going forward|in (?:the )?future|remember|call me|"
+    r"book|schedule|reserve|remind|cancel|reschedule|renew|order|buy)\b"
+)
+# First-person phrases that are politeness, not facts: removed before looking for a first-person marker.
+_HOLLOW_FIRST_PERSON = re.compile(
+    r"\b(?:i (?:see|agree|guess|know|bet|mean|understand|wonder|think|believe|feel you|hear you|can imagine|"
+    r"can'?t wait|cannot wait|hope so|think so|appreciate (?:it|that|you|this))|"
+    r"i (?:really |totally |just )?(?:love|like|adore|enjoyed|loved) (?:it|that|this|them|you|your)|"
+    r"i'?m (?:so |really |very |super |just )?(?:happy|glad|sorry|proud|excited|thrilled|sure|not sure|curious|"
+    r"in|good|fine|ok|okay|great|well|here|listening|all ears|rooting)(?: for you| to hear| that you| to see)?|"
+    r"i'?m doing (?:well|good|great|fine|ok|okay|alright)|i'?d love to (?:hear|see|know)|"
+    r"i hope (?:you|your|that|it|everything|so)|i wish you|i'?ll (?:keep that in mind|try|check)|"
+    r"me too|me neither|same here|let me know|tell me|show me|give me|my pleasure|my bad|oh my|my god|"
+    r"my goodness|we'?ll see|shall we|let'?s)\b"
+)
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+_FILLER_WORDS = frozenset(
+    """
+    a an the and or but if then than as at by for from in into of on onto to with without about like up down out
+    over off back here there this that these those it its it's that's this's what what's how how's who why when
+    where which whatever yes yeah yep yup ya yea no nope nah not ok okay k kk alright sure well oh ohh ah ahh aw aww
+    awww wow whoa woah omg lol lmao haha hahaha hahahaha hehe heh rofl hmm hm um uh huh oops yikes ugh damn dang gosh
+    geez jeez yay woo woohoo hooray phew meh hey hi hello hiya yo sup howdy bye goodbye cya later cheers thanks thank
+    thx ty tysm welcome np anytime please pls plz congrats congratulations luck care wish wishes best regards you
+    your you're yours yourself u ur you've you'll you'd he she they them him her his their he's she's they're one
+    thing things stuff way time times day kind sort deal idea point sense news story hear heard sounds sound
+    sounded seem seems looks look looking feel feels feeling is are was were be been being am do does did doing
+    done have has had having get gets got getting go goes going gone went can could would will should shall may
+    might must keep take make made let's don't can't won't isn't wasn't didn't doesn't haven't hasn't aren't know
+    think guess mean agree see understand imagine bet hope love like enjoy miss wait gonna wanna gotta kinda sorta
+    ever now today tonight tomorrow yesterday soon again already yet too also fun glad same true right exactly
+    agreed indeed definitely absolutely certainly course nice cool great good awesome amazing fantastic wonderful
+    lovely beautiful gorgeous incredible funny hilarious interesting exciting excited sweet perfect excellent
+    brilliant neat wild crazy insane cute adorable sad tough hard bad terrible awful rough scary impressive
+    inspiring special important wrong fair helpful useful happy proud sorry jealous lucky blessed grateful thankful
+    thrilled stoked pumped delightful fabulous terrific superb stunning epic dope sick lit fire solid huge big real
+    relaxing peaceful meaningful powerful touching heartwarming emotional wise smart talented strong brave kind
+    better worse worst super pretty quite really very so truly totally certainly surely literally seriously
+    honestly actually basically just still even always never much many lot lots bit little more most less enough
+    all some any every such something anything everything nothing must've sounds like what's up lovely nice man
+    dude bro buddy friend guys everyone someone awesome tho though anyway anyways hopefully maybe probably
+    perhaps sometimes wonderful rooting forward outstanding acknowledged noted understood saved roger
+    gracias merci danke grazie obrigado obrigada спасибо hola bonjour salut hallo ciao привет vale claro genial
+    bien bueno bon oui non ja nein sí si jaja jajaja jeje mdr super top perfecto parfait toll prima bravo
+    felicidades félicitations glückwunsch хорошо да нет ок круто класс ага ладно понятно отлично de nada rien
+    bitte schön muchas beaucoup mucho molto vielen dank très muy sehr gut ça va que qué mille
+    """.split()
+)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_CJK_FILLER = re.compile(
+    r"(?:好的|好吧|好呀|好啊|好滴|好|行|可以|嗯+|哦+|噢|哈+|呵+|嘿+|谢谢你?|多谢|感谢|谢啦|没问题|收到|明白了?|知道了|了解|"
+    r"对的?|是的|没错|太好了|真棒|厉害|牛|不错|加油|你好|您好|早上好|早安|晚安|再见|拜拜|辛苦了|哇+|真的吗|是吗|确实|"
+    r"有道理|赞|恭喜你?|ありがとう(?:ございます)?|はい|うん|ええ|なるほど|すごい(?:ね)?|いいね|そうですね|そうだね|"
+    r"おはよう(?:ございます)?|こんにちは|こんばんは|おやすみ|了解(?:です)?|わかりました|わかった|お疲れ様(?:です)?|"
+    r"よろしく(?:お願いします)?|草|笑|w+|감사합니다|고마워|고맙습니다|네|넵|응|좋아요?|안녕하세요|안녕|ㅋ+|ㅎ+|"
+    r"알겠습니다|알겠어|대박|최고|그래요?|맞아요?)+"
+)
+_CJK_QUESTION_END = re.compile(r"(?:吗|嗎|呢|么|か|까|니)[\s。.]*$")
+_QUESTION_START = re.compile(
+    r"^(?:what|how|why|when|where|who|whom|whose|which|is|are|was|were|do|does|did|can|could|would|will|should|"
+    r"have|has|any|anything)\b"
+)
+_IMPERATIVE = re.compile(
+    r"^(?:please |pls |can you |could you |would you |now |just |ok,? |okay,? |then )?"
+    r"(?:write|make|create|generate|fix|debug|refactor|show|list|tell|give|run|build|explain|translate|summari[sz]e|"
+    r"find|search|look|check|open|close|send|add|remove|delete|update|install|set|draft|rewrite|edit|convert|"
+    r"calculate|compute|compare|describe|recommend|suggest|plan|play|stop|start|continue|try|read|review|"
+    r"analy[sz]e|format|print|save|load|deploy|restart|use|move|rename|copy|implement|test|help|fetch|pull|"
+    r"push|commit|merge|clone|download|upload|sort|count|draw|design|define|name|say|repeat|ignore|forget|"
+    r"proceed|go ahead|retry|redo|undo|continue|keep going|do it|go on|give me|show me|tell me)\b"
+)
+_META_QUESTION = re.compile(
+    r"\b(?:do|did|can|could) you (?:still |even )?(?:remember|recall)\b|"
+    r"\bwhat (?:do|did|else do) you (?:know|remember) about me\b|\bwhat did i (?:tell|say to) you\b|"
+    r"\bhave i (?:ever )?(?:told|mentioned)\b|\bremember when i\b|"
+    r"你还记得|你记得|还记得我|覚えてる|覚えています|기억해|기억나|te acuerdas|recuerdas|tu te souviens|"
+    r"te souviens-tu|erinnerst du dich"
+)
+_REFUSAL = re.compile(
+    r"^(?:(?:i'?m )?sorry,? (?:but )?)?(?:i (?:don'?t|do not) have (?:any )?(?:information|data|memory|memories|"
+    r"record|records|access|details|context)|i (?:don'?t|do not|can'?t|cannot) (?:recall|remember|help with|"
+    r"assist with|access)|i(?:'m| am) (?:not able|unable) to|i can'?t (?:help|assist|do that)|as an ai\b|"
+    r"i (?:have no|lack) (?:memory|record|information))"
+)
+_RECALL_LINE = re.compile(r"^\s*(?:[-*•]|\d+\.)\s*\[[a-z_ -]{3,24}(?:,\s*[0-9.]+[^\]\n]*)?\]", re.MULTILINE)
+_SLASH_COMMAND = re.compile(r"^/[A-Za-z][\w-]*(?=\s|$)")
+_URL = re.compile(r"(?:https?://|www\.)\S+")
+_FENCE = re.compile(r"```[\s\S]*?(?:```|\Z)")
+_CODE_LINE = re.compile(
+    r"(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[?\d{2}:\d{2}:\d{2}[\].,]|Traceback \(most recent call last\)|"
+    r"File \"[^\"\n]+\", line \d+|at [\w$.<>]+\(|(?:INFO|DEBUG|WARN|WARNING|ERROR|TRACE|FATAL|CRITICAL)\b|"
+    r"(?:def|class|func|fn|function) \w+\s*[(:<{]|from [\w.]+ import|import [\w.{*]|#include|"
+    r"(?:const|let|var) \w+\s*=|(?:public|private|static|async|export) |(?:SELECT|INSERT|UPDATE|DELETE) |"
+    r"[$>] \S|#!/|</?[a-zA-Z][\w-]*[^>]*>|[{}()\[\];,]+$|\w+(?:Error|Exception)\b)"
+)
+_CODE_LINE_ENDINGS = (";", "{", "}", "=>", ") {")
+_SHELL = re.compile(
+    r"^\s*(?:\$ |sudo |git |npm |pnpm |yarn |pip3? |python3? |node |docker |kubectl |curl |wget |cd |ls |cat |"
+    r"grep |rm |mv |cp |chmod |ssh |brew |apt(?:-get)? |make |cargo |go (?:run|build|test) )"
+)
+_CODE_SYMBOLS = "{}[]()<>;=$\\|&"
+_VOCATIVE = re.compile(
+    r"(?:,[ \t]*|\b(?:[Hh]ey|[Hh]i|[Hh]ello|[Tt]hanks|[Tt]hank you|[Cc]ongrats|[Cc]ongratulations|[Bb]ye|[Dd]ear|"
+    r"[Mm]orning|[Nn]ight)[ \t]+)[A-Z][a-z]+(?=[ \t]*[,!.?]|[ \t]*$)"
+)
+
+
+def _hollow_free(lowered: str) -> str:
+    return _HOLLOW_FIRST_PERSON.sub(" ", lowered) if ("i" in lowered or "m" in lowered) else lowered
+
+
+def _is_personal(lowered: str) -> bool:
+    return bool(_FIRST_PERSON.search(_hollow_free(lowered)) or _STANDING_INSTRUCTION.match(lowered.lstrip()))
+
+
+def _normalise(text: str) -> str:
+    """Lower-cased, straight apostrophes, vocatives ("Thanks, Caroline!") removed."""
+    if "," in text or " " in text:
+        text = _VOCATIVE.sub(" ", text)
+    return text.replace("\u2019", "'").replace("\u2018", "'").lower()
+
+
+def _is_filler(sentence: str, lowered: str) -> bool:
+    if _CJK.search(sentence):
+        bare = "".join(ch for ch in sentence if ch.isalnum())
+        return len(bare) <= 30 and bool(_CJK_FILLER.fullmatch(bare))
+    return all(word in _FILLER_WORDS for word in _WORD.findall(_hollow_free(lowered)))
+
+
+def _is_question(sentence: str, lowered: str) -> bool:
+    stripped = sentence.rstrip()
+    if "?" in stripped[-3:] or "？" in stripped[-3:] or stripped.startswith("¿"):
+        return True
+    if _CJK_QUESTION_END.search(stripped):
+        return True
+    return bool(_QUESTION_START.match(lowered.lstrip())) and not stripped.endswith((".", "!", "。", "！"))
+
+
+def _classify_sentences(text: str) -> str:
+    """Return 'personal', 'content', or the drop reason every sentence of text shares."""
+    kinds = set()
+    for sentence in _SENTENCE.findall(text):
+        if not sentence.strip():
+            continue
+        lowered = _normalise(sentence)
+        if _is_personal(lowered):
+            return "personal"
+        if _is_question(sentence, lowered):
+            kinds.add("question")
+        elif _is_filler(sentence, lowered):
+            kinds.add("ack-filler")
+        elif _IMPERATIVE.match(lowered.lstrip()):
+            kinds.add("command")
+        else:
+            kinds.add("content")
+    for kind in ("content", "question", "command"):
+        if kind in kinds:
+            return kind
+    return "ack-filler"
+
+
+def _split_code(text: str) -> tuple[str, bool]:
+    """Separate prose from code, logs and data; say whether there was any code."""
+    had_code = False
+    if "```" in text:
+        text, count = _FENCE.subn("\n", text)
+        had_code = count > 0
+    lines = [line for line in text.split("\n") if line.strip()]
+    if len(lines) >= 2:
+        code = [line for line in lines if _is_code_line(line.strip())]
+        if len(code) >= 2 and len(code) * 2 >= len(lines):
+            code_set = set(code)
+            return "\n".join(line for line in lines if line not in code_set), True
+    elif len(lines) == 1:
+        line = lines[0]
+        if _SHELL.match(line) or (_symbol_dense(line) and len(line) >= 12) or _looks_like_json(line):
+            return "", True
+    return text, had_code
+
+
+def _is_code_line(line: str) -> bool:
+    return bool(_CODE_LINE.match(line)) or line.endswith(_CODE_LINE_ENDINGS) or _symbol_dense(line)
+
+
+def _symbol_dense(line: str) -> bool:
+    sample = line.strip()[:300]
+    return sum(sample.count(symbol) for symbol in _CODE_SYMBOLS) * 6 > len(sample) >= 4
+
+
+def _looks_like_json(line: str) -> bool:
+    stripped = line.strip()
+    return stripped[:1] in "{[" and stripped[-1:] in "}]" and '":' in stripped
+
+
+def _is_emoji_only(text: str) -> bool:
+    has_symbol = False
+    for ch in text:
+        category = unicodedata.category(ch)
+        if category[0] in "LN":
+            return False
+        if category in ("So", "Sk") or ch in "\u200d\ufe0f":
+            has_symbol = True
+    return has_symbol
+
+
+def _alnum_count(text: str) -> int:
+    return sum(ch.isalnum() for ch in text)
+
+
+def _is_echo(text: str, previous_user_text: str | None) -> bool:
+    if previous_user_text and " ".join(text.split()).casefold() == " ".join(previous_user_text.split()).casefold():
+        return True
+    if "[" in text:
+        lines = [line for line in text.split("\n") if line.strip()]
+        recalled = len(_RECALL_LINE.findall(text))
+        return recalled >= 2 and recalled * 5 >= len(lines) * 3
+    return False
+
+
+def _noise_reason(text: str) -> str | None:
+    """Shape-level noise shared by both roles: nothing left, pictures of words, bare links."""
+    if not text:
+        return "empty-after-clean"
+    if len(text) <= 64:
+        if _is_emoji_only(text):
+            return "emoji-only"
+        if _alnum_count(text) < 2 and not _CJK.search(text):
+            return "too-short"
+    if len(text) < 500 and ("://" in text or "www." in text) and _alnum_count(_URL.sub("", text)) == 0:
+        return "url-only"
+    return None
+
+
+def _assistant_verdict(text: str, assistant_decision: str, previous_user_text: str | None) -> Verdict:
+    text = text.strip()
+    reason = _noise_reason(text)
+    if reason:
+        return Verdict(DROP, reason)
+    lowered = _normalise(text.lstrip())
+    if len(text) < 400 and _REFUSAL.match(lowered):
+        return Verdict(DROP, "assistant-refusal")
+    if _is_echo(text, previous_user_text):
+        return Verdict(DROP, "echo")
+    prose, had_code = _split_code(text)
+    if had_code and _alnum_count(prose) < 20:
+        return Verdict(DROP, "code-or-log")
+    if len(text) < 80 and _classify_sentences(text) == "ack-filler":
+        return Verdict(DROP, "ack-filler")
+    return Verdict(assistant_decision, "assistant-context")
+
+
+def _only_recall_queries(text: str) -> bool:
+    """A recall query ("do you remember my dog's name?") asks for a fact; it does not state one."""
+    for sentence in _SENTENCE.findall(text):
+        lowered = _normalise(sentence)
+        if not sentence.strip() or _META_QUESTION.search(lowered):
+            continue
+        if _is_personal(lowered) or not (_is_question(sentence, lowered) or _is_filler(sentence, lowered)):
+            return False
+    return True
+
+
+def _user_verdict(text: str, previous_user_text: str | None) -> Verdict:
+    stripped = text.strip()
+    reason = _noise_reason(stripped)
+    if reason:
+        return Verdict(DROP, reason)
+    if stripped.startswith("/"):
+        command = _SLASH_COMMAND.match(stripped)
+        if command and not _is_personal(_normalise(stripped[command.end() :])):
+            return Verdict(DROP, "slash-command")
+    if _is_echo(stripped, previous_user_text):
+        return Verdict(DROP, "echo")
+    if len(stripped) > _OVERSIZED:
+        first_person = len(_FIRST_PERSON.findall(_normalise(stripped)))
+        if len(stripped) > _ALWAYS_OVERSIZED or first_person * 1000 < len(stripped):
+            return Verdict(DROP, "oversized-paste")
+    prose, had_code = _split_code(stripped)
+    if had_code:
+        kind = _classify_sentences(prose) if prose.strip() else "code"
+        if kind == "personal" or (kind == "content" and len(_WORD.findall(prose)) >= 12):
+            return Verdict(KEEP, kind)
+        return Verdict(DROP, "code-or-log")
+    if len(stripped) > _LONG_MESSAGE:
+        opening = f" {stripped[:_LONG_MESSAGE].lower()} "
+        return Verdict(KEEP, "personal" if any(mark in opening for mark in _COMMON_FIRST_PERSON) else "content")
+    if _META_QUESTION.search(_normalise(stripped)) and _only_recall_queries(stripped):
+        return Verdict(DROP, "meta-question")
+    kind = _classify_sentences(stripped)
+    if kind in ("personal", "content"):
+        return Verdict(KEEP, kind)
+    return Verdict(DROP, kind)
+
+
+def prefilter(
+    text: str, role: str, *, assistant_decision: str = CONTEXT, previous_user_text: str | None = None
+) -> Verdict:
+    """Judge one cleaned message (one part of a queued batch) on its own."""
+    if role == "assistant":
+        return _assistant_verdict(text, assistant_decision, previous_user_text)
+    return _user_verdict(text, previous_user_text)

@@ -1,0 +1,70 @@
+"""Screening of one message: clean → prefilter → redact, so that only the user's own words, minus noise and
+secrets, can go further. Pure: a Message in, decisions and counters out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from distiller.clean import clean
+from distiller.prefilter import CONTEXT, DROP, KEEP, prefilter
+from distiller.records import Message
+from distiller.redact import redact
+
+DECISION_RANK = {KEEP: 2, CONTEXT: 1, DROP: 0}
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The verdict on one item: a whole message, or one part of a queued batch (`item_id` "<id>#<n>")."""
+
+    message: Message
+    item_id: str
+    text: str
+    decision: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Screened:
+    decisions: tuple[Decision, ...]
+    clean_events: tuple[str, ...]
+    redactions: tuple[tuple[str, int], ...]
+
+    @property
+    def verdict(self) -> Decision:
+        """The message's own verdict for the ledger: its most useful part."""
+        return max(self.decisions, key=lambda d: DECISION_RANK[d.decision])
+
+
+def screen(
+    message: Message,
+    *,
+    session_skip: str | None = None,
+    previous_user_text: str | None = None,
+    assistant_decision: str = CONTEXT,
+    extra_blocks: tuple[str, ...] = (),
+) -> Screened:
+    """`session_skip` drops every message of a session skipped as a whole (cron or dreaming runs)."""
+    if session_skip is not None:
+        return Screened((Decision(message, message.message_id, "", DROP, session_skip),), (), ())
+    cleaned = clean(message.text, message.role, extra_blocks)
+    if cleaned.drop_reason is not None or not cleaned.parts:
+        reason = cleaned.drop_reason or "empty-after-clean"
+        return Screened((Decision(message, message.message_id, "", DROP, reason),), cleaned.events, ())
+    decisions = []
+    redactions: dict[str, int] = {}
+    many = len(cleaned.parts) > 1
+    for number, part in enumerate(cleaned.parts, start=1):
+        if message.inter_session:
+            decision, reason = CONTEXT, "inter-session"
+        else:
+            verdict = prefilter(
+                part, message.role, assistant_decision=assistant_decision, previous_user_text=previous_user_text
+            )
+            decision, reason = verdict.decision, verdict.reason
+        redacted = redact(part)
+        for kind, count in redacted.counts:
+            redactions[kind] = redactions.get(kind, 0) + count
+        item_id = f"{message.message_id}#{number}" if many else message.message_id
+        decisions.append(Decision(message, item_id, redacted.text, decision, reason))
+    return Screened(tuple(decisions), cleaned.events, tuple(sorted(redactions.items())))

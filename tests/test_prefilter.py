@@ -1,0 +1,98 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from distiller.clean import clean
+from distiller.prefilter import CONTEXT, DROP, KEEP, REASONS, Verdict, prefilter
+
+FIXTURE = Path(__file__).parent / "fixtures" / "labelled.jsonl"
+ROWS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _verdicts(row):
+    message = row["line"]["message"]
+    text = "\n".join(block["text"] for block in message["content"] if block.get("type") == "text")
+    cleaned = clean(text, message["role"])
+    return cleaned, [prefilter(part, message["role"]) for part in cleaned.parts]
+
+
+@pytest.mark.parametrize("row", [row for row in ROWS if "decisions" in row["expect"]], ids=lambda row: row["id"])
+def test_fixture_decisions(row):
+    _, verdicts = _verdicts(row)
+    assert [verdict.decision for verdict in verdicts] == row["expect"]["decisions"]
+    assert all(verdict.reason in REASONS for verdict in verdicts)
+
+
+def test_fixture_fact_turns_are_kept_and_most_chatter_dropped():
+    facts = [row for row in ROWS if row["fact"] is True]
+    chatter = [row for row in ROWS if row["fact"] is False]
+    kept = [row["id"] for row in facts if any(v.decision == KEEP for v in _verdicts(row)[1])]
+    dropped = [row["id"] for row in chatter if not any(v.decision == KEEP for v in _verdicts(row)[1])]
+    assert len(facts) >= 60 and len(chatter) >= 60
+    assert len(kept) / len(facts) >= 0.97, sorted({row["id"] for row in facts} - set(kept))
+    assert len(dropped) / len(chatter) >= 0.54
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm vegetarian, what should I cook tonight?",
+        "my daughter turns 5 next week — party ideas?",
+        "book my flight to Berlin on Friday, I hate aisle seats",
+        "Just adopted a puppy named Max!",
+        "我在上海工作",
+        "私は医者です",
+        "Never use emojis when you reply to me.",
+        "Berlin.",
+    ],
+)
+def test_turns_that_may_carry_a_fact_are_kept(text):
+    assert prefilter(text, "user").decision == KEEP
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("Haha that's awesome", "ack-filler"),
+        ("Thanks, Caroline!", "ack-filler"),
+        ("好的，谢谢！", "ack-filler"),
+        ("What did you do last weekend?", "question"),
+        ("你周末做了什么？", "question"),
+        ("Write a haiku about autumn", "command"),
+        ("/reset", "slash-command"),
+        ("🎉🎉", "emoji-only"),
+        ("?", "too-short"),
+        ("https://example.com/a?b=c", "url-only"),
+        ("Do you remember what I told you about my job?", "meta-question"),
+        ("", "empty-after-clean"),
+    ],
+)
+def test_turns_without_facts_are_dropped_with_their_reason(text, reason):
+    assert prefilter(text, "user") == Verdict(DROP, reason)
+
+
+def test_assistant_messages_are_context_unless_configured():
+    text = "That sounds like a wonderful trip — Lisbon in spring is lovely."
+    assert prefilter(text, "assistant") == Verdict(CONTEXT, "assistant-context")
+    assert prefilter(text, "assistant", assistant_decision=DROP) == Verdict(DROP, "assistant-context")
+
+
+def test_assistant_refusal_is_dropped():
+    assert prefilter("I don't recall you mentioning that.", "assistant") == Verdict(DROP, "assistant-refusal")
+
+
+def test_repeated_text_is_an_echo():
+    previous = "I moved to Rome in 2021."
+    assert prefilter("I moved to  rome in 2021.", "user", previous_user_text=previous) == Verdict(DROP, "echo")
+    assert prefilter(previous, "assistant", previous_user_text=previous) == Verdict(DROP, "echo")
+
+
+def test_long_personal_message_is_kept_without_sentence_analysis():
+    text = "I grew up on a farm. " + "We had cows and a tractor and the winters were long. " * 40
+    assert prefilter(text, "user") == Verdict(KEEP, "personal")
+
+
+def test_large_paste_without_first_person_is_oversized():
+    text = "The quarterly revenue grew across all regions. " * 200
+    assert prefilter(text, "user") == Verdict(DROP, "oversized-paste")
