@@ -48,15 +48,6 @@ _DELIMITED: dict[str, tuple[str, str]] = {
     "hindsight-context": (r"\[context\]", r"\[/context\]"),
 }
 
-_DELIMITED_GATES: dict[str, str] = {
-    "untrusted-data": "UNTRUSTED DATA",
-    "openclaw-internal-context": "OPENCLAW_INTERNAL_CONTEXT",
-    "internal-runtime-context": "Internal runtime context]",
-    "untrusted-child-result": "UNTRUSTED_CHILD_RESULT",
-    "external-untrusted-content": "EXTERNAL_UNTRUSTED_CONTENT",
-    "hindsight-context": "context]",
-}
-
 _SYNTHETIC = "synthetic-prompt"
 _EMPTY = "empty-after-clean"
 
@@ -71,33 +62,31 @@ class Cleaned:
 @dataclass(frozen=True)
 class _Blocks:
     kinds: tuple[str, ...]
-    gates: tuple[str, ...]
     pattern: re.Pattern[str]
 
 
 @lru_cache(maxsize=32)
 def _blocks(names: tuple[str, ...]) -> _Blocks:
+    """One alternation of every marker, each ending in an empty group that names it (`o<n>` opens kind n, `c<n>`
+    closes it).
+
+    Naming by an empty group at the end leaves every alternative starting with its literal `<` or `[`, so the engine
+    skips from one such character to the next instead of trying every alternative at every position."""
     kinds = tuple(dict.fromkeys(names))
     alternatives = []
-    gates = []
     for index, kind in enumerate(kinds):
         if kind in _DELIMITED:
             opening, closing = _DELIMITED[kind]
-            gates.append(_DELIMITED_GATES[kind])
         else:
             tag = re.escape(kind)
             opening, closing = rf"<{tag}(?:[ \t\n][^<>]*)?>", rf"</{tag}[ \t]*>"
-            gates.append(f"<{kind}")
-            gates.append(f"</{kind}")
-        alternatives.append(f"(?P<o{index}>{opening})")
-        alternatives.append(f"(?P<c{index}>{closing})")
-    return _Blocks(kinds, tuple(dict.fromkeys(gates)), re.compile("|".join(alternatives)))
+        alternatives.append(f"{opening}(?P<o{index}>)")
+        alternatives.append(f"{closing}(?P<c{index}>)")
+    return _Blocks(kinds, re.compile("|".join(alternatives)))
 
 
 def _strip_blocks(text: str, blocks: _Blocks, events: list[str]) -> str:
     """Remove whole blocks, nested ones included; an unclosed block runs to the end of the message."""
-    if not any(gate in text for gate in blocks.gates):
-        return text
     out: list[str] = []
     stack: list[str] = []
     pos = 0
@@ -155,6 +144,7 @@ _HINT_LINE = re.compile(
     r"\[Queue overflow\] Dropped \d+ messages? due to cap\.?)[ \t]*(?:\n|\Z)",
     re.MULTILINE,
 )
+_HINT_NEEDLES = ("Delivery: ", "requester_profile", "To send an image back", "Note: The previous", "[Queue overflow]")
 _RUNTIME_INTERNAL = re.compile(r"^[ \t]*OpenClaw runtime context \(internal\):[\s\S]*", re.MULTILINE)
 _RUNTIME_HEADER = re.compile(
     r"^[ \t]*OpenClaw runtime (?:context for the (?:active user request in this turn|immediately preceding user "
@@ -167,6 +157,7 @@ _MEDIA_LINE = re.compile(
 )
 _MEDIA_INLINE = re.compile(r"<media:[a-z]+>(?: \(\d+ files?\))?|<!-- media-output-id: [^\n>]*-->")
 _MEDIA_SECTION = re.compile(r"^\[(?:Audio|Image|Video|File|Document)(?: \d+/\d+)?\][ \t]*$", re.MULTILINE)
+_MEDIA_SECTION_NEEDLES = ("[Audio", "[Image", "[Video", "[File", "[Document")
 _MEDIA_SECTION_LINE = re.compile(r"\[(?:Audio|Image|Video|File|Document)(?: \d+/\d+)?\]")
 _MEDIA_KEPT_LABELS = ("User text:", "Transcript:")
 _MEDIA_DROPPED_LABEL = "Description:"
@@ -187,27 +178,19 @@ _ASSISTANT_MEDIA_LINE = re.compile(r"^[ \t]*MEDIA:[ \t]*\S+[ \t]*(?:\n|\Z)", re.
 _QUEUED_HEADER = "[Queued messages while agent was busy]"
 _QUEUED_SEPARATOR = re.compile(r"\n*-{3,}[ \t]*\nQueued #\d+[ \t]*\n")
 
-_SYNTHETIC_USER: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("session-start", re.compile(r"A new session was started via /new or /reset")),
-    (
-        "heartbeat",
-        re.compile(
-            r"\A(?:Read HEARTBEAT\.md\b|Run the following periodic tasks\b|\[OpenClaw heartbeat poll\])|"
-            r"reply(?: with)? HEARTBEAT_OK|heartbeat_respond"
-        ),
-    ),
-    ("memory-flush", re.compile(r"\APre-compaction memory flush\b")),
-    ("cron", re.compile(r"\A\[cron:[^\]\n]+\]")),
-    ("exec-event", re.compile(r"\Aexec (?:completed|failed) \(", re.IGNORECASE)),
-    (
-        "system-notice",
-        re.compile(
-            r"\A(?:\[System Message\]|\[openclaw\]|\[Internal task completion event\]|"
-            r"A scheduled reminder has been triggered|"
-            r"An async command (?:completion event was triggered|you ran earlier has completed)|"
-            r"Continue where you left off\.?\Z|🧹 Auto-compaction complete|🦞 OpenClaw|⚙️)"
-        ),
-    ),
+# Synthetic user prompts, in order of precedence: a session start or a heartbeat anywhere, else the kind named by the
+# empty group that ends the alternative matching the start of the message.
+_SESSION_START = "A new session was started via /new or /reset"
+_HEARTBEAT_ANYWHERE = re.compile(r"reply(?: with)? HEARTBEAT_OK|heartbeat_respond")
+_SYNTHETIC_START = re.compile(
+    r"(?:Read HEARTBEAT\.md\b|Run the following periodic tasks\b|\[OpenClaw heartbeat poll\])(?P<heartbeat>)|"
+    r"Pre-compaction memory flush\b(?P<memory_flush>)|"
+    r"\[cron:[^\]\n]+\](?P<cron>)|"
+    r"(?i:exec (?:completed|failed) \()(?P<exec_event>)|"
+    r"(?:\[System Message\]|\[openclaw\]|\[Internal task completion event\]|"
+    r"A scheduled reminder has been triggered|"
+    r"An async command (?:completion event was triggered|you ran earlier has completed)|"
+    r"Continue where you left off\.?\Z|🧹 Auto-compaction complete|🦞 OpenClaw|⚙️)(?P<system_notice>)"
 )
 _SILENT_TRIM = " \t\n\"'{}.!`*_"
 
@@ -244,7 +227,7 @@ _BLANK_RUN = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 def _tidy(text: str) -> str:
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")
-    if "\n" in text:
+    if text.count("\n") > 2:  # a blank run needs three newlines
         text = _BLANK_RUN.sub("\n\n", text)
     return text.strip()
 
@@ -253,6 +236,41 @@ def _remove(pattern: re.Pattern[str], text: str, event: str, events: list[str]) 
     text, count = pattern.subn("", text)
     events.extend([event] * count)
     return text
+
+
+def _line_matches(pattern: re.Pattern[str], needles: tuple[str, ...], text: str) -> list[re.Match[str]]:
+    """What `pattern.finditer(text)` finds, for a pattern anchored at a line start whose first line holds one of
+    needles: it is tried only at the starts of those lines, where the engine would try every position."""
+    starts = []
+    for needle in needles:
+        if needle not in text:  # the common case, and much cheaper than a find
+            continue
+        index = text.find(needle)
+        while index != -1:
+            starts.append(text.rfind("\n", 0, index) + 1)
+            index = text.find(needle, index + 1)
+    if not starts:
+        return []
+    matches: list[re.Match[str]] = []
+    for start in sorted(starts):
+        if (not matches or start >= matches[-1].end()) and (match := pattern.match(text, start)):
+            matches.append(match)
+    return matches
+
+
+def _remove_lines(pattern: re.Pattern[str], needles: tuple[str, ...], text: str, event: str, events: list[str]) -> str:
+    """`_remove` for a line pattern, by way of `_line_matches`."""
+    matches = _line_matches(pattern, needles, text)
+    if not matches:
+        return text
+    events.extend([event] * len(matches))
+    pieces = []
+    end = 0
+    for match in matches:
+        pieces.append(text[end : match.start()])
+        end = match.end()
+    pieces.append(text[end:])
+    return "".join(pieces)
 
 
 def _cut_untrusted_context(text: str, events: list[str]) -> str:
@@ -288,12 +306,10 @@ def _strip_media_sections(text: str, events: list[str]) -> str:
 
 def _strip_metadata(text: str, events: list[str]) -> str:
     if "(untrusted" in text or _CTX_MARKER in text:
-        text = _remove(_METADATA_FENCED, text, "envelope:inbound-metadata", events)
-        if _CTX_MARKER in text:
-            text = _remove(_CTX_TRAILING, text, "envelope:ctx-trailing", events)
-            text = _remove(_CTX_PROSE, text, "envelope:inbound-metadata", events)
-        if "(untrusted" in text:
-            text = _remove(_METADATA_LONE_LABEL, text, "envelope:inbound-metadata", events)
+        text = _remove_lines(_METADATA_FENCED, ("(untrusted", _CTX_MARKER), text, "envelope:inbound-metadata", events)
+        text = _remove_lines(_CTX_TRAILING, (_CTX_MARKER,), text, "envelope:ctx-trailing", events)
+        text = _remove_lines(_CTX_PROSE, (_CTX_MARKER,), text, "envelope:inbound-metadata", events)
+        text = _remove_lines(_METADATA_LONE_LABEL, ("(untrusted",), text, "envelope:inbound-metadata", events)
     if "message_id" in text:
         fence = _LEADING_ID_FENCE.match(text)
         if fence and '"message_id"' in fence.group(1):
@@ -309,7 +325,7 @@ def _strip_leading_envelope(text: str, events: list[str]) -> str:
     header = match.group(1)
     if _GATEWAY_TIMESTAMP.match(header):
         events.append("envelope:timestamp")
-    elif _ENVELOPE_TIME.search(header) or header.startswith(_CHANNELS):
+    elif header.startswith(_CHANNELS) or _ENVELOPE_TIME.search(header):
         events.append("envelope:channel")
     else:
         return text
@@ -318,17 +334,16 @@ def _strip_leading_envelope(text: str, events: list[str]) -> str:
 
 def _strip_user_envelopes(text: str, events: list[str]) -> str:
     text = _strip_metadata(text, events)
-    if "System" in text:
-        text = _remove(_SYSTEM_LINE, text, "envelope:system-line", events)
+    text = _remove_lines(_SYSTEM_LINE, ("System",), text, "envelope:system-line", events)
     if "message_id" in text or "MESSAGE_ID" in text:
         text = _remove(_MESSAGE_ID_LINE, text, "envelope:message-id", events)
-    text = _remove(_HINT_LINE, text, "envelope:hint", events)
+    text = _remove_lines(_HINT_LINE, _HINT_NEEDLES, text, "envelope:hint", events)
     if "OpenClaw runtime" in text:
-        text = _remove(_RUNTIME_INTERNAL, text, "envelope:runtime-context", events)
-        text = _remove(_RUNTIME_HEADER, text, "envelope:runtime-context", events)
+        text = _remove_lines(_RUNTIME_INTERNAL, ("OpenClaw runtime",), text, "envelope:runtime-context", events)
+        text = _remove_lines(_RUNTIME_HEADER, ("OpenClaw runtime",), text, "envelope:runtime-context", events)
     if "[" in text:
-        text = _remove(_MEDIA_LINE, text, "media:attached", events)
-        if _MEDIA_SECTION.search(text):
+        text = _remove_lines(_MEDIA_LINE, ("[media attached", "[Image: source:"), text, "media:attached", events)
+        if _line_matches(_MEDIA_SECTION, _MEDIA_SECTION_NEEDLES, text):
             text = _strip_media_sections(text, events)
     if "<" in text:
         text = _remove(_MEDIA_INLINE, text, "media:placeholder", events)
@@ -337,9 +352,7 @@ def _strip_user_envelopes(text: str, events: list[str]) -> str:
 
 
 def _strip_assistant_noise(text: str, events: list[str]) -> str:
-    if "MEDIA:" in text:
-        text = _remove(_ASSISTANT_MEDIA_LINE, text, "media:directive", events)
-    return text
+    return _remove_lines(_ASSISTANT_MEDIA_LINE, ("MEDIA:",), text, "media:directive", events)
 
 
 def _synthetic_kind(text: str, role: str) -> str | None:
@@ -354,10 +367,12 @@ def _synthetic_kind(text: str, role: str) -> str | None:
             return "session-start"
         return None
     head = text.lstrip()
-    for kind, pattern in _SYNTHETIC_USER:
-        if pattern.search(head):
-            return kind
-    return None
+    if _SESSION_START in head:
+        return "session-start"
+    if ("HEARTBEAT_OK" in head or "heartbeat_respond" in head) and _HEARTBEAT_ANYWHERE.search(head):
+        return "heartbeat"
+    start = _SYNTHETIC_START.match(head)
+    return start.lastgroup.replace("_", "-") if start and start.lastgroup else None
 
 
 def _split_queued(text: str, events: list[str]) -> list[str] | None:

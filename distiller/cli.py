@@ -13,8 +13,11 @@ from pathlib import Path
 import click
 import orjson
 
-from distiller import pipeline
-from distiller.config import load_settings
+from distiller import batches_admin, pipeline
+from distiller import beliefs as beliefs_api
+from distiller.cli_beliefs import beliefs, runs_command
+from distiller.config import load_settings, override
+from distiller.extract.select import make_extractor
 from distiller.errors import EXIT_ERROR, DistillError
 from distiller.prefilter import CONTEXT, DROP, KEEP
 from distiller.screen import Decision
@@ -81,6 +84,7 @@ def _counts(counter: dict) -> str:
     return ", ".join(f"{name} {count}" for name, count in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+LEARNED_SHOWN = 25
 SHOWN = {"kept": (KEEP, CONTEXT), "dropped": (DROP,), "all": (KEEP, CONTEXT, DROP)}
 
 
@@ -106,6 +110,30 @@ def _decision_row(decision: Decision) -> str:
     )
 
 
+def _distill_summary(d: dict) -> str:
+    """Which extractor ran and what came of it: the part of a run summary about beliefs."""
+    extractor = d["extractor"] + (f" ({d['model']})" if d["model"] else "")
+    lines = [f"extractor: {extractor}; {d['batches']} batch(es), {d['requests']} request(s), "
+             f"{d['candidates']} candidate(s)"]
+    if d["beliefs"]:
+        lines.append(f"beliefs: {_counts(d['beliefs'])}")
+    if d["rejected"]:
+        lines.append(f"rejected candidates: {_counts(d['rejected'])}")
+    if d["tokens"] or d["cost_usd"]:
+        lines.append(f"model tokens: {d['tokens']:,} (cache read {d['cache_read_tokens']:,}), cost ${d['cost_usd']:.4f}")
+    if d["estimated_tokens"]:
+        lines.append(f"estimate: ≈{d['estimated_tokens']:,} input tokens, ≈${d['estimated_cost_usd']:.4f}")
+    if d["quarantined_requests"]:
+        lines.append(f"quarantined requests: {d['quarantined_requests']} (see `distill batches list`)")
+    if d["staged"]:
+        lines.append("staged for an external agent:\n  " + "\n  ".join(d["staged"]))
+    if d["resumed_batches"]:
+        lines.append(f"resumed batches: {d['resumed_batches']}")
+    if d["budget_stop"]:
+        lines.append(f"stopped: {d['budget_stop']}")
+    return "\n".join(lines)
+
+
 def _run_summary(d: dict, dry_run: bool) -> str:
     lines = [
         f"{'dry run: would read' if dry_run else 'read'} {d['files']} file(s), {d['bytes_read']:,} bytes, "
@@ -124,21 +152,34 @@ def _run_summary(d: dict, dry_run: bool) -> str:
         lines.append(f"skipped files: {_counts(d['files_skipped'])}")
     if d["file_events"]:
         lines.append(f"files: {_counts(d['file_events'])}")
+    lines.append(_distill_summary(d))
     return "\n".join(lines)
 
 
 @cli.command()
 @source_option
-@click.option("--dry-run", is_flag=True, help="Read and report; record nothing and advance no cursor.")
+@click.option("--dry-run", is_flag=True, help="Read, screen and plan batches with token and cost estimates; record nothing.")
 @click.option(
     "--show",
     type=click.Choice(sorted(SHOWN)),
     help="Print the decision on every newly read message (one JSON object each with --json); kept = keep + context.",
 )
+@click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]),
+              help="auto: Anthropic when ANTHROPIC_API_KEY is set, else the offline rules.  [default: auto]")
+@click.option("--model", help="Anthropic model.  [default: claude-haiku-5-5]")
+@click.option("--allow-expensive-model", is_flag=True, default=None, help="Allow Opus-class models.")
+@click.option("--budget-usd", type=float, help="Stop this run before it would spend more (0: no limit).")
+@click.option("--budget-tokens", type=int, help="Stop this run before it would use more model tokens (0: no limit).")
+@click.option("--no-llm", is_flag=True, help="Stage batches for an external agent (see `distill commit`).")
 @click.pass_obj
-def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None) -> None:
-    """Read the new tail of every transcript, screen it, and record what was read, exactly once."""
+def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, extractor: str | None,
+        model: str | None, allow_expensive_model: bool | None, budget_usd: float | None, budget_tokens: int | None,
+        no_llm: bool) -> None:
+    """Read the new tail of every transcript, screen it, distill it into verified beliefs, commit exactly once."""
     out: Output = obj["out"]
+    settings = override(obj["settings"], extractor="external" if no_llm else extractor, model=model,
+                        allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
+                        budget_tokens=budget_tokens)
     printer = None
     if show is not None:
         wanted = SHOWN[show]
@@ -150,12 +191,70 @@ def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None) -
                 else:
                     click.echo(_decision_row(decision))
 
-    summary = pipeline.run_once(obj["settings"], sources, dry_run=dry_run, show=printer)
+    summary = pipeline.run_once(settings, sources, dry_run=dry_run, show=printer)
     d = summary.as_dict()
+    human = _run_summary(d, dry_run)
+    if summary.run_id is not None and d["beliefs"] and not out.as_json:
+        learned = beliefs_api.from_run(settings, summary.run_id)
+        human += "\nbeliefs from this run:\n" + "\n".join(
+            f"  [{b.category}, {b.status}, {b.confidence:.2f}] {b.statement}" for b in learned[:LEARNED_SHOWN]
+        ) + (f"\n  … and {len(learned) - LEARNED_SHOWN} more (`distill beliefs list`)"
+             if len(learned) > LEARNED_SHOWN else "")
     if show is not None and out.as_json:
-        click.echo(_run_summary(d, dry_run), err=True)
+        click.echo(human, err=True)
     else:
-        out.emit(d, _run_summary(d, dry_run))
+        out.emit(d, human)
+
+
+@cli.command()
+@click.argument("batch_id")
+@click.option("--beliefs", "beliefs_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="JSONL written by the external agent: one candidate per line, citing the batch's item ids.")
+@click.pass_obj
+def commit(obj: dict, batch_id: str, beliefs_file: Path) -> None:
+    """Verify and commit an external agent's beliefs for a batch staged by `distill run --no-llm`."""
+    tally = batches_admin.commit_external(obj["settings"], batch_id, beliefs_file)
+    d = tally.as_dict()
+    obj["out"].emit({"batch_id": batch_id, **d}, f"committed {batch_id}\n" + _distill_summary(d))
+
+
+@cli.group()
+def batches() -> None:
+    """Batches waiting for a model, staged for an external agent, or quarantined after repeated refusals."""
+
+
+@batches.command("list")
+@click.pass_obj
+def batches_list(obj: dict) -> None:
+    """List pending, staged and quarantined batches."""
+    found = batches_admin.list_batches(obj["settings"])
+    human = "\n".join(
+        f"{b.batch_id}  {b.status:<11} {b.requests} request(s), {b.items} item(s)"
+        + (f"  {b.path}" if b.path else "") + (f"  error: {b.error}" if b.error else "")
+        for b in found
+    ) or "no batches"
+    obj["out"].emit({"batches": [b.as_dict() for b in found]}, human)
+
+
+@batches.command("retry")
+@click.argument("batch_id")
+@click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]), help="[default: auto]")
+@click.pass_obj
+def batches_retry(obj: dict, batch_id: str, extractor: str | None) -> None:
+    """Extract a quarantined batch again and commit what now succeeds."""
+    settings = override(obj["settings"], extractor=extractor)
+    tally = batches_admin.retry(settings, batch_id, make_extractor(settings))
+    d = tally.as_dict()
+    obj["out"].emit({"batch_id": batch_id, **d}, f"retried {batch_id}\n" + _distill_summary(d))
+
+
+@batches.command("discard")
+@click.argument("batch_id")
+@click.pass_obj
+def batches_discard(obj: dict, batch_id: str) -> None:
+    """Unstage a staged batch (and later ones; their messages are read again) or give up on a quarantined one."""
+    affected = batches_admin.discard(obj["settings"], batch_id)
+    obj["out"].emit({"discarded": affected}, f"discarded: {', '.join(affected)}")
 
 
 @cli.command()
@@ -181,11 +280,13 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
     """Tracked files, bytes not yet read, and the last run's counters."""
     report = pipeline.status(obj["settings"], sources)
     d = report.as_dict()
+    d["beliefs"] = beliefs_api.counts(obj["settings"]).as_dict()
     lines = [
         f"database: {d['db']}",
         f"files tracked: {d['files_tracked']} (gone: {d['files_gone']}, untracked: {d['files_untracked']})",
         f"bytes behind: {d['bytes_behind']:,}",
         f"messages ingested: {d['messages_ingested']:,}",
+        f"beliefs: {d['beliefs']['total']:,}" + (f" ({_counts(d['beliefs']['by_status'])})" if d["beliefs"]["total"] else ""),
     ]
     last = d["last_run"]
     if last is None:
@@ -199,6 +300,10 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
         if last.get("error"):
             lines.append(f"  error: {last['error']}")
     obj["out"].emit(d, "\n".join(lines))
+
+
+cli.add_command(beliefs)
+cli.add_command(runs_command)
 
 
 def main() -> None:

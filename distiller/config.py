@@ -22,6 +22,14 @@ class Settings:
     db_wait_seconds: float = 5.0
     assistant_decision: str = "context"
     extra_injected_blocks: tuple[str, ...] = ()
+    extractor: str = "auto"
+    model: str = "claude-haiku-5-5"
+    allow_expensive_model: bool = False
+    request_budget_tokens: int = 6000
+    budget_tokens: int = 0  # per run; 0 means no limit
+    budget_usd: float = 0.0
+    budget_tokens_per_day: int = 0
+    budget_usd_per_day: float = 0.0
 
     @property
     def db_path(self) -> Path:
@@ -32,7 +40,12 @@ class Settings:
         return self.state_dir / "lock"
 
 
-CHOICES = {"assistant_decision": ("keep", "context", "drop")}
+CHOICES = {
+    "assistant_decision": ("keep", "context", "drop"),
+    "extractor": ("auto", "anthropic", "rules", "external"),
+}
+MAY_BE_ZERO = ("budget_tokens", "budget_usd", "budget_tokens_per_day", "budget_usd_per_day")
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
 def _coerce(name: str, kind: str, value: Any) -> Any:
@@ -40,6 +53,11 @@ def _coerce(name: str, kind: str, value: Any) -> Any:
     if kind == "str":
         if isinstance(value, str) and value in CHOICES.get(name, (value,)):
             return value
+    elif kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in _TRUE + _FALSE:
+            return value.lower() in _TRUE
     elif kind == "tuple[str, ...]":
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
@@ -51,7 +69,7 @@ def _coerce(name: str, kind: str, value: Any) -> Any:
         except (TypeError, ValueError):
             pass
         else:
-            if number > 0:
+            if number > 0 or (number == 0 and name in MAY_BE_ZERO):
                 return number
     raise DistillError(f"invalid value for setting {name!r}: {value!r}")
 
@@ -85,3 +103,10 @@ def load_settings(state_dir: Path, config_file: Path | None = None, **overrides:
     layer.update({k: v for k, v in overrides.items() if v is not None})
     values = {name: _coerce(name, tunable[name], value) for name, value in layer.items()}
     return replace(settings, **values)
+
+
+def override(settings: Settings, **values: Any) -> Settings:
+    """Command-line flags: the top layer, validated like the others (None means not given)."""
+    tunable = {f.name: f.type for f in fields(Settings)}
+    given = {name: _coerce(name, tunable[name], value) for name, value in values.items() if value is not None}
+    return replace(settings, **given)

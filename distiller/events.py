@@ -6,8 +6,14 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 
+from typing import TYPE_CHECKING
+
 from distiller.prefilter import DROP
 from distiller.screen import Screened
+
+if TYPE_CHECKING:
+    from distiller.batch import Batch
+    from distiller.distill import Committed
 
 log = logging.getLogger("distiller")
 
@@ -30,6 +36,22 @@ class Tally:
     dropped: Counter[str] = field(default_factory=Counter)
     redactions: Counter[str] = field(default_factory=Counter)
     cleaned: Counter[str] = field(default_factory=Counter)
+    extractor: str = ""
+    model: str | None = None
+    batches: int = 0
+    resumed: int = 0
+    requests: int = 0
+    candidates: int = 0
+    rejected: Counter[str] = field(default_factory=Counter)
+    beliefs: Counter[str] = field(default_factory=Counter)
+    quarantined_requests: int = 0
+    tokens: int = 0
+    cache_read_tokens: int = 0
+    cost_usd: float = 0.0
+    estimated_tokens: int = 0
+    estimated_cost_usd: float = 0.0
+    budget_stop: str | None = None
+    staged: list[str] = field(default_factory=list)
 
     def screened(self, screened: Screened) -> None:
         """A newly read message: its decisions (one per part of a queued batch), strips and redactions."""
@@ -62,6 +84,31 @@ class Tally:
         if reason in MALFORMED_REASONS or reason == "oversized_line":
             log.info("%s at %s byte %d", reason, path, start)
 
+    def committed(self, batch: Batch, done: Committed) -> None:
+        """A batch is in the database: its requests, candidates, verdicts on them, beliefs and spend."""
+        if batch.requests:
+            self.batches += 1
+        self.requests += len(batch.requests)
+        self.candidates += done.candidates
+        self.rejected.update(dict(done.rejected))
+        self.beliefs.update({k: v for k, v in done.beliefs.as_dict().items() if v})
+        self.quarantined_requests += done.quarantined_requests
+        for extraction in batch.results:
+            for usage in extraction.usage:
+                self.tokens += usage.input_tokens + usage.output_tokens
+                self.cache_read_tokens += usage.cache_read_tokens
+                self.cost_usd += usage.cost_usd
+        if done.quarantined_requests:
+            log.warning("batch %s: %d request(s) quarantined", batch.batch_id, done.quarantined_requests)
+
+    def planned(self, batch: Batch, estimated_cost_usd: float) -> None:
+        """A dry run's batch: what it would send, without sending it."""
+        if batch.requests:
+            self.batches += 1
+        self.requests += len(batch.requests)
+        self.estimated_tokens += batch.estimated_tokens
+        self.estimated_cost_usd += estimated_cost_usd
+
     @property
     def malformed(self) -> int:
         return sum(self.skipped[r] for r in MALFORMED_REASONS)
@@ -81,4 +128,20 @@ class Tally:
             "dropped": dict(sorted(self.dropped.items())),
             "redactions": dict(sorted(self.redactions.items())),
             "cleaned": dict(sorted(self.cleaned.items())),
+            "extractor": self.extractor,
+            "model": self.model,
+            "batches": self.batches,
+            "resumed_batches": self.resumed,
+            "requests": self.requests,
+            "candidates": self.candidates,
+            "rejected": dict(sorted(self.rejected.items())),
+            "beliefs": dict(sorted(self.beliefs.items())),
+            "quarantined_requests": self.quarantined_requests,
+            "tokens": self.tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cost_usd": round(self.cost_usd, 6),
+            "estimated_tokens": self.estimated_tokens,
+            "estimated_cost_usd": round(self.estimated_cost_usd, 6),
+            "budget_stop": self.budget_stop,
+            "staged": list(self.staged),
         }

@@ -19,8 +19,22 @@ from distiller.config import Settings
 from distiller.events import Tally, log
 from distiller.lock import run_lock
 from distiller.sources import openclaw
+from distiller import batch as batches
+from distiller import distill
+from distiller.batch import Batch
+from distiller.errors import Unavailable
+from distiller.extract.base import Extractor
+from distiller.extract.select import (
+    EXTERNAL,
+    estimated_cost_usd,
+    estimated_output_tokens,
+    make_extractor,
+    prompt_tokens,
+)
 from distiller.screen import Decision, Screened, screen
 from distiller.sources.discover import default_source, discover, session_skip
+from distiller.store import batches as batch_rows
+from distiller.store import beliefs as belief_store
 from distiller.store import cursors, messages, runs
 from distiller.store.cursors import Cursor
 from distiller.store.db import connect, transaction
@@ -52,19 +66,27 @@ def resolve_sources(sources: Sequence[Path] | None) -> list[str]:
 ShowDecision = Callable[[Decision], None]
 
 
+class BudgetReached(Exception):
+    """The next batch would pass a token or dollar budget: the run stops cleanly before it."""
+
+
 @dataclass
 class _Committer:
-    """Collects screened messages and cursor moves, and commits them together once a chunk is full or the run ends."""
+    """Collects screened messages and cursor moves; each full chunk becomes a batch that is extracted, verified and
+    committed with its cursors in one transaction."""
 
     settings: Settings
     run_id: str
     dry_run: bool
     tally: Tally
+    extractor: Extractor
     show: ShowDecision | None = None
+    spent_today: tuple[int, float] = (0, 0.0)
     pending: list[tuple[Screened, str]] = field(default_factory=list)
     pending_bytes: int = 0
     moves: dict[str, Cursor] = field(default_factory=dict)
     expected: dict[str, int | None] = field(default_factory=dict)
+    batches_made: int = 0
 
     def begin(self, plan: ReadPlan) -> None:
         self.expected.setdefault(plan.target.file_id, plan.expected_offset)
@@ -80,10 +102,14 @@ class _Committer:
     def move(self, cursor: Cursor) -> None:
         self.moves[cursor.file_id] = cursor
 
-    def _fresh(self, con) -> list[tuple[Screened, str]]:
-        """Drop what the ledger already holds; count and show the rest."""
+    def _fresh(self) -> list[tuple[Screened, str]]:
+        """Drop what the ledger already holds (a reread after truncation or replacement)."""
         messages_read = [screened.decisions[0].message for screened, _ in self.pending]
-        known = messages.already_ingested(con, messages_read) if con is not None else set()
+        if self.settings.db_path.exists():
+            with connect(self.settings.db_path, read_only=True, wait_seconds=self.settings.db_wait_seconds) as con:
+                known = messages.already_ingested(con, messages_read)
+        else:
+            known = set()
         fresh = []
         for screened, file_id in self.pending:
             message = screened.decisions[0].message
@@ -93,32 +119,101 @@ class _Committer:
                 continue
             known.add(key)
             fresh.append((screened, file_id))
+        return fresh
+
+    def _counted(self, fresh: list[tuple[Screened, str]]) -> None:
+        for screened, _ in fresh:
             self.tally.screened(screened)
             if self.show is not None:
                 for decision in screened.decisions:
                     self.show(decision)
-        return fresh
+
+    def _check_budget(self, batch: Batch) -> None:
+        settings, tally = self.settings, self.tally
+        if self.extractor.model is None or not batch.requests:
+            return
+        tokens = batch.estimated_tokens + estimated_output_tokens(batch.estimated_tokens)
+        cost = estimated_cost_usd(self.extractor.model, batch.estimated_tokens)
+        day_tokens, day_cost = self.spent_today
+        limits = [
+            (settings.budget_tokens, tally.tokens + tokens, "--budget-tokens"),
+            (settings.budget_usd, tally.cost_usd + cost, "--budget-usd"),
+            (settings.budget_tokens_per_day, day_tokens + tally.tokens + tokens, "budget_tokens_per_day"),
+            (settings.budget_usd_per_day, day_cost + tally.cost_usd + cost, "budget_usd_per_day"),
+        ]
+        for limit, would_be, name in limits:
+            if limit and would_be > limit:
+                raise BudgetReached(f"{name} {limit:g} would be passed by the next batch (≈{would_be:.4g})")
 
     def flush(self, *, final: bool = False, gone: Sequence[str] = ()) -> None:
+        fresh = self._fresh()
+        self.batches_made += 1
+        built = batches.build(
+            f"{self.run_id[:12]}-{self.batches_made:04d}",
+            self.run_id,
+            self.extractor,
+            fresh,
+            [(cursor, self.expected[fid]) for fid, cursor in self.moves.items()],
+            request_budget_tokens=self.settings.request_budget_tokens,
+            prompt_tokens=prompt_tokens(self.extractor),
+        )
         if self.dry_run:
-            if self.settings.db_path.exists():
-                with connect(self.settings.db_path, read_only=True, wait_seconds=self.settings.db_wait_seconds) as con:
-                    self._fresh(con)
-            else:
-                self._fresh(None)
+            self._counted(fresh)
+            self.tally.planned(built, estimated_cost_usd(self.extractor.model, built.estimated_tokens))
+        elif self.extractor.name == EXTERNAL:
+            # Staged for an external agent: committed later, in order, by `distill commit`.
+            self.tally.staged.append(str(batches.write(self.settings.state_dir, built)))
+            self._counted(fresh)
+            for file_id, cursor in self.moves.items():
+                self.expected[file_id] = cursor.offset
+            if final:
+                with connect(self.settings.db_path, wait_seconds=self.settings.db_wait_seconds) as con:
+                    runs.update(con, self.run_id, self.tally.as_dict(), "staged")
         else:
-            with connect(self.settings.db_path, wait_seconds=self.settings.db_wait_seconds) as con:
-                with transaction(con):
-                    fresh = self._fresh(con)
-                    messages.record(con, [s.verdict for s, _ in fresh], [f for _, f in fresh], self.run_id)
-                    cursors.save(con, [(cursor, self.expected[fid]) for fid, cursor in self.moves.items()])
-                    cursors.mark_gone(con, list(gone))
-                    runs.update(con, self.run_id, self.tally.as_dict(), "ok" if final else "running")
+            if built.requests:
+                self._check_budget(built)
+                batches.write(self.settings.state_dir, built)
+                built = distill.extract(self.settings.state_dir, built, self.extractor)
+            self._counted(fresh)
+            commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone)
             for file_id, cursor in self.moves.items():
                 self.expected[file_id] = cursor.offset
         self.pending.clear()
         self.pending_bytes = 0
         self.moves.clear()
+
+
+def commit_batch(settings: Settings, batch: Batch, run_id: str, tally: Tally, *, final: bool = False,
+                 gone: Sequence[str] = ()) -> None:
+    """One transaction: ledger, beliefs, cursors, batch record and the run's counters; then drop the batch file."""
+    with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
+        tally.committed(batch, distill.commit(con, batch, run_id))
+        cursors.mark_gone(con, list(gone))
+        if final:
+            belief_store.fade(con)
+        runs.update(con, run_id, tally.as_dict(), "ok" if final else "running")
+    batches.remove(settings.state_dir, batch.batch_id)
+
+
+def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally: Tally) -> None:
+    """Finish what an earlier run left: commit distilled batches, extract pending ones, before reading anything."""
+    for batch in batches.load_all(settings.state_dir):
+        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+            done = batch_rows.is_committed(con, batch.batch_id)
+        if done:
+            batches.remove(settings.state_dir, batch.batch_id)
+            continue
+        if batch.status == batches.PENDING and batch.extractor == EXTERNAL:
+            raise Unavailable(
+                f"batch {batch.batch_id} is staged for an external agent: commit it with "
+                f"`distill commit {batch.batch_id} --beliefs FILE` (or unstage it with "
+                f"`distill batches discard {batch.batch_id}`) before the next run"
+            )
+        log.warning("resuming %s batch %s", batch.status, batch.batch_id)
+        if batch.status == batches.PENDING:
+            batch = distill.extract(settings.state_dir, batch, extractor)
+        tally.resumed += 1
+        commit_batch(settings, batch, run_id, tally)
 
 
 def _decode_failure(data: bytes) -> str:
@@ -195,52 +290,72 @@ def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tall
 
 
 def run_once(
-    settings: Settings, sources: Sequence[Path] | None = None, *, dry_run: bool = False, show: ShowDecision | None = None
+    settings: Settings,
+    sources: Sequence[Path] | None = None,
+    *,
+    dry_run: bool = False,
+    show: ShowDecision | None = None,
+    extractor: Extractor | None = None,
 ) -> RunSummary:
-    """Read the new complete lines of every transcript, screen them, and record them exactly once.
+    """Read the new complete lines of every transcript, screen them, distill the kept ones into verified beliefs,
+    and commit beliefs, messages and cursors together, exactly once.
 
     `show` is called with every decision on a newly read message (the tool for tuning the filters)."""
     roots = resolve_sources(sources)
+    extractor = extractor or make_extractor(settings)
     if dry_run:
-        return _run(settings, roots, dry_run=True, show=show)
+        return _run(settings, roots, extractor, dry_run=True, show=show)
     with run_lock(settings.lock_path):
-        return _run(settings, roots, dry_run=False, show=show)
+        return _run(settings, roots, extractor, dry_run=False, show=show)
 
 
-def _run(settings: Settings, roots: list[str], *, dry_run: bool, show: ShowDecision | None) -> RunSummary:
-    tally = Tally()
-    discovery = discover([Path(r) for r in roots], settings.excluded_agents)
-    tally.files_skipped.update(discovery.skipped)
-    for missing in discovery.missing:
-        tally.file_skipped("missing_source", missing)
-        log.warning("source not found: %s", missing)
-    run_id = None if dry_run else uuid.uuid4().hex
-    if dry_run and not settings.db_path.exists():
-        tracked: list[Cursor] = []
-    else:
-        with connect(settings.db_path, read_only=dry_run, wait_seconds=settings.db_wait_seconds) as con:
-            tracked = cursors.load(con)
-            if run_id is not None:
-                runs.start(con, run_id, roots)
-    plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
-    committer = _Committer(settings, run_id or "dry-run", dry_run, tally, show)
+def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run: bool,
+         show: ShowDecision | None) -> RunSummary:
+    tally = Tally(extractor=extractor.name, model=extractor.model)
+    run_id = "dry-run" if dry_run else uuid.uuid4().hex
+    spent = (0, 0.0)
+    if not dry_run:
+        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+            runs.start(con, run_id, roots)
+            spent = batch_rows.spent_today(con)
     try:
+        if not dry_run:
+            resume_batches(settings, run_id, extractor, tally)
+        discovery = discover([Path(r) for r in roots], settings.excluded_agents)
+        tally.files_skipped.update(discovery.skipped)
+        for missing in discovery.missing:
+            tally.file_skipped("missing_source", missing)
+            log.warning("source not found: %s", missing)
+        if settings.db_path.exists():
+            with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+                tracked = cursors.load(con)
+        else:
+            tracked = []
+        plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
+        committer = _Committer(settings, run_id, dry_run, tally, extractor, show, spent)
         for plan in plans:
             _read(plan, settings, discovery.session_keys, tally, committer)
         committer.flush(final=True, gone=gone)
+    except BudgetReached as stop:
+        tally.budget_stop = str(stop)
+        log.warning("budget reached: %s; the rest stays ahead of the cursors for the next run", stop)
+        if not dry_run:
+            _finish(settings, run_id, tally, "budget")
     except BaseException as exc:
-        if run_id is not None:
-            _record_failure(settings, run_id, tally, exc)
+        if not dry_run:
+            _finish(settings, run_id, tally, "unavailable" if isinstance(exc, Unavailable) else "failed",
+                    f"{type(exc).__name__}: {exc}")
         raise
-    return RunSummary(run_id, dry_run, tuple(roots), tally)
+    return RunSummary(None if dry_run else run_id, dry_run, tuple(roots), tally)
 
 
-def _record_failure(settings: Settings, run_id: str, tally: Tally, exc: BaseException) -> None:
+def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:
+    """Record how a run ended early; bookkeeping must never hide the error that ended it."""
     try:
         with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
-            runs.update(con, run_id, tally.as_dict(), "failed", f"{type(exc).__name__}: {exc}")
-    except Exception as inner:  # the original error matters more than the bookkeeping
-        log.warning("could not record the failed run: %s", inner)
+            runs.update(con, run_id, tally.as_dict(), status, error)
+    except Exception as inner:
+        log.warning("could not record the end of the run: %s", inner)
 
 
 @dataclass(frozen=True)

@@ -50,16 +50,22 @@ _LONG_MESSAGE = 600
 _OVERSIZED = 6000
 _ALWAYS_OVERSIZED = 40000
 
-_FIRST_PERSON = re.compile(
-    r"\b(?:i|im|ive|my|mine|myself|we|our|ours|ourselves|"
-    r"yo|mis?|mío|mía|nosotr[oa]s|nuestr[oa]s?|soy|estoy|tengo|"
-    r"je|j|moi|mon|ma|mes|nous|notre|suis|"
-    r"ich|mein(?:e|en|em|er)?|mir|mich|wir|unser(?:e|en|em|er)?|bin|habe|"
-    r"eu|meu|minha|meus|minhas|nós|noss[oa]s?|sou|estou|tenho|moro|"
-    r"io|mio|mia|miei|mie|noi|nostr[oaie]|sono|ho|"
-    r"я|мой|моя|моё|мои|мне|меня|мы|наш|наша|наши)\b"
-    r"|[我俺僕]|私(?!立)|わたし|あたし|自分|저는|제가|저의|저도|저를|나는|내가|나도|나를|우리"
+# First-person words are looked up per word (a set probe per word beats a regex alternation the engine would try
+# at every position); the unspaced scripts have no words, so they keep a pattern, whose alternatives all start with
+# a literal so that the engine skips to those characters.
+_FIRST_PERSON_WORDS = frozenset(
+    """
+    i im ive my mine myself we our ours ourselves
+    yo mi mis mío mía nosotros nosotras nuestro nuestra nuestros nuestras soy estoy tengo
+    je j moi mon ma mes nous notre suis
+    ich mein meine meinen meinem meiner mir mich wir unser unsere unseren unserem unserer bin habe
+    eu meu minha meus minhas nós nosso nossa nossos nossas sou estou tenho moro
+    io mio mia miei mie noi nostro nostra nostri nostre sono ho
+    я мой моя моё мои мне меня мы наш наша наши
+    """.split()
 )
+_FIRST_PERSON_UNSPACED = re.compile(r"我|俺|僕|私(?!立)|わたし|あたし|自分|저는|제가|저의|저도|저를|나는|내가|나도|나를|우리")
+_WORD_RUN = re.compile(r"\w+")
 # Enough to label a long message, which is kept either way, without a regex scan over it.
 _COMMON_FIRST_PERSON = (" i ", " i'", " my ", " we ", " our ", "我", "私", "僕", "저는", "제가", "나는", " ich ", " je ", " j'", " yo ", " mi ", " я ", " eu ")
 _STANDING_INSTRUCTION = re.compile(
@@ -78,6 +84,8 @@ _HOLLOW_FIRST_PERSON = re.compile(
     r"me too|me neither|same here|let me know|tell me|show me|give me|my pleasure|my bad|oh my|my god|"
     r"my goodness|we'?ll see|shall we|let'?s)\b"
 )
+# The first word (\w run) of every hollow phrase: text with none of them has no hollow phrase.
+_HOLLOW_LEADS = frozenset("i im id ill me same let lets tell show give my oh we well shall".split())
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
 _FILLER_WORDS = frozenset(
@@ -135,6 +143,12 @@ _IMPERATIVE = re.compile(
     r"push|commit|merge|clone|download|upload|sort|count|draw|design|define|name|say|repeat|ignore|forget|"
     r"proceed|go ahead|retry|redo|undo|continue|keep going|do it|go on|give me|show me|tell me)\b"
 )
+# Every meta question contains one of these, so a text whose lower-cased form has none is neither normalised nor
+# searched.
+_META_QUESTION_GATES = (
+    "remember", "recall", "about me", "what did i", "have i", "记得", "覚えて", "기억", "acuerdas", "recuerdas",
+    "souviens", "erinnerst",
+)  # fmt: skip
 _META_QUESTION = re.compile(
     r"\b(?:do|did|can|could) you (?:still |even )?(?:remember|recall)\b|"
     r"\bwhat (?:do|did|else do) you (?:know|remember) about me\b|\bwhat did i (?:tell|say to) you\b|"
@@ -169,28 +183,54 @@ _VOCATIVE = re.compile(
     r"(?:,[ \t]*|\b(?:[Hh]ey|[Hh]i|[Hh]ello|[Tt]hanks|[Tt]hank you|[Cc]ongrats|[Cc]ongratulations|[Bb]ye|[Dd]ear|"
     r"[Mm]orning|[Nn]ight)[ \t]+)[A-Z][a-z]+(?=[ \t]*[,!.?]|[ \t]*$)"
 )
+# Every vocative's name follows a comma or a blank: a cheap search (it starts at those characters only) that rules
+# out most sentences.
+_VOCATIVE_NAME = re.compile(r"[, \t][A-Z][a-z]+(?=[ \t]*[,!.?]|[ \t]*$)")
+_NOT_ALNUM = re.compile(r"[\W_]+")
+_CODE_SYMBOL = re.compile(f"[{re.escape(_CODE_SYMBOLS)}]")
 
 
-def _hollow_free(lowered: str) -> str:
-    return _HOLLOW_FIRST_PERSON.sub(" ", lowered) if ("i" in lowered or "m" in lowered) else lowered
+def _hollow_free(lowered: str, words: list[str]) -> str:
+    """lowered without hollow phrases; `words` are its \\w runs."""
+    if ("i" in lowered or "m" in lowered) and not _HOLLOW_LEADS.isdisjoint(words):
+        return _HOLLOW_FIRST_PERSON.sub(" ", lowered)
+    return lowered
+
+
+def _first_person_count(lowered: str) -> int:
+    count = sum(word in _FIRST_PERSON_WORDS for word in _WORD_RUN.findall(lowered))
+    return count if lowered.isascii() else count + len(_FIRST_PERSON_UNSPACED.findall(lowered))
+
+
+def _has_first_person(lowered: str, words: list[str]) -> bool:
+    if not _FIRST_PERSON_WORDS.isdisjoint(words):
+        return True
+    return not lowered.isascii() and bool(_FIRST_PERSON_UNSPACED.search(lowered))
 
 
 def _is_personal(lowered: str) -> bool:
-    return bool(_FIRST_PERSON.search(_hollow_free(lowered)) or _STANDING_INSTRUCTION.match(lowered.lstrip()))
+    """Hollow phrases are whole words between non-word characters, so removing them never creates a first-person
+    word: the removal is only paid for when there is one to discount."""
+    words = _WORD_RUN.findall(lowered)
+    if _has_first_person(lowered, words):
+        hollow_free = _hollow_free(lowered, words)
+        if hollow_free == lowered or _has_first_person(hollow_free, _WORD_RUN.findall(hollow_free)):
+            return True
+    return bool(_STANDING_INSTRUCTION.match(lowered.lstrip()))
 
 
 def _normalise(text: str) -> str:
     """Lower-cased, straight apostrophes, vocatives ("Thanks, Caroline!") removed."""
-    if "," in text or " " in text:
+    if ("," in text or " " in text) and _VOCATIVE_NAME.search(text):
         text = _VOCATIVE.sub(" ", text)
     return text.replace("\u2019", "'").replace("\u2018", "'").lower()
 
 
 def _is_filler(sentence: str, lowered: str) -> bool:
     if _CJK.search(sentence):
-        bare = "".join(ch for ch in sentence if ch.isalnum())
+        bare = _NOT_ALNUM.sub("", sentence)
         return len(bare) <= 30 and bool(_CJK_FILLER.fullmatch(bare))
-    return all(word in _FILLER_WORDS for word in _WORD.findall(_hollow_free(lowered)))
+    return _FILLER_WORDS.issuperset(_WORD.findall(_hollow_free(lowered, _WORD_RUN.findall(lowered))))
 
 
 def _is_question(sentence: str, lowered: str) -> bool:
@@ -250,7 +290,7 @@ def _is_code_line(line: str) -> bool:
 
 def _symbol_dense(line: str) -> bool:
     sample = line.strip()[:300]
-    return sum(sample.count(symbol) for symbol in _CODE_SYMBOLS) * 6 > len(sample) >= 4
+    return len(_CODE_SYMBOL.findall(sample)) * 6 > len(sample) >= 4
 
 
 def _looks_like_json(line: str) -> bool:
@@ -270,7 +310,7 @@ def _is_emoji_only(text: str) -> bool:
 
 
 def _alnum_count(text: str) -> int:
-    return sum(ch.isalnum() for ch in text)
+    return sum(map(str.isalnum, text))
 
 
 def _is_echo(text: str, previous_user_text: str | None) -> bool:
@@ -302,8 +342,7 @@ def _assistant_verdict(text: str, assistant_decision: str, previous_user_text: s
     reason = _noise_reason(text)
     if reason:
         return Verdict(DROP, reason)
-    lowered = _normalise(text.lstrip())
-    if len(text) < 400 and _REFUSAL.match(lowered):
+    if len(text) < 400 and _REFUSAL.match(_normalise(text.lstrip())):
         return Verdict(DROP, "assistant-refusal")
     if _is_echo(text, previous_user_text):
         return Verdict(DROP, "echo")
@@ -313,6 +352,10 @@ def _assistant_verdict(text: str, assistant_decision: str, previous_user_text: s
     if len(text) < 80 and _classify_sentences(text) == "ack-filler":
         return Verdict(DROP, "ack-filler")
     return Verdict(assistant_decision, "assistant-context")
+
+
+def _may_ask_recall(lowered: str) -> bool:
+    return any(gate in lowered for gate in _META_QUESTION_GATES)
 
 
 def _only_recall_queries(text: str) -> bool:
@@ -338,7 +381,7 @@ def _user_verdict(text: str, previous_user_text: str | None) -> Verdict:
     if _is_echo(stripped, previous_user_text):
         return Verdict(DROP, "echo")
     if len(stripped) > _OVERSIZED:
-        first_person = len(_FIRST_PERSON.findall(_normalise(stripped)))
+        first_person = _first_person_count(_normalise(stripped))
         if len(stripped) > _ALWAYS_OVERSIZED or first_person * 1000 < len(stripped):
             return Verdict(DROP, "oversized-paste")
     prose, had_code = _split_code(stripped)
@@ -350,7 +393,11 @@ def _user_verdict(text: str, previous_user_text: str | None) -> Verdict:
     if len(stripped) > _LONG_MESSAGE:
         opening = f" {stripped[:_LONG_MESSAGE].lower()} "
         return Verdict(KEEP, "personal" if any(mark in opening for mark in _COMMON_FIRST_PERSON) else "content")
-    if _META_QUESTION.search(_normalise(stripped)) and _only_recall_queries(stripped):
+    if (
+        _may_ask_recall(stripped.lower())
+        and _META_QUESTION.search(_normalise(stripped))
+        and _only_recall_queries(stripped)
+    ):
         return Verdict(DROP, "meta-question")
     kind = _classify_sentences(stripped)
     if kind in ("personal", "content"):

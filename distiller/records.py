@@ -21,3 +21,37 @@ class Message:
     byte_start: int
     byte_end: int
     inter_session: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceItem:
+    """One message that supports a belief, with provenance back to the transcript bytes."""
+
+    message_id: str  # the ledger's item id: the message id, or "<id>#<n>" for a part of a queued batch
+    session_id: str
+    agent: str
+    file: str
+    byte_start: int
+    byte_end: int
+    ts: str | None
+    quote: str  # verbatim from the message's cleaned, redacted text
+
+
+@dataclass(frozen=True, slots=True)
+class Belief:
+    """A verified belief, ready for the store: every evidence quote was found in the message it cites."""
+
+    statement: str
+    category: str  # identity | goal | preference | decision | fact | implicit_inference
+    subject: str
+    attribute: str
+    confidence: float  # 0..1, already combined with evidence type and independent sessions
+    evidence_type: str  # explicit | implied
+    importance: int  # 1..10
+    decay_sensitivity: str  # low | medium | high
+    valid_from: str | None  # ISO date or timestamp
+    scope: str  # "global" or "agent:<id>"
+    evidence: tuple[EvidenceItem, ...]
+    extractor: str  # rules | anthropic | external
+    model: str | None
+    prompt_version: str

@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from distiller.config import Settings
+from fakeapi import fake_anthropic  # noqa: F401  (the fake Messages API fixture)
 
 _ids = itertools.count(1)
 
@@ -23,7 +24,7 @@ def isolated_env(tmp_path, monkeypatch):
     monkeypatch.setenv("DISTILL_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("OPENCLAW_STATE_DIR", str(tmp_path / "openclaw"))
     for name in list(os.environ):
-        if name.startswith("DISTILL_") and name != "DISTILL_STATE_DIR":
+        if (name.startswith("DISTILL_") and name != "DISTILL_STATE_DIR") or name.startswith("ANTHROPIC_"):
             monkeypatch.delenv(name)
 
 

@@ -25,15 +25,24 @@ def already_ingested(con: duckdb.DuckDBPyConnection, messages: Sequence[Message]
 
 
 def record(con: duckdb.DuckDBPyConnection, verdicts: Sequence[Decision], file_ids: Sequence[str], run_id: str) -> None:
-    """One ledger row per message read, with its screening verdict (the audit trail of every drop)."""
+    """One ledger row per message read, with its screening verdict (the audit trail of every drop).
+
+    A message already in the ledger is left alone, so replaying a batch can never count it twice."""
     if not verdicts:
         return
     messages = [v.message for v in verdicts]
     con.execute(
         """
         INSERT INTO ingested
-        SELECT unnest(?), unnest(?), unnest(?), unnest(?), unnest(?), unnest(?), unnest(?), unnest(?), unnest(?),
-               unnest(?), ?, unnest(?), unnest(?)
+        SELECT n.* FROM (
+            SELECT unnest(?) AS session_id, unnest(?) AS message_id, unnest(?) AS agent, unnest(?) AS file_id,
+                   unnest(?) AS path, unnest(?) AS byte_start, unnest(?) AS byte_end, unnest(?) AS role,
+                   unnest(?) AS ts, unnest(?) AS inter_session, ? AS run_id, unnest(?) AS decision,
+                   unnest(?) AS reason
+        ) n
+        WHERE NOT EXISTS (
+            SELECT 1 FROM ingested i WHERE i.session_id = n.session_id AND i.message_id = n.message_id
+        )
         """,
         [
             [m.session_id for m in messages],

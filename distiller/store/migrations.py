@@ -75,5 +75,142 @@ def m002_decisions_and_session_skip(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("ALTER TABLE files ADD COLUMN session_skip VARCHAR")
 
 
+
+@migration
+def m003_beliefs_evidence_tombstones(con: duckdb.DuckDBPyConnection) -> None:
+    """One unique key per table (DuckDB's upsert rule); everything else is found by scans, not indexes."""
+    con.execute(
+        """
+        CREATE TABLE beliefs (
+            belief_id      VARCHAR PRIMARY KEY,  -- "b1:" + hash(scope, normalized first statement); never changes
+            statement      VARCHAR NOT NULL,     -- the most informative wording seen
+            tokens         VARCHAR[] NOT NULL,   -- content words (stemmed, no stopwords/negations) for near-dup
+            sig            VARCHAR NOT NULL,     -- numbers | dates | negation: differing means not a duplicate
+            category       VARCHAR NOT NULL,
+            scope          VARCHAR NOT NULL,     -- global | agent:<id>
+            subject        VARCHAR NOT NULL,
+            attribute      VARCHAR NOT NULL,     -- (scope, subject, attribute) is the slot a newer belief supersedes
+            confidence     DOUBLE NOT NULL,      -- combined over the evidence, recomputed from it
+            evidence_type  VARCHAR NOT NULL,     -- explicit if any evidence is
+            importance     INTEGER NOT NULL,
+            decay_sensitivity VARCHAR NOT NULL,
+            status         VARCHAR NOT NULL,     -- provisional | active | archived | flagged_for_review
+            valid_from     VARCHAR,
+            valid_to       VARCHAR,
+            superseded_by  VARCHAR,
+            supersedes     VARCHAR,
+            conflicts_with VARCHAR,              -- the active belief a flagged one contradicts
+            evidence_count INTEGER NOT NULL,
+            sessions       INTEGER NOT NULL,
+            first_seen     TIMESTAMPTZ NOT NULL, -- world time: the earliest and latest evidence
+            last_seen      TIMESTAMPTZ NOT NULL,
+            created_at     TIMESTAMPTZ NOT NULL, -- system time
+            updated_at     TIMESTAMPTZ NOT NULL,
+            run_id         VARCHAR NOT NULL,
+            extractor      VARCHAR NOT NULL,
+            model          VARCHAR,
+            prompt_version VARCHAR NOT NULL
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE belief_keys (
+            key       VARCHAR PRIMARY KEY,       -- every wording merged into a belief, so a replay matches exactly
+            belief_id VARCHAR NOT NULL
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE evidence (
+            belief_id   VARCHAR NOT NULL,
+            session_id  VARCHAR NOT NULL,
+            message_id  VARCHAR NOT NULL,
+            agent       VARCHAR NOT NULL,
+            file        VARCHAR NOT NULL,
+            byte_start  BIGINT NOT NULL,
+            byte_end    BIGINT NOT NULL,
+            ts          TIMESTAMPTZ NOT NULL,
+            quote       VARCHAR NOT NULL,
+            statement   VARCHAR NOT NULL,        -- the wording it came with: forgetting a source forgets its wording
+            confidence  DOUBLE NOT NULL,         -- of the candidate it came with, so merges recombine exactly
+            explicit    BOOLEAN NOT NULL,
+            run_id      VARCHAR NOT NULL,
+            added_at    TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (belief_id, session_id, message_id)
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE tombstones (
+            key        VARCHAR PRIMARY KEY,      -- a hash only: forgetting keeps no text
+            kind       VARCHAR NOT NULL,         -- statement | slot_message | session | file
+            created_at TIMESTAMPTZ NOT NULL,
+            reason     VARCHAR NOT NULL          -- forget-id | forget-match | forget-source
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE belief_history (
+            belief_id  VARCHAR NOT NULL,
+            "at"       TIMESTAMPTZ NOT NULL,
+            event      VARCHAR NOT NULL,         -- superseded | supersedes | superseded_late | revived | flagged | faded
+            run_id     VARCHAR NOT NULL,
+            other_id   VARCHAR
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE MACRO token_jaccard(a, b) AS
+            len(list_intersect(a, b))::DOUBLE / greatest(len(a) + len(b) - len(list_intersect(a, b)), 1)
+        """
+    )
+
+
+@migration
+def m010_batches_and_llm_calls(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        """
+        CREATE TABLE batches (
+            batch_id      VARCHAR PRIMARY KEY,
+            run_id        VARCHAR NOT NULL,
+            committed_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
+            status        VARCHAR NOT NULL,      -- committed | quarantined | retried | discarded
+            extractor     VARCHAR NOT NULL,
+            model         VARCHAR,
+            requests      INTEGER NOT NULL,
+            items         INTEGER NOT NULL,
+            candidates    INTEGER NOT NULL,
+            rejected      JSON,
+            input_tokens  BIGINT NOT NULL,
+            output_tokens BIGINT NOT NULL,
+            cost_usd      DOUBLE NOT NULL,
+            error         VARCHAR,
+            quarantine    JSON                   -- the failed requests and their items, until retried or discarded
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE llm_calls (
+            batch_id           VARCHAR NOT NULL,
+            run_id             VARCHAR NOT NULL,
+            model              VARCHAR NOT NULL,
+            input_tokens       BIGINT NOT NULL,
+            output_tokens      BIGINT NOT NULL,
+            cache_read_tokens  BIGINT NOT NULL,
+            cache_write_tokens BIGINT NOT NULL,
+            latency_ms         BIGINT NOT NULL,
+            cost_usd           DOUBLE NOT NULL,
+            called_at          TIMESTAMPTZ NOT NULL
+        )
+        """
+    )
+
+
 def pending(applied: set[str]) -> list[tuple[str, Migration]]:
     return [(name, fn) for name, fn in MIGRATIONS if name not in applied]

@@ -1,0 +1,267 @@
+"""Batches: the unit of extraction and of commit, kept as files so that a crash never loses work or pays twice.
+
+A batch holds everything one commit needs: the ledger rows of the messages read, the items sent to the
+extractor (kept messages as citable evidence, each with its trimmed preceding turn as context), the requests
+packed per agent by an estimated token budget, the cursor moves, and, once extracted, the results. It is written
+atomically (tmp + fsync + rename) as `pending` before any model call and again as `distilled` with the results
+before the commit, so the next run resumes it instead of reading or paying again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import orjson
+
+from distiller.extract.base import Candidate, EvidenceRef, Extraction, Extractor, ExtractRequest, Item, Usage
+from distiller.prefilter import DROP, KEEP
+from distiller.records import EvidenceItem, Message
+from distiller.screen import Decision, Screened
+from distiller.store.cursors import Cursor
+from distiller.verify import Source
+
+FORMAT_VERSION = 1
+CONTEXT_CHARS = 400
+ITEM_OVERHEAD_TOKENS = 12
+PENDING, DISTILLED, QUARANTINED = "pending", "distilled", "quarantined"
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters per token for English; CJK runs closer to one, so count those characters fully."""
+    wide = sum(1 for ch in text if ord(ch) > 0x2E80) if not text.isascii() else 0
+    return (len(text) - wide) // 4 + wide + 1
+
+
+@dataclass(frozen=True, slots=True)
+class BatchItem:
+    item: Item
+    request_id: str
+    provenance: EvidenceItem
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerRow:
+    verdict: Decision
+    file_id: str
+
+
+@dataclass(frozen=True)
+class Batch:
+    batch_id: str
+    run_id: str
+    status: str
+    extractor: str
+    model: str | None
+    prompt_version: str
+    ledger: tuple[LedgerRow, ...]
+    items: tuple[BatchItem, ...]
+    requests: tuple[ExtractRequest, ...]
+    cursors: tuple[tuple[Cursor, int | None], ...]
+    results: tuple[Extraction, ...] = ()
+    failed: tuple[tuple[ExtractRequest, str], ...] = ()  # (part of) a request that could not be extracted, and why
+    attempts: int = 0
+    estimated_tokens: int = 0
+
+    def sources(self) -> dict[str, Source]:
+        return {b.item.item_id: Source(b.item.text, b.item.evidence, b.provenance) for b in self.items}
+
+    @property
+    def todo(self) -> tuple[ExtractRequest, ...]:
+        done = {r.request_id for r in self.results}
+        return tuple(r for r in self.requests if r.request_id not in done)
+
+
+def _provenance(decision: Decision) -> EvidenceItem:
+    m = decision.message
+    return EvidenceItem(decision.item_id, m.session_id, m.agent, m.file, m.byte_start, m.byte_end, m.ts, "")
+
+
+@dataclass
+class _Packer:
+    """Packs items of one agent into requests no larger than the token budget."""
+
+    batch_id: str
+    budget_tokens: int
+    agent: str
+    requests: list[list[tuple[Item, EvidenceItem]]] = field(default_factory=list)
+    used: int = 0
+
+    def add(self, group: list[tuple[Item, EvidenceItem]]) -> None:
+        cost = sum(estimate_tokens(item.text) + ITEM_OVERHEAD_TOKENS for item, _ in group)
+        if not self.requests or (self.used + cost > self.budget_tokens and self.used > 0):
+            self.requests.append([])
+            self.used = 0
+        self.requests[-1].extend(group)
+        self.used += cost
+
+
+def build(
+    batch_id: str,
+    run_id: str,
+    extractor: Extractor,
+    screened: Sequence[tuple[Screened, str]],
+    cursors: Iterable[tuple[Cursor, int | None]],
+    *,
+    request_budget_tokens: int,
+    prompt_tokens: int,
+) -> Batch:
+    """Kept items become citable evidence, each preceded by the turn before it (trimmed) as context."""
+    # The ledger needs no text: a batch file holds only the redacted text of the items it sends.
+    ledger = tuple(
+        LedgerRow(replace(s.verdict, text="", message=replace(s.verdict.message, text="")), file_id)
+        for s, file_id in screened
+    )
+    packers: dict[str, _Packer] = {}
+    previous: dict[str, Decision] = {}
+    counter = 0
+    for entry, _ in screened:
+        for decision in entry.decisions:
+            session = decision.message.session_id
+            if decision.decision == KEEP:
+                group = []
+                before = previous.get(session)
+                if before is not None and before.decision != KEEP:
+                    counter += 1
+                    context = before.text[-CONTEXT_CHARS:]
+                    group.append((Item(f"m{counter}", before.message.role, before.message.ts, context, False),
+                                  _provenance(before)))
+                counter += 1
+                group.append((Item(f"m{counter}", decision.message.role, decision.message.ts, decision.text, True),
+                              _provenance(decision)))
+                agent = decision.message.agent
+                packers.setdefault(agent, _Packer(batch_id, request_budget_tokens, agent)).add(group)
+            if decision.decision != DROP:
+                previous[session] = decision
+    requests, items, estimated = [], [], 0
+    for agent in sorted(packers):
+        for group in packers[agent].requests:
+            request_id = f"{batch_id}-r{len(requests) + 1}"
+            requests.append(ExtractRequest(request_id, agent, tuple(item for item, _ in group)))
+            items.extend(BatchItem(item, request_id, provenance) for item, provenance in group)
+            estimated += prompt_tokens + sum(estimate_tokens(i.text) + ITEM_OVERHEAD_TOKENS for i, _ in group)
+    return Batch(batch_id, run_id, PENDING, extractor.name, extractor.model, extractor.prompt_version, ledger,
+                 tuple(items), tuple(requests), tuple(cursors), estimated_tokens=estimated)
+
+
+def split(request: ExtractRequest) -> tuple[ExtractRequest, ...]:
+    """Halve a refused request, keeping each context item with the evidence item after it."""
+    items = request.items
+    if len(items) < 2:
+        return ()
+    middle = len(items) // 2
+    while middle < len(items) and not items[middle - 1].evidence:
+        middle += 1
+    if middle >= len(items):
+        return ()
+    return (replace(request, request_id=f"{request.request_id}a", items=items[:middle]),
+            replace(request, request_id=f"{request.request_id}b", items=items[middle:]))
+
+
+# Files ------------------------------------------------------------------------------------------------------------
+
+def batches_dir(state_dir: Path) -> Path:
+    return state_dir / "batches"
+
+
+def path_of(state_dir: Path, batch_id: str) -> Path:
+    return batches_dir(state_dir) / f"{batch_id}.json"
+
+
+def write(state_dir: Path, batch: Batch) -> Path:
+    directory = batches_dir(state_dir)
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    target = path_of(state_dir, batch.batch_id)
+    tmp = target.with_suffix(".json.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, orjson.dumps(_to_json(batch)))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, target)
+    dir_fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return target
+
+
+def remove(state_dir: Path, batch_id: str) -> None:
+    path_of(state_dir, batch_id).unlink(missing_ok=True)
+
+
+def load(path: Path) -> Batch:
+    return _from_json(orjson.loads(path.read_bytes()))
+
+
+def load_all(state_dir: Path) -> list[Batch]:
+    directory = batches_dir(state_dir)
+    if not directory.is_dir():
+        return []
+    return [load(p) for p in sorted(directory.glob("*.json"))]
+
+
+def _to_json(batch: Batch) -> dict:
+    return {
+        "format": FORMAT_VERSION,
+        "batch_id": batch.batch_id,
+        "run_id": batch.run_id,
+        "status": batch.status,
+        "extractor": batch.extractor,
+        "model": batch.model,
+        "prompt_version": batch.prompt_version,
+        "ledger": [{"verdict": _decision_json(r.verdict), "file_id": r.file_id} for r in batch.ledger],
+        "items": [{"item": b.item, "request_id": b.request_id, "provenance": b.provenance} for b in batch.items],
+        "requests": [{"request_id": r.request_id, "agent": r.agent, "items": [i.item_id for i in r.items]}
+                     for r in batch.requests],
+        "cursors": [{"cursor": c, "expected": e} for c, e in batch.cursors],
+        "results": batch.results,
+        "failed": [{"request_id": r.request_id, "agent": r.agent, "items": [i.item_id for i in r.items], "error": e}
+                   for r, e in batch.failed],
+        "attempts": batch.attempts,
+        "estimated_tokens": batch.estimated_tokens,
+    }
+
+
+def _decision_json(decision: Decision) -> dict:
+    return {"message": decision.message, "item_id": decision.item_id, "decision": decision.decision,
+            "reason": decision.reason}
+
+
+def _from_json(data: dict) -> Batch:
+    items = tuple(BatchItem(Item(**b["item"]), b["request_id"], EvidenceItem(**b["provenance"])) for b in data["items"])
+    by_id = {b.item.item_id: b.item for b in items}
+    return Batch(
+        batch_id=data["batch_id"],
+        run_id=data["run_id"],
+        status=data["status"],
+        extractor=data["extractor"],
+        model=data["model"],
+        prompt_version=data["prompt_version"],
+        ledger=tuple(
+            LedgerRow(Decision(Message(**r["verdict"]["message"]), r["verdict"]["item_id"], "",
+                               r["verdict"]["decision"], r["verdict"]["reason"]), r["file_id"])
+            for r in data["ledger"]
+        ),
+        items=items,
+        requests=tuple(ExtractRequest(r["request_id"], r["agent"], tuple(by_id[i] for i in r["items"]))
+                       for r in data["requests"]),
+        cursors=tuple((Cursor(**c["cursor"]), c["expected"]) for c in data["cursors"]),
+        results=tuple(
+            Extraction(
+                x["request_id"],
+                tuple(Candidate(**{**c, "evidence": tuple(EvidenceRef(**e) for e in c["evidence"])})
+                      for c in x["candidates"]),
+                tuple(Usage(**u) for u in x["usage"]),
+            )
+            for x in data["results"]
+        ),
+        failed=tuple((ExtractRequest(f["request_id"], f["agent"], tuple(by_id[i] for i in f["items"])), f["error"])
+                     for f in data["failed"]),
+        attempts=data["attempts"],
+        estimated_tokens=data["estimated_tokens"],
+    )

@@ -1,0 +1,145 @@
+"""The manual side of batches: commit an external agent's beliefs, list, retry or discard batches."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import orjson
+
+from distiller import batch as batches
+from distiller import distill, pipeline
+from distiller.batch import DISTILLED, Batch
+from distiller.config import Settings
+from distiller.errors import DistillError
+from distiller.events import Tally
+from distiller.extract.base import Candidate, EvidenceRef, Extraction, Extractor
+from distiller.extract.select import EXTERNAL
+from distiller.lock import run_lock
+from distiller.store import batches as batch_rows
+from distiller.store import runs
+from distiller.store.db import connect, transaction
+
+CANDIDATE_FIELDS = ("statement", "category", "subject", "attribute", "confidence", "evidence_type", "importance",
+                    "decay_sensitivity", "valid_from")
+
+
+@dataclass(frozen=True, slots=True)
+class BatchInfo:
+    batch_id: str
+    status: str  # pending | distilled | staged | quarantined
+    requests: int
+    items: int
+    path: str | None
+    error: str | None
+
+    def as_dict(self) -> dict:
+        return {"batch_id": self.batch_id, "status": self.status, "requests": self.requests, "items": self.items,
+                "path": self.path, "error": self.error}
+
+
+def list_batches(settings: Settings) -> list[BatchInfo]:
+    found = [
+        BatchInfo(b.batch_id, "staged" if b.extractor == EXTERNAL and b.status == batches.PENDING else b.status,
+                  len(b.requests), len(b.items), str(batches.path_of(settings.state_dir, b.batch_id)), None)
+        for b in batches.load_all(settings.state_dir)
+    ]
+    if settings.db_path.exists():
+        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+            found += [BatchInfo(q.batch_id, "quarantined", len(q.requests), len(q.items), None, q.error)
+                      for q in batch_rows.quarantined(con)]
+    return found
+
+
+def _parse_candidates(path: Path) -> tuple[Candidate, ...]:
+    """One JSON object per line, in the extractor contract's shape; a bad line is an error naming it."""
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError as exc:
+        raise DistillError(f"cannot read beliefs file {path}: {exc.strerror or exc}") from exc
+    found = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise DistillError(f"{path}:{number}: not valid JSON ({exc})") from exc
+        if not isinstance(data, dict) or not isinstance(data.get("evidence"), list):
+            raise DistillError(f"{path}:{number}: expected an object with an `evidence` list")
+        evidence = tuple(
+            EvidenceRef(str(e.get("item_id", "")), e.get("quote")) for e in data["evidence"] if isinstance(e, dict)
+        )
+        found.append(Candidate(**{name: data.get(name) for name in CANDIDATE_FIELDS}, evidence=evidence))
+    return tuple(found)
+
+
+def commit_external(settings: Settings, batch_id: str, beliefs_file: Path) -> Tally:
+    """Verify and commit an external agent's beliefs for a staged batch, exactly as built-in extractions are."""
+    candidates = _parse_candidates(beliefs_file)
+    with run_lock(settings.lock_path):
+        path = batches.path_of(settings.state_dir, batch_id)
+        if not path.exists():
+            raise DistillError(f"no staged batch {batch_id} (see `distill batches list`)")
+        batch = batches.load(path)
+        batch = replace(batch, status=DISTILLED, results=(Extraction(batch_id, candidates, ()),))
+        tally = Tally(extractor=EXTERNAL)
+        run_id = _start_run(settings, [str(beliefs_file)])
+        pipeline.commit_batch(settings, batch, run_id, tally, final=True)
+        return tally
+
+
+def _start_run(settings: Settings, sources: list[str]) -> str:
+    run_id = uuid.uuid4().hex
+    with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+        runs.start(con, run_id, sources)
+    return run_id
+
+
+def retry(settings: Settings, batch_id: str, extractor: Extractor) -> Tally:
+    """Extract a quarantined batch's failed requests again; what succeeds is committed, the rest stays."""
+    with run_lock(settings.lock_path):
+        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+            match = [q for q in batch_rows.quarantined(con) if q.batch_id == batch_id]
+        if not match:
+            raise DistillError(f"no quarantined batch {batch_id} (see `distill batches list`)")
+        quarantined = match[0]
+        attempt = Batch(f"{batch_id}-retry", quarantined.run_id, batches.PENDING, extractor.name, extractor.model,
+                        extractor.prompt_version, (), quarantined.items, quarantined.requests, ())
+        results, failed = [], []
+        for request in attempt.requests:
+            extraction, failures = distill.extract_splitting(extractor, request)
+            results.append(extraction)
+            failed.extend(failures)
+        attempt = replace(attempt, status=DISTILLED, results=tuple(results), failed=tuple(failed),
+                          batch_id=f"{batch_id}-r{_retries(settings, batch_id) + 1}")
+        tally = Tally(extractor=extractor.name, model=extractor.model)
+        run_id = _start_run(settings, [f"retry:{batch_id}"])
+        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
+            tally.committed(attempt, distill.commit(con, attempt, run_id))
+            batch_rows.settle(con, batch_id, "retried")
+            runs.update(con, run_id, tally.as_dict(), "ok")
+        return tally
+
+
+def _retries(settings: Settings, batch_id: str) -> int:
+    with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        return con.execute("SELECT count(*) FROM batches WHERE batch_id LIKE ?", [f"{batch_id}-r%"]).fetchone()[0]
+
+
+def discard(settings: Settings, batch_id: str) -> list[str]:
+    """Unstage a staged batch and the ones staged after it (their cursors start where it ends), so their messages
+    are read again next run; or give up on a quarantined batch. Returns the batch ids affected."""
+    with run_lock(settings.lock_path):
+        if batches.path_of(settings.state_dir, batch_id).exists():
+            later = [b.batch_id for b in batches.load_all(settings.state_dir) if b.batch_id >= batch_id]
+            for staged in later:
+                batches.remove(settings.state_dir, staged)
+            return later
+        if settings.db_path.exists():
+            with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
+                if batch_rows.settle(con, batch_id, "discarded"):
+                    return [batch_id]
+    raise DistillError(f"no staged or quarantined batch {batch_id} (see `distill batches list`)")
+

@@ -1,0 +1,245 @@
+"""The library behind `distill beliefs …`, `distill runs` and the belief counts of `distill status`.
+
+Each function opens its own short connection (read-only for reads), so a scheduled run is never blocked for long.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import orjson
+
+from distiller.config import Settings
+from distiller.errors import DistillError
+from distiller.store import belief_reads, runs
+from distiller.store.belief_reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
+from distiller.store.beliefs import StoredBelief, StoredEvidence, StoreSettings, UpsertResult, restore
+from distiller.store.db import connect, transaction
+from distiller.store.forget import Forgotten, forget_beliefs, forget_source
+
+FORMATS = ("jsonl", "csv", "parquet", "markdown")
+HEADINGS = {"identity": "Identity", "goal": "Goals", "preference": "Preferences", "decision": "Decisions",
+            "fact": "Facts", "implicit_inference": "Inferences"}
+
+
+def store_settings(settings: Settings) -> StoreSettings:
+    """The store's knobs; the seam where distill.toml settings will reach them."""
+    return StoreSettings()
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _read(settings: Settings):
+    return connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds)
+
+
+def list_beliefs(settings: Settings, filters: Filters) -> list[BeliefRow]:
+    with _read(settings) as con:
+        return belief_reads.select(con, filters, store_settings(settings), _now())
+
+
+@dataclass(frozen=True, slots=True)
+class BeliefDetail:
+    belief: BeliefRow
+    evidence: tuple[StoredEvidence, ...]
+
+    def as_dict(self) -> dict:
+        return {**asdict(self.belief), "evidence": [asdict(e) for e in self.evidence]}
+
+
+def show(settings: Settings, ref: str) -> BeliefDetail:
+    with _read(settings) as con:
+        belief_id = belief_reads.resolve(con, ref)
+        row = belief_reads.by_ids(con, [belief_id], store_settings(settings), _now())[0]
+        return BeliefDetail(row, tuple(e.item for e in belief_reads.evidence(con, [belief_id])))
+
+
+@dataclass(frozen=True, slots=True)
+class BeliefHistory:
+    id: str
+    timeline: tuple[BeliefRow, ...]  # the slot's beliefs and supersession links, oldest first
+    events: tuple[HistoryEvent, ...]
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "timeline": [asdict(b) for b in self.timeline],
+                "events": [asdict(e) for e in self.events]}
+
+
+def history(settings: Settings, ref: str) -> BeliefHistory:
+    with _read(settings) as con:
+        belief_id = belief_reads.resolve(con, ref)
+        ids, events = belief_reads.slot_history(con, belief_id)
+        timeline = belief_reads.by_ids(con, ids, store_settings(settings), _now())
+    return BeliefHistory(belief_id, tuple(timeline), tuple(events))
+
+
+def forget(
+    settings: Settings, refs: Sequence[str] = (), *, match: str | None = None, source: str | None = None,
+    dry_run: bool = False,
+) -> Forgotten:
+    """Delete beliefs (by id, by text, or a source's evidence) and tombstone them, in one transaction.
+
+    A dry run does the same work and rolls it back, so it reports exactly what would go."""
+    if sum(bool(x) for x in (refs, match, source)) != 1:
+        raise DistillError("forget needs exactly one of: belief ids, --match TEXT, --source FILE|SESSION")
+    with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            now = _now()
+            if source:
+                result = forget_source(con, source, store_settings(settings), now)
+            else:
+                if match:
+                    ids = [b.id for b in belief_reads.select(
+                        con, Filters(status="all", text=match, limit=None), store_settings(settings), now)]
+                else:
+                    ids = [belief_reads.resolve(con, ref) for ref in refs]
+                result = forget_beliefs(con, ids, "forget-match" if match else "forget-id", now)
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("ROLLBACK" if dry_run else "COMMIT")
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class Exported:
+    format: str
+    beliefs: int
+    path: str | None  # None: written to stdout
+
+
+def _stored(settings: Settings, statuses: Sequence[str] | None) -> list[StoredBelief]:
+    with _read(settings) as con:
+        filters = Filters(status="all", limit=None, sort="recent")
+        ids = [b.id for b in belief_reads.select(con, filters, store_settings(settings), _now())
+               if statuses is None or b.status in statuses]
+        return belief_reads.stored(con, ids)
+
+
+def _jsonl(beliefs: list[StoredBelief]) -> bytes:
+    return b"".join(orjson.dumps(asdict(b)) + b"\n" for b in beliefs)
+
+
+def _csv(beliefs: list[StoredBelief]) -> bytes:
+    names = [f.name for f in fields(StoredBelief)]
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(names)
+    for belief in beliefs:
+        row = asdict(belief)
+        writer.writerow([orjson.dumps(row[n]).decode() if n in ("keys", "evidence") else row[n] for n in names])
+    return out.getvalue().encode("utf-8")
+
+
+def _markdown(beliefs: list[StoredBelief]) -> bytes:
+    """MEMORY.md style: a heading per category, one bullet per belief, unconfirmed ones marked."""
+    lines = ["# MEMORY.md", "", f"_Distilled from conversations by distill on {_now():%Y-%m-%d}._"]
+    for category, heading in HEADINGS.items():
+        chosen = [b for b in beliefs if b.category == category]
+        if chosen:
+            lines += ["", f"## {heading}", ""]
+            lines += [f"- {b.statement}" + (" _(unconfirmed)_" if b.status == "provisional" else "") for b in chosen]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def _parquet(beliefs: list[StoredBelief], path: Path) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "beliefs.jsonl"
+        source.write_bytes(_jsonl(beliefs))
+        with duckdb.connect() as con:
+            query = (f"SELECT * FROM read_json('{source}', format = 'newline_delimited', sample_size = -1)"
+                     if beliefs else "SELECT NULL::VARCHAR AS id LIMIT 0")
+            con.execute(f"COPY ({query}) TO '{str(path).replace(chr(39), chr(39) * 2)}' (FORMAT parquet)")
+
+
+def export(settings: Settings, fmt: str, output: Path | None, statuses: Sequence[str] | None = None) -> tuple[Exported, bytes]:
+    """Write the beliefs to `output`, or return the bytes for stdout; markdown defaults to live beliefs only."""
+    if fmt not in FORMATS:
+        raise DistillError(f"unknown export format {fmt!r}")
+    if fmt == "parquet" and output is None:
+        raise DistillError("parquet export needs --output FILE")
+    if fmt == "markdown" and statuses is None:
+        statuses = ("active", "provisional")
+    beliefs = _stored(settings, statuses)
+    if fmt == "markdown":
+        beliefs = sorted(beliefs, key=lambda b: (-b.confidence, b.statement))
+    if fmt == "parquet":
+        _parquet(beliefs, output)
+        return Exported(fmt, len(beliefs), str(output)), b""
+    data = {"jsonl": _jsonl, "csv": _csv, "markdown": _markdown}[fmt](beliefs)
+    if output is not None:
+        output.write_bytes(data)
+        return Exported(fmt, len(beliefs), str(output)), b""
+    return Exported(fmt, len(beliefs), None), data
+
+
+def _evidence(item: dict) -> StoredEvidence:
+    return StoredEvidence(
+        str(item["message_id"]), str(item["session"]), str(item["agent"]), str(item["file"]), int(item["byte_start"]),
+        int(item["byte_end"]), item.get("ts") or "", str(item.get("quote") or ""), str(item.get("run") or "import"),
+        str(item.get("statement") or ""), float(item.get("confidence", 0.7)), item.get("evidence_type") or "explicit",
+    )
+
+
+def _belief(obj: dict) -> StoredBelief:
+    defaults = {"valid_to": None, "evidence_type": "explicit", "importance": 5, "decay_sensitivity": "medium",
+                "superseded_by": None, "supersedes": None, "conflicts_with": None, "evidence_count": 0, "sessions": 0,
+                "first_seen": "", "last_seen": "", "extractor": "import", "model": None, "prompt_version": "import",
+                "keys": (), "status": "provisional", "valid_from": None}
+    values = {f.name: obj.get(f.name, defaults.get(f.name)) for f in fields(StoredBelief)}
+    missing = [name for name in ("id", "statement", "category", "confidence", "scope", "subject", "attribute")
+               if values[name] is None]
+    if missing:
+        raise ValueError(f"missing {', '.join(missing)}")
+    values["keys"] = tuple(values["keys"] or ())
+    values["evidence"] = tuple(_evidence(item) for item in obj.get("evidence") or ())
+    return StoredBelief(**values)
+
+
+def import_file(settings: Settings, path: Path) -> UpsertResult:
+    """Import a JSONL export; idempotent (evidence is unique per belief and message), tombstones respected."""
+    beliefs = []
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError as exc:
+        raise DistillError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            beliefs.append(_belief(orjson.loads(line)))
+        except (orjson.JSONDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise DistillError(f"{path}:{number}: not a belief: {exc}") from exc
+    with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
+        return restore(con, beliefs, settings=store_settings(settings))
+
+
+def counts(settings: Settings) -> BeliefCounts:
+    if not settings.db_path.exists():
+        return BeliefCounts((), ())
+    with _read(settings) as con:
+        return belief_reads.counts(con)
+
+
+def recent_runs(settings: Settings, limit: int) -> list[runs.RunRecord]:
+    if not settings.db_path.exists():
+        return []
+    with _read(settings) as con:
+        return runs.recent(con, limit)
+
+
+def from_run(settings: Settings, run_id: str) -> list[BeliefRow]:
+    """The beliefs a run added evidence to, so a run can say what it learned."""
+    with _read(settings) as con:
+        ids = [r[0] for r in con.execute("SELECT DISTINCT belief_id FROM evidence WHERE run_id = ?", [run_id]).fetchall()]
+        return belief_reads.by_ids(con, ids, store_settings(settings), _now()) if ids else []

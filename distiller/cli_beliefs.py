@@ -1,0 +1,179 @@
+"""`distill beliefs …` and `distill runs`: thin click commands over distiller.beliefs."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import click
+
+from distiller import beliefs as api
+from distiller.store.belief_reads import SORTS, BeliefRow, Filters
+from distiller.store.beliefs import STATUSES
+from distiller.extract.base import CATEGORIES
+
+
+def _since(value: str | None) -> datetime | None:
+    """An ISO date/time, or a span back from now: 7d, 12h, 30m."""
+    if not value:
+        return None
+    units = {"d": "days", "h": "hours", "m": "minutes", "w": "weeks"}
+    if value[-1:] in units and value[:-1].isdigit():
+        return datetime.now(timezone.utc) - timedelta(**{units[value[-1]]: int(value[:-1])})
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"expected an ISO date or a span like 7d: {value!r}") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def _line(b: BeliefRow) -> str:
+    activation = "" if b.activation is None else f" act {b.activation:5.2f}"
+    return (f"{b.id}  {b.status:<18} {b.category:<18} conf {b.confidence:.2f}{activation}  {b.scope:<12} "
+            f"{b.statement}")
+
+
+def _rows(out, rows: list[BeliefRow]) -> None:
+    out.emit({"beliefs": [asdict(b) for b in rows]}, "\n".join(_line(b) for b in rows) or "no beliefs")
+
+
+@click.group()
+def beliefs() -> None:
+    """List, search, inspect, forget, export and import the distilled beliefs."""
+
+
+_STATUS_CHOICES = click.Choice([*STATUSES, "all"])
+
+
+@beliefs.command("list")
+@click.option("--category", type=click.Choice(CATEGORIES))
+@click.option("--status", type=_STATUS_CHOICES, help="Default: every status but archived.")
+@click.option("--scope", help="global or agent:<id>.")
+@click.option("--agent", help="Only beliefs with evidence from this agent.")
+@click.option("--since", help="Last seen since an ISO date/time or a span back (7d, 12h).")
+@click.option("--limit", type=click.IntRange(min=1), default=50)
+@click.option("--sort", type=click.Choice(sorted(SORTS)), default="activation")
+@click.pass_obj
+def list_command(obj: dict, category, status, scope, agent, since, limit, sort) -> None:
+    """Beliefs, strongest first (ACT-R activation, confidence or most recent)."""
+    filters = Filters(category, status, scope, agent, _since(since), None, limit, sort)
+    _rows(obj["out"], api.list_beliefs(obj["settings"], filters))
+
+
+@beliefs.command()
+@click.argument("text")
+@click.option("--status", type=_STATUS_CHOICES, help="Default: every status but archived.")
+@click.option("--limit", type=click.IntRange(min=1), default=50)
+@click.pass_obj
+def search(obj: dict, text: str, status: str | None, limit: int) -> None:
+    """Beliefs whose statement, subject or attribute contains every word of TEXT."""
+    _rows(obj["out"], api.list_beliefs(obj["settings"], Filters(status=status, text=text, limit=limit)))
+
+
+@beliefs.command()
+@click.argument("belief_id")
+@click.pass_obj
+def show(obj: dict, belief_id: str) -> None:
+    """One belief: statement, scores and every evidence item with its provenance."""
+    detail = api.show(obj["settings"], belief_id)
+    b = detail.belief
+    lines = [
+        f"{b.id}  {b.statement}",
+        f"  {b.category} · {b.status} · {b.scope} · slot {b.subject}/{b.attribute or '-'}",
+        f"  confidence {b.confidence:.2f} ({b.evidence_type}) · activation "
+        f"{'-' if b.activation is None else f'{b.activation:.2f}'} · importance {b.importance} · "
+        f"decay {b.decay_sensitivity}",
+        f"  {b.evidence_count} evidence item(s) from {b.sessions} session(s), {b.first_seen} → {b.last_seen}; "
+        f"valid from {b.valid_from or '-'}" + (f" to {b.valid_to}" if b.valid_to else ""),
+    ]
+    for name in ("superseded_by", "supersedes", "conflicts_with"):
+        if getattr(b, name):
+            lines.append(f"  {name.replace('_', ' ')} {getattr(b, name)}")
+    for e in detail.evidence:
+        lines.append(f"  - {e.ts} {e.agent}/{e.session} message {e.message_id} ({e.evidence_type}, run {e.run[:12]})")
+        lines.append(f"    {e.file} bytes {e.byte_start}-{e.byte_end}")
+        lines.append(f"    “{e.quote}”")
+    obj["out"].emit(detail.as_dict(), "\n".join(lines))
+
+
+@beliefs.command()
+@click.argument("belief_id")
+@click.pass_obj
+def history(obj: dict, belief_id: str) -> None:
+    """The belief's slot over time: what it superseded, what superseded it, and lifecycle events."""
+    result = api.history(obj["settings"], belief_id)
+    lines = [f"{b.valid_from or b.first_seen} → {b.valid_to or 'now':<25} {b.status:<18} {b.id}  {b.statement}"
+             for b in result.timeline]
+    lines += [f"  {e.at} {e.event:<16} {e.belief_id}" + (f" ↔ {e.other_id}" if e.other_id else "")
+              for e in result.events]
+    obj["out"].emit(result.as_dict(), "\n".join(lines))
+
+
+@beliefs.command()
+@click.argument("belief_ids", nargs=-1)
+@click.option("--match", help="Forget every belief whose text contains every word of this.")
+@click.option("--source", help="A transcript file or session id: forget its evidence and beliefs left without any.")
+@click.option("--dry-run", is_flag=True, help="Report what would be forgotten; change nothing.")
+@click.pass_obj
+def forget(obj: dict, belief_ids: tuple[str, ...], match: str | None, source: str | None, dry_run: bool) -> None:
+    """Delete beliefs and leave tombstones, so no replay or reprocess brings them back."""
+    result = api.forget(obj["settings"], belief_ids, match=match, source=source, dry_run=dry_run)
+    verb = "would forget" if dry_run else "forgot"
+    human = f"{verb} {len(result.beliefs)} belief(s), {result.evidence} evidence item(s)"
+    if not dry_run:
+        human += f"; {result.tombstones} tombstone(s) written"
+    obj["out"].emit({**result.as_dict(), "dry_run": dry_run}, "\n".join([human, *result.beliefs]))
+
+
+@beliefs.command()
+@click.option("--format", "fmt", type=click.Choice(api.FORMATS), default="jsonl")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="File (default: stdout).")
+@click.option("--status", "statuses", multiple=True, type=click.Choice(STATUSES),
+              help="Only these statuses (repeatable). Default: all; markdown: active and provisional.")
+@click.pass_obj
+def export(obj: dict, fmt: str, output: Path | None, statuses: tuple[str, ...]) -> None:
+    """Export beliefs with their evidence as JSONL, CSV, Parquet or MEMORY.md-style markdown."""
+    summary, data = api.export(obj["settings"], fmt, output, statuses or None)
+    if summary.path is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        obj["out"].emit(asdict(summary), f"exported {summary.beliefs} belief(s) to {summary.path}")
+
+
+@beliefs.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.pass_obj
+def import_command(obj: dict, file: Path) -> None:
+    """Import a JSONL export (idempotent; forgotten beliefs stay forgotten)."""
+    result = api.import_file(obj["settings"], file)
+    d = result.as_dict()
+    obj["out"].emit(d, ", ".join(f"{k} {v}" for k, v in d.items() if v) or "nothing to import")
+
+
+def _money(value) -> str:
+    return "-" if value is None else f"${value:.4f}"
+
+
+@click.command("runs")
+@click.option("--limit", type=click.IntRange(min=1), default=20)
+@click.pass_obj
+def runs_command(obj: dict, limit: int) -> None:
+    """Recent runs with their counters, tokens and cost."""
+    records = api.recent_runs(obj["settings"], limit)
+    payload = {"runs": [asdict(r) for r in records]}
+    lines = []
+    for r in records:
+        c = r.counters
+        tokens = c.get("tokens")
+        tokens_text = "-" if tokens is None else (f"{sum(tokens.values()):,}" if isinstance(tokens, dict)
+                                                  else f"{tokens:,}")
+        beliefs_counted = c.get("beliefs")
+        beliefs_text = (", ".join(f"{k} {v}" for k, v in beliefs_counted.items() if v)
+                        if isinstance(beliefs_counted, dict) else "-")
+        lines.append(f"{r.started_at}  {r.run_id[:12]}  {r.status:<11} messages {c.get('messages', 0):>6,}  "
+                     f"tokens {tokens_text:>9}  cost {_money(c.get('cost_usd')):>9}  beliefs: {beliefs_text or '-'}"
+                     + (f"  error: {r.error}" if r.error else ""))
+    obj["out"].emit(payload, "\n".join(lines) or "no runs yet")

@@ -1,0 +1,246 @@
+"""The Anthropic extractor: one structured-output Messages call per request, or many at half price as a batch.
+
+Every SDK failure is translated at this boundary into the pipeline's three outcomes: try again later
+(ExtractionUnavailable), split or give up on this request (BadRequest), or fix the key (AuthenticationFailed).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anthropic
+import httpx2
+import orjson
+
+from distiller import prices
+from distiller.errors import DistillError
+from distiller.extract.base import (
+    AuthenticationFailed,
+    BadRequest,
+    Candidate,
+    EvidenceRef,
+    Extraction,
+    ExtractionUnavailable,
+    ExtractRequest,
+    Usage,
+)
+from distiller.extract.prompt import OUTPUT_SCHEMA, PROMPT_VERSION, SYSTEM_PROMPT, render_request
+
+DEFAULT_MODEL = "claude-haiku-5-5"
+CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+_SYSTEM = ({"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}},)
+_OUTPUT_CONFIG = {"format": {"type": "json_schema", "schema": OUTPUT_SCHEMA}}
+
+
+@dataclass(frozen=True, slots=True)
+class BatchOutcome:
+    """An ended Message Batch: each custom_id (= request_id) has an extraction or a short error.
+
+    Errors start with the result type: "errored: <api error type>: …" and "expired" are worth resubmitting;
+    "bad_request: …" (refusal, truncation, unparseable output) calls for a split; "canceled" was asked for.
+    """
+
+    batch_id: str
+    extractions: dict[str, Extraction]
+    errors: dict[str, str]
+
+
+class AnthropicExtractor:
+    name = "anthropic"
+    prompt_version = PROMPT_VERSION
+
+    def __init__(self, model: str = DEFAULT_MODEL, *, api_key: str | None = None, base_url: str | None = None,
+                 max_tokens: int = 4096, allow_expensive_model: bool = False, max_retries: int = 2,
+                 timeout: float = 60.0) -> None:
+        if prices.is_expensive(model) and not allow_expensive_model:
+            raise DistillError(f"model {model!r} is Opus-class and expensive; "
+                               "pass --allow-expensive-model (or set allow_expensive_model) to use it")
+        prices.rates(model)  # an unpriced model fails here, before any money is spent
+        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise DistillError("no Anthropic API key: set ANTHROPIC_API_KEY")
+        self.model = model
+        self.max_tokens = max_tokens
+        self._client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout)
+
+    def extract(self, request: ExtractRequest) -> Extraction:
+        started = time.monotonic()
+        try:
+            message = self._client.messages.create(**self._params(request))
+        except anthropic.AnthropicError as exc:
+            raise _translate(exc) from exc
+        latency_ms = round((time.monotonic() - started) * 1000)
+        candidates = parse_message(message)
+        return Extraction(request.request_id, candidates, (self._usage(message.usage, latency_ms, batch=False),))
+
+    def submit_batch(self, requests: Sequence[ExtractRequest]) -> str:
+        """Submit requests as one Message Batch (half price, results within 24 h); returns the batch id."""
+        if not requests:
+            raise DistillError("cannot submit an empty batch")
+        seen: set[str] = set()
+        for request in requests:
+            if not CUSTOM_ID.fullmatch(request.request_id):
+                raise DistillError(f"request id {request.request_id!r} is not a valid batch custom_id "
+                                   "(1-64 of a-z A-Z 0-9 _ -)")
+            if request.request_id in seen:
+                raise DistillError(f"request id {request.request_id!r} appears twice in one batch")
+            seen.add(request.request_id)
+        try:
+            batch = self._client.messages.batches.create(
+                requests=[{"custom_id": r.request_id, "params": self._params(r)} for r in requests]
+            )
+        except anthropic.AnthropicError as exc:
+            raise _translate(exc) from exc
+        return batch.id
+
+    def collect_batch(self, batch_id: str) -> BatchOutcome | None:
+        """The batch's results once it has ended; None while it is still in progress (or canceling).
+
+        Costs are priced at this extractor's model with the batch discount, so collect with the model the batch
+        was submitted with; latency_ms is 0, since a batch has no per-request latency.
+        """
+        try:
+            batch = self._client.messages.batches.retrieve(batch_id)
+            if batch.processing_status != "ended":
+                return None
+            results = list(self._client.messages.batches.results(batch_id))
+        except anthropic.AnthropicError as exc:
+            raise _translate(exc) from exc
+        except httpx2.TransportError as exc:  # the JSONL body is streamed: a drop mid-way surfaces raw
+            raise ExtractionUnavailable(f"Anthropic API connection lost reading batch {batch_id}: {exc}") from exc
+        except ValueError as exc:
+            raise DistillError(f"unreadable results for batch {batch_id}: {exc}") from exc
+        extractions: dict[str, Extraction] = {}
+        errors: dict[str, str] = {}
+        for entry in results:
+            result = entry.result
+            if result.type == "succeeded":
+                try:
+                    candidates = parse_message(result.message)
+                except BadRequest as exc:
+                    errors[entry.custom_id] = f"bad_request: {exc}"
+                    continue
+                usage = self._usage(result.message.usage, 0, batch=True)
+                extractions[entry.custom_id] = Extraction(entry.custom_id, candidates, (usage,))
+            elif result.type == "errored":
+                error = result.error.error
+                errors[entry.custom_id] = f"errored: {error.type}: {error.message}"
+            else:
+                errors[entry.custom_id] = result.type
+        return BatchOutcome(batch_id, extractions, errors)
+
+    def _params(self, request: ExtractRequest) -> dict[str, Any]:
+        """Static, cached system prompt first; the rendered request last. No sampling parameters, no tools."""
+        return {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "system": list(_SYSTEM),
+            "output_config": _OUTPUT_CONFIG,
+            "messages": [{"role": "user", "content": render_request(request)}],
+        }
+
+    def _usage(self, usage: anthropic.types.Usage, latency_ms: int, *, batch: bool) -> Usage:
+        cache_read = usage.cache_read_input_tokens or 0
+        cache_write = usage.cache_creation_input_tokens or 0
+        return Usage(
+            model=self.model,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=cache_read,
+            cache_write_tokens=cache_write,
+            latency_ms=latency_ms,
+            cost_usd=prices.cost_usd(self.model, usage.input_tokens, usage.output_tokens, cache_read, cache_write,
+                                     batch=batch),
+        )
+
+
+def _translate(exc: anthropic.AnthropicError) -> DistillError:
+    """Map an SDK error (after its own retries) onto what the pipeline should do next."""
+    if isinstance(exc, anthropic.APIConnectionError):
+        return ExtractionUnavailable(f"Anthropic API unreachable: {exc.message}")
+    if isinstance(exc, anthropic.APIStatusError):
+        status = exc.status_code
+        detail = exc.api_message or exc.message
+        if status in (408, 409, 429) or status >= 500:
+            return ExtractionUnavailable(f"Anthropic API unavailable ({status} {exc.type or 'error'}): {detail}")
+        if status in (401, 403):
+            return AuthenticationFailed(f"Anthropic API rejected the key ({status}): {detail}; check ANTHROPIC_API_KEY")
+        if status in (400, 413, 422):
+            return BadRequest(f"Anthropic API refused the request ({status}): {detail}")
+        return DistillError(f"Anthropic API error ({status} {exc.type or 'error'}): {detail}")
+    if isinstance(exc, anthropic.APIResponseValidationError):
+        return BadRequest(f"unexpected response from the Anthropic API: {exc.message}")
+    return DistillError(f"Anthropic SDK error: {exc}")
+
+
+def parse_message(message: anthropic.types.Message) -> tuple[Candidate, ...]:
+    """Candidates from a structured-output reply; a refusal, a truncated or an unparseable reply is a BadRequest."""
+    if message.stop_reason == "refusal":
+        raise BadRequest("the model refused the request")
+    if message.stop_reason in ("max_tokens", "model_context_window_exceeded"):
+        raise BadRequest(f"the reply was truncated ({message.stop_reason})")
+    text = "".join(block.text for block in message.content if block.type == "text")
+    return parse_candidates(text)
+
+
+def parse_candidates(text: str) -> tuple[Candidate, ...]:
+    """Parse the JSON object the schema asks for. Values are kept as given for verify.py to judge; only their
+    types are coerced, and entries that are not objects are skipped."""
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        raise BadRequest("the reply is not valid JSON") from None
+    if not isinstance(data, dict) or not isinstance(data.get("candidates"), list):
+        raise BadRequest("the reply is not an object with a candidates list")
+    return tuple(_candidate(entry) for entry in data["candidates"] if isinstance(entry, dict))
+
+
+def _candidate(entry: dict[str, Any]) -> Candidate:
+    evidence = entry.get("evidence")
+    if isinstance(evidence, dict):
+        evidence = [evidence]
+    refs = tuple(
+        EvidenceRef(item_id=_text(ref.get("item_id")), quote=_text(ref.get("quote")))
+        for ref in (evidence if isinstance(evidence, list) else ())
+        if isinstance(ref, dict)
+    )
+    return Candidate(
+        statement=_text(entry.get("statement")),
+        category=_text(entry.get("category")),
+        subject=_text(entry.get("subject")),
+        attribute=_text(entry.get("attribute")),
+        confidence=_number(entry.get("confidence")),
+        evidence_type=_text(entry.get("evidence_type")),
+        importance=_integer(entry.get("importance")),
+        decay_sensitivity=_text(entry.get("decay_sensitivity")),
+        valid_from=_text(entry.get("valid_from")) or None,
+        evidence=refs,
+    )
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return "" if value is None else orjson.dumps(value).decode()
+
+
+def _number(value: Any) -> float:
+    """A float, or NaN when the value is not a number: NaN fails every range check downstream."""
+    if isinstance(value, bool):
+        return float("nan")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _integer(value: Any) -> int:
+    """An int; a fractional or non-numeric value becomes 0, outside the 1-10 range verify.py enforces."""
+    number = _number(value)
+    return int(number) if number.is_integer() else 0

@@ -1,0 +1,93 @@
+"""The contract between the pipeline and any extractor: a request of screened items in, candidates out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from distiller.errors import DistillError, Unavailable
+
+CATEGORIES = ("identity", "goal", "preference", "decision", "fact", "implicit_inference")
+EVIDENCE_TYPES = ("explicit", "implied")
+DECAY_SENSITIVITIES = ("low", "medium", "high")
+MAX_STATEMENT_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One screened message sent to an extractor. Only `evidence` items may be cited; the rest is context."""
+
+    item_id: str  # short and stable within the request: "m1", "m2", …
+    role: str
+    ts: str | None
+    text: str  # cleaned and redacted
+    evidence: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractRequest:
+    request_id: str  # matches ^[a-zA-Z0-9_-]{1,64}$ (usable as a Message Batches custom_id)
+    agent: str
+    items: tuple[Item, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceRef:
+    item_id: str
+    quote: str
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A belief as an extractor proposes it: nothing here is trusted until verify.py has checked it."""
+
+    statement: str
+    category: str
+    subject: str
+    attribute: str
+    confidence: float
+    evidence_type: str
+    importance: int
+    decay_sensitivity: str
+    valid_from: str | None
+    evidence: tuple[EvidenceRef, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """One model call: what it cost, from the one price table."""
+
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    latency_ms: int
+    cost_usd: float
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    request_id: str
+    candidates: tuple[Candidate, ...]
+    usage: tuple[Usage, ...]  # empty for offline extractors
+
+
+class Extractor(Protocol):
+    name: str  # "rules", "anthropic", …
+    model: str | None
+    prompt_version: str
+
+    def extract(self, request: ExtractRequest) -> Extraction: ...
+
+
+class ExtractionUnavailable(Unavailable):
+    """Rate-limited, overloaded or unreachable after the SDK's retries: stop the run, keep the batch pending."""
+
+
+class BadRequest(DistillError):
+    """The service refused or garbled this request (400, invalid JSON, refusal, max_tokens): split and retry."""
+
+
+class AuthenticationFailed(DistillError):
+    """401/403: no retry will help; the user must fix the key."""

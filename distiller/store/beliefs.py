@@ -1,0 +1,786 @@
+"""The belief store's write path: dedupe, merge, supersede, keep provenance, never resurrect the forgotten.
+
+`upsert` runs inside the caller's transaction (the one that advances the cursors and records the run), so a batch
+is committed exactly once. It reads what the batch can touch in a handful of set-based queries, decides each
+candidate in memory in evidence-time order (so a later statement supersedes an earlier one even within a batch),
+then writes with a few bulk statements over unnest()ed lists. Aggregates (confidence, counts, first/last seen,
+status) are recomputed from the evidence rows, which makes replays and forgetting exact rather than incremental.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+
+import duckdb
+
+from distiller.errors import DistillError
+from distiller.records import Belief
+from distiller.redact import find_secret
+from distiller.store import tombstones
+from distiller.store.bulk import pack, rows
+from distiller.store.normalize import (
+    belief_key,
+    file_key,
+    normalize,
+    polarity_only,
+    session_key,
+    slot_message_key,
+    slot_part,
+)
+
+PROVISIONAL, ACTIVE, ARCHIVED, FLAGGED = "provisional", "active", "archived", "flagged_for_review"
+STATUSES = (PROVISIONAL, ACTIVE, ARCHIVED, FLAGGED)
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeRule:
+    """The first rule whose globs match a belief's category and source agent sets its scope ("{agent}" expands)."""
+
+    scope: str
+    category: str = "*"
+    agent: str = "*"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreSettings:
+    near_jaro_winkler: float = 0.88  # on the content words, in order
+    near_jaccard: float = 0.6  # word-level, on the distinct content words
+    active_confidence: float = 0.75  # explicit and at least this confident: active from the first mention
+    activation_floor: float = -5.0  # ACT-R base level below which a belief is archived as faded
+    decay_low: float = 0.3  # d in B = ln(Σ t^-d), t in hours, per decay sensitivity
+    decay_medium: float = 0.5
+    decay_high: float = 0.8
+    independent_weight: float = 0.5  # how much each further session's confidence adds
+    allow_newer_evidence: bool = False  # may a forgotten key return with evidence newer than its tombstone?
+    scope_rules: tuple[ScopeRule, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class UpsertResult:
+    """One count per candidate: exactly one of these happened to it."""
+
+    inserted: int = 0
+    reinforced: int = 0
+    merged: int = 0
+    superseded: int = 0
+    flagged: int = 0
+    refused_secret: int = 0
+    refused_tombstoned: int = 0
+    replayed: int = 0  # every evidence item already recorded: nothing changed
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvidence:
+    message_id: str
+    session: str
+    agent: str
+    file: str
+    byte_start: int
+    byte_end: int
+    ts: str
+    quote: str
+    run: str
+    statement: str
+    confidence: float
+    evidence_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredBelief:
+    """A belief as exported and imported: everything needed to rebuild it, evidence included."""
+
+    id: str
+    statement: str
+    category: str
+    confidence: float
+    status: str
+    scope: str
+    subject: str
+    attribute: str
+    valid_from: str | None
+    valid_to: str | None
+    evidence_type: str
+    importance: int
+    decay_sensitivity: str
+    superseded_by: str | None
+    supersedes: str | None
+    conflicts_with: str | None
+    evidence_count: int
+    sessions: int
+    first_seen: str
+    last_seen: str
+    extractor: str
+    model: str | None
+    prompt_version: str
+    keys: tuple[str, ...]
+    evidence: tuple[StoredEvidence, ...]
+
+
+@dataclass(slots=True)
+class _Evidence:
+    session_id: str
+    message_id: str
+    agent: str
+    file: str
+    byte_start: int
+    byte_end: int
+    ts: datetime
+    quote: str
+    run_id: str
+    statement: str
+    confidence: float
+    explicit: bool
+
+
+@dataclass(slots=True)
+class _Candidate:
+    order: int
+    belief_id: str  # the id it gets if it becomes a new belief
+    keys: tuple[str, ...]  # its own exact key first, then any imported aliases
+    statement: str
+    tokens: tuple[str, ...]
+    sig: str
+    category: str
+    scope: str
+    subject: str
+    attribute: str
+    confidence: float
+    explicit: bool
+    importance: int
+    decay_sensitivity: str
+    valid_from: str | None
+    extractor: str
+    model: str | None
+    prompt_version: str
+    evidence: list[_Evidence]
+
+    @property
+    def latest(self) -> datetime:
+        return max(e.ts for e in self.evidence)
+
+    @property
+    def slot(self) -> tuple[str, str, str] | None:
+        return (self.scope, self.subject, self.attribute) if self.attribute else None
+
+
+@dataclass(slots=True)
+class _Held:
+    """A belief as this upsert sees it: loaded from the database or created by an earlier candidate."""
+
+    belief_id: str
+    statement: str
+    tokens: tuple[str, ...]
+    sig: str
+    category: str
+    scope: str
+    subject: str
+    attribute: str
+    status: str
+    confidence: float
+    importance: int
+    last_seen: datetime
+    valid_from: str | None
+    superseded_by: str | None
+    supersedes: str | None = None
+    conflicts_with: str | None = None
+    valid_to: str | None = None
+    new: bool = False
+    changed: bool = False
+
+    @property
+    def slot(self) -> tuple[str, str, str] | None:
+        return (self.scope, self.subject, self.attribute) if self.attribute else None
+
+
+_HELD_COLUMNS = (
+    "b.belief_id, b.statement, b.tokens, b.sig, b.category, b.scope, b.subject, b.attribute, b.status, "
+    "b.confidence, b.importance, b.last_seen, b.valid_from, b.superseded_by, b.supersedes, b.conflicts_with, b.valid_to"
+)
+
+
+def _held(row: tuple) -> _Held:
+    return _Held(*row[:2], tuple(row[2]), *row[3:])
+
+
+def _when(ts: str | None, now: datetime) -> datetime:
+    if ts:
+        try:
+            parsed = datetime.fromisoformat(ts)
+        except ValueError:
+            return now
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return now
+
+
+def scope_of(category: str, agent: str, given: str, rules: Iterable[ScopeRule]) -> str:
+    for rule in rules:
+        if fnmatch.fnmatchcase(category, rule.category) and fnmatch.fnmatchcase(agent, rule.agent):
+            given = rule.scope.replace("{agent}", agent)
+            break
+    scope = given or f"agent:{agent}"
+    if scope != "global" and not (scope.startswith("agent:") and len(scope) > len("agent:")):
+        raise DistillError(f"invalid belief scope {scope!r}: expected 'global' or 'agent:<id>'")
+    return scope
+
+
+def _candidate(order: int, belief: Belief, run_id: str, settings: StoreSettings, now: datetime) -> _Candidate:
+    if not belief.evidence:
+        raise DistillError(f"belief without evidence cannot be stored: {belief.statement[:60]!r}")
+    agent = belief.evidence[0].agent
+    scope = scope_of(belief.category, agent, belief.scope, settings.scope_rules)
+    norm = normalize(belief.statement)
+    key = belief_key(scope, norm.text)
+    confidence = min(max(float(belief.confidence), 0.0), 1.0)
+    explicit = belief.evidence_type == "explicit"
+    statement = " ".join(belief.statement.split())
+    evidence = [
+        _Evidence(e.session_id, e.message_id, e.agent, e.file, e.byte_start, e.byte_end, _when(e.ts, now), e.quote,
+                  run_id, statement, confidence, explicit)
+        for e in belief.evidence
+    ]
+    return _Candidate(
+        order, key, (key,), statement, norm.tokens, norm.sig, belief.category, scope, slot_part(belief.subject),
+        slot_part(belief.attribute), confidence, explicit, int(belief.importance), belief.decay_sensitivity,
+        belief.valid_from, belief.extractor, belief.model, belief.prompt_version, evidence,
+    )
+
+
+def _restored(order: int, stored: StoredBelief, settings: StoreSettings, now: datetime) -> _Candidate:
+    if not stored.evidence:
+        raise DistillError(f"belief {stored.id} has no evidence and cannot be imported")
+    scope = scope_of(stored.category, stored.evidence[0].agent, stored.scope, ())
+    norm = normalize(stored.statement)
+    own = belief_key(scope, norm.text)
+    evidence = [
+        _Evidence(e.session, e.message_id, e.agent, e.file, e.byte_start, e.byte_end, _when(e.ts, now), e.quote, e.run,
+                  e.statement or stored.statement, min(max(float(e.confidence), 0.0), 1.0),
+                  e.evidence_type == "explicit")
+        for e in stored.evidence
+    ]
+    return _Candidate(
+        order, stored.id or own, tuple(dict.fromkeys((own, stored.id, *stored.keys))), stored.statement,
+        norm.tokens, norm.sig, stored.category, scope, slot_part(stored.subject), slot_part(stored.attribute),
+        max(e.confidence for e in evidence), any(e.explicit for e in evidence), int(stored.importance),
+        stored.decay_sensitivity, stored.valid_from, stored.extractor, stored.model, stored.prompt_version, evidence,
+    )
+
+
+def _carries_secret(statement: str, quotes: Iterable[str]) -> bool:
+    """The last guard: redaction upstream missed nothing that reaches the database."""
+    return find_secret("\n".join([statement, *quotes])) is not None
+
+
+def upsert(
+    con: duckdb.DuckDBPyConnection,
+    beliefs: Sequence[Belief],
+    run_id: str,
+    *,
+    settings: StoreSettings | None = None,
+    now: datetime | None = None,
+) -> UpsertResult:
+    """Store verified beliefs inside the caller's open transaction; safe to replay."""
+    settings = settings or StoreSettings()
+    now = now or datetime.now(timezone.utc)
+    candidates = []
+    secret = 0
+    for order, belief in enumerate(beliefs):
+        if _carries_secret(belief.statement, (e.quote for e in belief.evidence)):
+            secret += 1
+        else:
+            candidates.append(_candidate(order, belief, run_id, settings, now))
+    return _Upsert(con, settings, now, run_id).apply(candidates, refused_secret=secret)
+
+
+def restore(
+    con: duckdb.DuckDBPyConnection,
+    stored: Sequence[StoredBelief],
+    *,
+    settings: StoreSettings | None = None,
+    now: datetime | None = None,
+) -> UpsertResult:
+    """Import exported beliefs through the same rules as new ones (tombstones, secrets, dedupe), keeping their ids."""
+    settings = settings or StoreSettings()
+    now = now or datetime.now(timezone.utc)
+    candidates = []
+    secret = 0
+    # Flagged beliefs last among equals in time, so each meets the belief it contradicted already in place.
+    for order, belief in enumerate(sorted(stored, key=lambda b: b.status == FLAGGED)):
+        if _carries_secret(belief.statement, [q for e in belief.evidence for q in (e.quote, e.statement)]):
+            secret += 1
+        else:
+            candidates.append(_restored(order, belief, settings, now))
+    return _Upsert(con, settings, now, "import").apply(candidates, refused_secret=secret)
+
+
+_CAND = {"idx": "BIGINT", "scope": "VARCHAR", "category": "VARCHAR", "subject": "VARCHAR", "tokens": "VARCHAR[]",
+         "sig": "VARCHAR"}
+_NEAR_SQL = """
+WITH cand AS (SELECT * FROM {cand}),
+pool AS (
+    SELECT b.belief_id AS ref, b.scope, b.category, b.subject, b.tokens, b.sig
+    FROM beliefs b SEMI JOIN (SELECT DISTINCT scope, category, subject FROM cand) k USING (scope, category, subject)
+    WHERE b.status <> 'archived'
+    UNION ALL
+    SELECT '#' || idx, scope, category, subject, tokens, sig FROM cand
+),
+pool_tokens AS (SELECT ref, scope, category, subject, unnest(tokens) AS token FROM pool),
+df AS (SELECT scope, category, subject, token, count(*) AS df FROM pool_tokens GROUP BY ALL),
+cand_tokens AS (SELECT idx, scope, category, subject, len(tokens) AS n, unnest(tokens) AS token FROM cand),
+-- Prefix filter: two sets with Jaccard >= t share one of the n - ceil(t*n) + 1 rarest tokens of either.
+probe AS (
+    SELECT idx, scope, category, subject, token
+    FROM (SELECT ct.*, row_number() OVER (PARTITION BY ct.idx ORDER BY df.df, ct.token) AS r
+          FROM cand_tokens ct JOIN df USING (scope, category, subject, token))
+    WHERE r <= n - ceil($jaccard * n - 1e-9) + 1
+),
+pairs AS (
+    SELECT DISTINCT p.idx, o.ref FROM probe p JOIN pool_tokens o USING (scope, category, subject, token)
+    WHERE o.ref <> '#' || p.idx
+)
+SELECT pairs.idx, pairs.ref, o.sig,
+       jaro_winkler_similarity(array_to_string(c.tokens, ' '), array_to_string(o.tokens, ' ')) AS jw,
+       token_jaccard(c.tokens, o.tokens) AS jac
+FROM pairs JOIN cand c ON c.idx = pairs.idx JOIN pool o ON o.ref = pairs.ref
+WHERE jw >= $jaro_winkler AND jac >= $jaccard
+""".replace("{cand}", rows(_CAND))
+
+_ACTIVATION_SQL = (
+    "ln(sum(pow(greatest(epoch($now - e.ts) / 3600.0, 1.0), -CASE b.decay_sensitivity "
+    "WHEN 'low' THEN $decay_low WHEN 'high' THEN $decay_high ELSE $decay_medium END)))"
+)
+
+
+def activation_params(settings: StoreSettings, now: datetime) -> dict:
+    return {"now": now, "decay_low": settings.decay_low, "decay_medium": settings.decay_medium,
+            "decay_high": settings.decay_high}
+
+
+def activation_sql() -> str:
+    """ACT-R base-level learning over a belief's evidence times (aliases: evidence e, beliefs b)."""
+    return _ACTIVATION_SQL
+
+
+_IDS = rows({"belief_id": "VARCHAR"})
+
+
+def recompute(con: duckdb.DuckDBPyConnection, ids: Iterable[str], settings: StoreSettings, now: datetime) -> None:
+    """Counts, combined confidence, first/last seen, activation and status of these beliefs, from their evidence.
+
+    Confidence: the best session's confidence, with each further session closing part of the remaining gap
+    (1 - (1 - c_max) · Π(1 - w·c_s)), so more independent sessions mean higher, never above 1.
+    """
+    ids = list(dict.fromkeys(ids))
+    if not ids:
+        return
+    con.execute(
+        f"""
+        UPDATE beliefs SET
+            confidence = a.confidence, evidence_type = CASE WHEN a.explicit THEN 'explicit' ELSE 'implied' END,
+            evidence_count = a.n, sessions = a.sessions, first_seen = a.first_seen, last_seen = a.last_seen,
+            status = CASE
+                WHEN beliefs.superseded_by IS NOT NULL THEN 'archived'
+                WHEN beliefs.status = 'flagged_for_review' THEN beliefs.status
+                WHEN a.activation < $floor THEN 'archived'
+                WHEN (a.explicit AND a.confidence >= $active) OR a.sessions >= 2 THEN 'active'
+                ELSE 'provisional' END,
+            updated_at = $now
+        FROM (
+            WITH ev AS (SELECT e.* FROM evidence e SEMI JOIN {_IDS} i USING (belief_id)),
+            per_session AS (SELECT belief_id, max(confidence) AS c FROM ev GROUP BY belief_id, session_id),
+            conf AS (
+                SELECT belief_id, count(*) AS sessions,
+                       1 - (1 - max(c)) * exp(sum(ln(1 - least($weight * c, 0.99)))
+                                              - ln(1 - least($weight * max(c), 0.99))) AS confidence
+                FROM per_session GROUP BY belief_id
+            ),
+            agg AS (
+                SELECT e.belief_id, count(*) AS n, min(e.ts) AS first_seen, max(e.ts) AS last_seen,
+                       bool_or(e.explicit) AS explicit, {_ACTIVATION_SQL} AS activation
+                FROM ev e JOIN beliefs b USING (belief_id) GROUP BY e.belief_id
+            )
+            SELECT * FROM agg JOIN conf USING (belief_id)
+        ) a
+        WHERE beliefs.belief_id = a.belief_id
+        """,
+        {"rows": pack(belief_id=ids), "floor": settings.activation_floor, "active": settings.active_confidence,
+         "weight": settings.independent_weight, **activation_params(settings, now)},
+    )
+
+
+def fade(con: duckdb.DuckDBPyConnection, *, settings: StoreSettings | None = None, now: datetime | None = None,
+         run_id: str = "fade") -> int:
+    """Archive live beliefs whose activation fell below the floor; once per run is enough (it scans all evidence)."""
+    settings = settings or StoreSettings()
+    now = now or datetime.now(timezone.utc)
+    faded = con.execute(
+        f"""
+        UPDATE beliefs SET status = 'archived', updated_at = $now
+        FROM (SELECT e.belief_id, {_ACTIVATION_SQL} AS activation
+              FROM evidence e JOIN beliefs b USING (belief_id)
+              WHERE b.status IN ('provisional', 'active') GROUP BY e.belief_id) a
+        WHERE beliefs.belief_id = a.belief_id AND a.activation < $floor
+        RETURNING beliefs.belief_id
+        """,
+        {"floor": settings.activation_floor, **activation_params(settings, now)},
+    ).fetchall()
+    ids = [row[0] for row in faded]
+    history(con, [(i, "faded", None) for i in ids], run_id, now)
+    return len(ids)
+
+
+def history(con: duckdb.DuckDBPyConnection, events: list[tuple[str, str, str | None]], run_id: str,
+            now: datetime) -> None:
+    """Lifecycle events as (belief_id, event, other_id): superseded, revived, flagged, faded.
+
+    Reinforcements need no row here: each evidence row records its run, time and wording."""
+    if events:
+        con.execute(
+            f"INSERT INTO belief_history SELECT belief_id, $now, event, $run_id, other_id FROM {rows(_EVENT)}",
+            {"rows": pack(belief_id=[e[0] for e in events], event=[e[1] for e in events],
+                          other_id=[e[2] for e in events]), "now": now, "run_id": run_id},
+        )
+
+
+_EVENT = {"belief_id": "VARCHAR", "event": "VARCHAR", "other_id": "VARCHAR"}
+
+
+@dataclass
+class _Upsert:
+    con: duckdb.DuckDBPyConnection
+    settings: StoreSettings
+    now: datetime
+    run_id: str
+    held: dict[str, _Held] = field(default_factory=dict)
+    exact: dict[str, str] = field(default_factory=dict)  # key → belief id
+    slots: dict[tuple[str, str, str], set[str]] = field(default_factory=dict)  # slot → live, unflagged holders
+    cited: set[tuple[str, str, str]] = field(default_factory=set)  # (belief, session, message) already evidence
+    near: dict[int, list[tuple[float, str, str]]] = field(default_factory=dict)  # idx → (score, ref, sig)
+    resolved: dict[int, str] = field(default_factory=dict)  # candidate order → the belief it went to
+    evidence: dict[tuple[str, str, str], _Evidence] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+    touched: set[str] = field(default_factory=set)
+    inserted: list[tuple[_Held, _Candidate]] = field(default_factory=list)
+    events: list[tuple[str, str, str | None]] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def apply(self, candidates: list[_Candidate], *, refused_secret: int) -> UpsertResult:
+        self.counts = dict.fromkeys(UpsertResult.__dataclass_fields__, 0)
+        self.counts["refused_secret"] = refused_secret
+        candidates = self._drop_tombstoned(candidates)
+        candidates.sort(key=lambda c: (c.latest, c.order))
+        if candidates:
+            self._load(candidates)
+            for candidate in candidates:
+                self._decide(candidate)
+            self._write()
+        return UpsertResult(**self.counts)
+
+    # -- reading ---------------------------------------------------------------------------------------------
+
+    def _drop_tombstoned(self, candidates: list[_Candidate]) -> list[_Candidate]:
+        """Drop evidence from forgotten sources or (slot, message) pairs, and candidates whose key was forgotten.
+
+        With allow_newer_evidence, evidence newer than the tombstone that blocks it still counts."""
+        def keys_of(c: _Candidate, e: _Evidence) -> tuple[str, ...]:
+            return (session_key(e.session_id), file_key(e.file),
+                    slot_message_key(c.subject, c.attribute, e.session_id, e.message_id))
+
+        wanted = {k for c in candidates for k in c.keys} | {k for c in candidates for e in c.evidence
+                                                           for k in keys_of(c, e)}
+        dead = tombstones.matching(self.con, wanted)
+        if not dead:
+            return candidates
+
+        def blocked(e: _Evidence, keys: Iterable[str]) -> bool:
+            times = [dead[k] for k in keys if k in dead]
+            return bool(times) and not (self.settings.allow_newer_evidence and e.ts > max(times))
+
+        kept = []
+        for c in candidates:
+            statement_keys = [k for k in c.keys if k in dead]
+            c.evidence = [e for e in c.evidence if not blocked(e, (*keys_of(c, e), *statement_keys))]
+            if c.evidence:
+                kept.append(c)
+            else:
+                self.counts["refused_tombstoned"] += 1
+        return kept
+
+    def _keep(self, row: tuple) -> _Held:
+        held = self.held.get(row[0])
+        if held is None:
+            held = self.held[row[0]] = _held(row)
+            if held.slot and held.status not in (ARCHIVED, FLAGGED):
+                self.slots.setdefault(held.slot, set()).add(held.belief_id)
+        return held
+
+    def _load(self, candidates: list[_Candidate]) -> None:
+        con = self.con
+        keys = [k for c in candidates for k in c.keys]
+        for row in con.execute(
+            f"SELECT k.key, {_HELD_COLUMNS} FROM belief_keys k JOIN beliefs b USING (belief_id) "
+            "SEMI JOIN (SELECT unnest(?) AS key) w USING (key)",
+            [keys],
+        ).fetchall():
+            self.exact[row[0]] = self._keep(row[1:]).belief_id
+        messages = [e for c in candidates for e in c.evidence]
+        self.cited = set(con.execute(
+            "SELECT belief_id, session_id, message_id FROM evidence SEMI JOIN "
+            f"{rows({'session_id': 'VARCHAR', 'message_id': 'VARCHAR'})} w USING (session_id, message_id)",
+            {"rows": pack(session_id=[e.session_id for e in messages], message_id=[e.message_id for e in messages])},
+        ).fetchall())
+        unmatched = [c for c in candidates if not any(k in self.exact for k in c.keys) and c.tokens]
+        if unmatched:
+            found = con.execute(_NEAR_SQL, {
+                "rows": pack(idx=[c.order for c in unmatched], scope=[c.scope for c in unmatched],
+                             category=[c.category for c in unmatched], subject=[c.subject for c in unmatched],
+                             tokens=[c.tokens for c in unmatched], sig=[c.sig for c in unmatched]),
+                "jaro_winkler": self.settings.near_jaro_winkler, "jaccard": self.settings.near_jaccard,
+            }).fetchall()
+            for idx, ref, sig, jw, jac in found:
+                self.near.setdefault(idx, []).append((jw + jac, ref, sig))
+        ids = sorted({ref for pairs_ in self.near.values() for _, ref, _ in pairs_ if not ref.startswith("#")})
+        slots = {c.slot for c in candidates if c.slot} | {h.slot for h in self.held.values() if h.slot}
+        slots.discard(None)
+        slot_list = sorted(slots)
+        for row in con.execute(
+            f"""
+            SELECT {_HELD_COLUMNS} FROM beliefs b WHERE b.belief_id IN (SELECT unnest($ids))
+            UNION ALL
+            SELECT {_HELD_COLUMNS} FROM beliefs b
+            SEMI JOIN (SELECT unnest($scope) AS scope, unnest($subject) AS subject, unnest($attribute) AS attribute) s
+                USING (scope, subject, attribute)
+            WHERE b.status NOT IN ('archived', 'flagged_for_review')
+            """,
+            {"ids": ids, "scope": [s[0] for s in slot_list], "subject": [s[1] for s in slot_list],
+             "attribute": [s[2] for s in slot_list]},
+        ).fetchall():
+            self._keep(row)
+
+    # -- deciding ----------------------------------------------------------------------------------------------
+
+    def _resolve(self, ref: str) -> _Held | None:
+        belief_id = self.resolved.get(int(ref[1:])) if ref.startswith("#") else ref
+        return self.held.get(belief_id) if belief_id else None
+
+    def _near_target(self, c: _Candidate) -> _Held | None:
+        best: tuple[float, _Held] | None = None
+        for score, ref, sig in self.near.get(c.order, ()):
+            target = self._resolve(ref)
+            if (target is None or sig != c.sig or target.status == ARCHIVED
+                    or (target.scope, target.category, target.subject) != (c.scope, c.category, c.subject)):
+                continue
+            if best is None or score > best[0]:
+                best = (score, target)
+        return best[1] if best else None
+
+    def _contradicted(self, c: _Candidate) -> _Held | None:
+        """An active belief saying nearly the same with the opposite polarity."""
+        for _, ref, sig in self.near.get(c.order, ()):
+            target = self._resolve(ref)
+            if target is not None and target.status == ACTIVE and polarity_only(c.sig, target.sig):
+                return target
+        return None
+
+    def _holders(self, slot: tuple[str, str, str] | None, excluding: str | None = None) -> list[_Held]:
+        if slot is None:
+            return []
+        return sorted((self.held[i] for i in self.slots.get(slot, ()) if i != excluding),
+                      key=lambda h: h.last_seen)
+
+    def _strong(self, c: _Candidate) -> bool:
+        """Status as later candidates of this batch see it; recompute() sets the real one from all evidence."""
+        return c.explicit and c.confidence >= self.settings.active_confidence
+
+    def _count(self, outcome: str) -> None:
+        self.counts[outcome] += 1
+
+    def _add_evidence(self, target: _Held, evidence: list[_Evidence]) -> None:
+        for e in evidence:
+            key = (target.belief_id, e.session_id, e.message_id)
+            self.cited.add(key)
+            self.evidence.setdefault(key, e)
+            target.last_seen = max(target.last_seen, e.ts)
+        self.touched.add(target.belief_id)
+
+    def _register(self, c: _Candidate, target: _Held) -> None:
+        for key in c.keys:
+            self.exact.setdefault(key, target.belief_id)
+            self.aliases.setdefault(key, target.belief_id)
+        self.resolved[c.order] = target.belief_id
+
+    def _supersede(self, old: _Held, new: _Held, valid_to: str | None) -> None:
+        old.superseded_by, old.valid_to, old.status, old.changed = new.belief_id, valid_to, ARCHIVED, True
+        if old.slot:
+            self.slots.get(old.slot, set()).discard(old.belief_id)
+        self.touched.add(old.belief_id)
+        self.events.append((old.belief_id, "superseded", new.belief_id))
+
+    def _decide(self, c: _Candidate) -> None:
+        target_id = next((self.exact[k] for k in c.keys if k in self.exact), None)
+        target = self.held[target_id] if target_id else self._near_target(c)
+        if target is not None:
+            self._reinforce(c, target, merged=target_id is None)
+        else:
+            self._insert(c)
+
+    def _reinforce(self, c: _Candidate, target: _Held, *, merged: bool) -> None:
+        self._register(c, target)
+        fresh = [e for e in c.evidence if (target.belief_id, e.session_id, e.message_id) not in self.cited]
+        if not fresh:
+            self._count("replayed")
+            return
+        newest = max(e.ts for e in fresh)
+        self._add_evidence(target, fresh)
+        target.importance = max(target.importance, c.importance)
+        if target.superseded_by is not None:
+            holders = self._holders(target.slot, excluding=target.belief_id)
+            if holders and newest <= holders[-1].last_seen:
+                self._count("reinforced")
+                return
+            target.superseded_by, target.valid_to, target.status, target.changed = None, None, PROVISIONAL, True
+            if holders:
+                target.supersedes = holders[-1].belief_id
+            for holder in holders:
+                self._supersede(holder, target, newest.isoformat())
+            if target.slot:
+                self.slots.setdefault(target.slot, set()).add(target.belief_id)
+            self.events.append((target.belief_id, "revived", target.supersedes))
+            self._count("superseded")
+            return
+        if merged and len(c.tokens) > len(target.tokens):  # the more informative wording; a tie keeps the old one
+            target.statement, target.tokens = c.statement, c.tokens
+        if target.status == PROVISIONAL and self._strong(c):
+            target.status = ACTIVE
+        target.changed = True
+        self._count("merged" if merged else "reinforced")
+
+    def _insert(self, c: _Candidate) -> None:
+        valid_from = c.valid_from or min(e.ts for e in c.evidence).isoformat()
+        new = _Held(c.belief_id, c.statement, c.tokens, c.sig, c.category, c.scope, c.subject, c.attribute,
+                    ACTIVE if self._strong(c) else PROVISIONAL, c.confidence, c.importance, c.latest, valid_from, None, new=True)
+        self.held[new.belief_id] = new
+        self._register(c, new)
+        self._add_evidence(new, c.evidence)
+        holders = self._holders(c.slot)
+        contradicted = self._contradicted(c)
+        outcome, other = "inserted", None
+        if holders and c.latest < holders[-1].last_seen:
+            newest = holders[-1]  # a late arrival: history, not news
+            new.status, new.superseded_by, new.valid_to = ARCHIVED, newest.belief_id, newest.valid_from
+            other = newest.belief_id
+        elif holders and all(h.status == PROVISIONAL or c.explicit or c.confidence >= h.confidence for h in holders):
+            new.supersedes = other = holders[-1].belief_id
+            for holder in holders:
+                self._supersede(holder, new, valid_from)
+            outcome = "superseded"
+        elif holders or contradicted is not None:
+            new.status, outcome = FLAGGED, "flagged"
+            new.conflicts_with = other = (holders[-1] if holders else contradicted).belief_id
+        if new.slot and new.status not in (ARCHIVED, FLAGGED):
+            self.slots.setdefault(new.slot, set()).add(new.belief_id)
+        if other is not None:
+            self.events.append((new.belief_id, {"inserted": "superseded_late", "superseded": "supersedes",
+                                                "flagged": "flagged"}[outcome], other))
+        self._count(outcome)
+        self.inserted.append((new, c))
+
+    # -- writing ---------------------------------------------------------------------------------------------
+
+    def _write(self) -> None:
+        con, now, run_id = self.con, self.now, self.run_id
+        if self.inserted:
+            new = [h for h, _ in self.inserted]
+            cands = [c for _, c in self.inserted]
+            con.execute(
+                f"""
+                INSERT INTO beliefs (belief_id, statement, tokens, sig, category, scope, subject, attribute,
+                    confidence, evidence_type, importance, decay_sensitivity, status, valid_from, valid_to,
+                    superseded_by, supersedes, conflicts_with, first_seen, last_seen, evidence_count, sessions,
+                    created_at, updated_at, run_id, extractor, model, prompt_version)
+                SELECT belief_id, statement, tokens, sig, category, scope, subject, attribute, confidence,
+                       CASE WHEN explicit THEN 'explicit' ELSE 'implied' END, importance, decay_sensitivity, status,
+                       valid_from, valid_to, superseded_by, supersedes, conflicts_with, seen, seen, 0, 0, $now, $now,
+                       $run_id, extractor, model, prompt_version
+                FROM {rows(_NEW)}
+                """,
+                {"rows": pack(
+                    belief_id=[h.belief_id for h in new], statement=[h.statement for h in new],
+                    tokens=[h.tokens for h in new], sig=[h.sig for h in new], category=[h.category for h in new],
+                    scope=[h.scope for h in new], subject=[h.subject for h in new],
+                    attribute=[h.attribute for h in new], confidence=[h.confidence for h in new],
+                    explicit=[c.explicit for c in cands], importance=[h.importance for h in new],
+                    decay_sensitivity=[c.decay_sensitivity for c in cands], status=[h.status for h in new],
+                    valid_from=[h.valid_from for h in new], valid_to=[h.valid_to for h in new],
+                    superseded_by=[h.superseded_by for h in new], supersedes=[h.supersedes for h in new],
+                    conflicts_with=[h.conflicts_with for h in new], seen=[h.last_seen for h in new],
+                    extractor=[c.extractor for c in cands], model=[c.model for c in cands],
+                    prompt_version=[c.prompt_version for c in cands],
+                ), "now": now, "run_id": run_id},
+            )
+        changed = [h for h in self.held.values() if h.changed and not h.new]
+        if changed:
+            con.execute(
+                f"""
+                UPDATE beliefs SET statement = u.statement, tokens = u.tokens, importance = u.importance,
+                       status = u.status, superseded_by = u.superseded_by, supersedes = u.supersedes,
+                       valid_to = u.valid_to, updated_at = $now
+                FROM {rows(_CHANGED)} u
+                WHERE beliefs.belief_id = u.belief_id
+                """,
+                {"rows": pack(
+                    belief_id=[h.belief_id for h in changed], statement=[h.statement for h in changed],
+                    tokens=[h.tokens for h in changed], importance=[h.importance for h in changed],
+                    status=[h.status for h in changed], superseded_by=[h.superseded_by for h in changed],
+                    supersedes=[h.supersedes for h in changed], valid_to=[h.valid_to for h in changed],
+                ), "now": now},
+            )
+        if self.aliases:
+            con.execute(
+                f"INSERT INTO belief_keys SELECT key, belief_id FROM {rows({'key': 'VARCHAR', 'belief_id': 'VARCHAR'})} "
+                "ON CONFLICT (key) DO NOTHING",
+                {"rows": pack(key=list(self.aliases), belief_id=list(self.aliases.values()))},
+            )
+        if self.evidence:
+            keys = list(self.evidence)
+            ev = list(self.evidence.values())
+            con.execute(
+                f"""
+                INSERT INTO evidence SELECT belief_id, session_id, message_id, agent, file, byte_start, byte_end, ts,
+                    quote, statement, confidence, explicit, run_id, $now
+                FROM {rows(_EVIDENCE)}
+                ON CONFLICT (belief_id, session_id, message_id) DO NOTHING
+                """,
+                {"rows": pack(
+                    belief_id=[k[0] for k in keys], session_id=[k[1] for k in keys], message_id=[k[2] for k in keys],
+                    agent=[e.agent for e in ev], file=[e.file for e in ev], byte_start=[e.byte_start for e in ev],
+                    byte_end=[e.byte_end for e in ev], ts=[e.ts for e in ev], quote=[e.quote for e in ev],
+                    statement=[e.statement for e in ev], confidence=[e.confidence for e in ev],
+                    explicit=[e.explicit for e in ev], run_id=[e.run_id for e in ev],
+                ), "now": now},
+            )
+        recompute(con, self.touched, self.settings, now)
+        history(con, self.events, run_id, now)
+
+
+_NEW = {
+    "belief_id": "VARCHAR", "statement": "VARCHAR", "tokens": "VARCHAR[]", "sig": "VARCHAR", "category": "VARCHAR",
+    "scope": "VARCHAR", "subject": "VARCHAR", "attribute": "VARCHAR", "confidence": "DOUBLE", "explicit": "BOOLEAN",
+    "importance": "INTEGER", "decay_sensitivity": "VARCHAR", "status": "VARCHAR", "valid_from": "VARCHAR",
+    "valid_to": "VARCHAR", "superseded_by": "VARCHAR", "supersedes": "VARCHAR", "conflicts_with": "VARCHAR",
+    "seen": "TIMESTAMPTZ", "extractor": "VARCHAR", "model": "VARCHAR", "prompt_version": "VARCHAR",
+}
+_CHANGED = {
+    "belief_id": "VARCHAR", "statement": "VARCHAR", "tokens": "VARCHAR[]", "importance": "INTEGER",
+    "status": "VARCHAR", "superseded_by": "VARCHAR", "supersedes": "VARCHAR", "valid_to": "VARCHAR",
+}
+_EVIDENCE = {
+    "belief_id": "VARCHAR", "session_id": "VARCHAR", "message_id": "VARCHAR", "agent": "VARCHAR", "file": "VARCHAR",
+    "byte_start": "BIGINT", "byte_end": "BIGINT", "ts": "TIMESTAMPTZ", "quote": "VARCHAR", "statement": "VARCHAR",
+    "confidence": "DOUBLE", "explicit": "BOOLEAN", "run_id": "VARCHAR",
+}

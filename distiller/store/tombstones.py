@@ -1,0 +1,33 @@
+"""Tombstones: hashes of what was forgotten, so that a replay or a reprocess never brings it back."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from datetime import datetime
+
+import duckdb
+
+
+def matching(con: duckdb.DuckDBPyConnection, keys: Collection[str]) -> dict[str, datetime]:
+    """The tombstoned keys among `keys`, with when they were forgotten."""
+    if not keys:
+        return {}
+    rows = con.execute(
+        "SELECT key, created_at FROM tombstones SEMI JOIN (SELECT unnest(?) AS key) k USING (key)", [list(keys)]
+    ).fetchall()
+    return dict(rows)
+
+
+def add(con: duckdb.DuckDBPyConnection, entries: Sequence[tuple[str, str]], reason: str, now: datetime) -> int:
+    """Record (key, kind) tombstones; forgetting a key again moves its time forward."""
+    unique = dict(entries)
+    if not unique:
+        return 0
+    con.execute(
+        """
+        INSERT INTO tombstones SELECT unnest(?), unnest(?), ?, ?
+        ON CONFLICT (key) DO UPDATE SET created_at = greatest(tombstones.created_at, excluded.created_at)
+        """,
+        [list(unique), list(unique.values()), now, reason],
+    )
+    return len(unique)

@@ -1,0 +1,394 @@
+"""A fake Anthropic Messages API on 127.0.0.1, so the real SDK is exercised over HTTP without the network.
+
+Replies come from a FIFO that tests fill (`enqueue_*`). When it is empty the fake answers with no candidates,
+or, in auto mode, with a deterministic extraction derived from the request (for benchmarks). Token usage is
+estimated from text length, and prompt caching is emulated: the first request with a given cached prefix
+reports cache-creation tokens, later ones cache-read tokens.
+
+Endpoints (the ones anthropic 2.x calls): POST /v1/messages, POST /v1/messages/batches,
+GET /v1/messages/batches/{id} and GET {results_url} (/v1/messages/batches/{id}/results, JSONL).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import itertools
+import re
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import orjson
+import pytest
+
+FAKE_CREATED_AT = "2026-11-01T12:00:00Z"
+FAKE_EXPIRES_AT = "2026-11-02T12:00:00Z"
+SAMPLING_PARAMS = ("temperature", "top_p", "top_k")
+RETRYABLE = {408, 409, 429}
+Response = tuple[int, dict[str, str], bytes]  # status, headers, body
+
+_ITEM = re.compile(r'<item id="([^"]*)" role="([^"]*)" ts="([^"]*)" cite="(yes|no)">\n(.*?)\n</item>', re.DOTALL)
+_FIRST_SENTENCE = re.compile(r"\S.*?(?:[.!?](?=\s|$)|$)", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """One request as the fake saw it; header names are lowercase."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A scripted reply: a message (text, stop reason, usage overrides), an error (status and JSON body), or in a
+    batch a bare result type such as "expired"."""
+
+    status: int = 200
+    text: str = ""
+    stop_reason: str = "end_turn"
+    usage: dict[str, int] = field(default_factory=dict)
+    body: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    batch_result: str | None = None
+
+
+def tokens(text: str) -> int:
+    """A rough token count (4 characters a token), enough for plausible usage figures."""
+    return max(1, len(text) // 4) if text else 0
+
+
+def message_body(text: str, *, model: str = "claude-haiku-5-5", stop_reason: str = "end_turn",
+                 input_tokens: int = 1200, cache_creation_input_tokens: int = 0, cache_read_input_tokens: int = 0,
+                 output_tokens: int | None = None, message_id: str = "msg_fake") -> dict[str, Any]:
+    """A Messages API reply whose only content block is `text` (no block at all when text is empty)."""
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": text}] if text else [],
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": input_tokens,
+            "output_tokens": tokens(text) if output_tokens is None else output_tokens,
+            "cache_creation_input_tokens": cache_creation_input_tokens,
+            "cache_read_input_tokens": cache_read_input_tokens,
+            "cache_creation": {"ephemeral_5m_input_tokens": cache_creation_input_tokens,
+                               "ephemeral_1h_input_tokens": 0},
+            "service_tier": "standard",
+        },
+    }
+
+
+def error_body(error_type: str, message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": error_type, "message": message}, "request_id": "req_fake"}
+
+
+def candidate(item_id: str, quote: str, statement: str | None = None, **fields: Any) -> dict[str, Any]:
+    """A well-formed output candidate citing one item; override any field by keyword."""
+    out = {
+        "statement": statement or f"The user said: {quote}"[:200],
+        "category": "fact",
+        "subject": "user",
+        "attribute": "said-" + hashlib.sha1(quote.encode()).hexdigest()[:8],
+        "confidence": 0.8,
+        "evidence_type": "explicit",
+        "importance": 5,
+        "decay_sensitivity": "medium",
+        "valid_from": None,
+        "evidence": [{"item_id": item_id, "quote": quote}],
+    }
+    out.update(fields)
+    return out
+
+
+def auto_candidates(user_text: str) -> list[dict[str, Any]]:
+    """One candidate per citable item that has the word "I", quoting the item's first sentence."""
+    out = []
+    for item_id, _role, _ts, cite, text in _ITEM.findall(user_text):
+        if cite == "yes" and re.search(r"\bI\b", text):
+            sentence = _FIRST_SENTENCE.search(text)
+            if sentence:
+                out.append(candidate(html.unescape(item_id), sentence.group(0)))
+    return out
+
+
+class FakeAnthropic:
+    """The fake server; use as a context manager (`with FakeAnthropic() as fake:`) or via `fake_anthropic`."""
+
+    def __init__(self, *, auto: bool = False, min_cacheable_tokens: int = 0) -> None:
+        self.auto = auto
+        self.min_cacheable_tokens = min_cacheable_tokens
+        self.delay_seconds = 0.0  # before each POST /v1/messages reply: for client timeout tests
+        self.requests: list[Recorded] = []
+        self._queue: deque[Reply] = deque()
+        self._cached: set[str] = set()
+        self._batches: dict[str, dict[str, Any]] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # lifecycle
+
+    def start(self) -> FakeAnthropic:
+        self._server = _Server(("127.0.0.1", 0), _handler_for(self))
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01},
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def __enter__(self) -> FakeAnthropic:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "the fake is not running"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    # scripting
+
+    def enqueue(self, reply: Reply) -> None:
+        with self._lock:
+            self._queue.append(reply)
+
+    def enqueue_json(self, obj: Any, **usage: Any) -> None:
+        """A successful reply whose text is `obj` as JSON (e.g. {"candidates": [...]})."""
+        self.enqueue_text(orjson.dumps(obj).decode(), **usage)
+
+    def enqueue_candidates(self, candidates: list[dict[str, Any]], **usage: Any) -> None:
+        self.enqueue_json({"candidates": candidates}, **usage)
+
+    def enqueue_text(self, text: str, *, stop_reason: str = "end_turn", **usage: Any) -> None:
+        """A reply with this exact text; usage keywords of `message_body` override the emulated figures."""
+        self.enqueue(Reply(text=text, stop_reason=stop_reason, usage=usage))
+
+    def enqueue_stop_reason(self, stop_reason: str, text: str = "", **usage: Any) -> None:
+        """E.g. "refusal" (no content) or "max_tokens" with the truncated text."""
+        self.enqueue_text(text, stop_reason=stop_reason, **usage)
+
+    def enqueue_error(self, status: int, error_type: str, message: str = "scripted error",
+                      headers: dict[str, str] | None = None) -> None:
+        """An error reply; retryable ones carry `retry-after-ms: 1` so SDK retries are instant."""
+        extra = {"retry-after-ms": "1"} if status in RETRYABLE or status >= 500 else {}
+        self.enqueue(Reply(status, body=error_body(error_type, message), headers={**extra, **(headers or {})}))
+
+    def enqueue_batch_result(self, result_type: str) -> None:
+        """A batch entry that ends without a message: "expired" or "canceled"."""
+        self.enqueue(Reply(batch_result=result_type))
+
+    def end_batches(self) -> None:
+        """Finish every batch in progress, answering its requests in order from the queue."""
+        with self._lock:
+            pending = [b for b in self._batches.values() if b["processing_status"] == "in_progress"]
+        for batch in pending:
+            self._end_batch(batch)
+
+    def message_requests(self) -> list[dict[str, Any]]:
+        """Bodies of the POST /v1/messages requests, retries included."""
+        return [r.body for r in self.requests if r.method == "POST" and r.path == "/v1/messages"]
+
+    # serving
+
+    def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Response:
+        body = orjson.loads(raw) if raw else None
+        with self._lock:
+            self.requests.append(Recorded(method, path, headers, body))
+        if "authorization" not in headers and "x-api-key" not in headers:
+            return _json(401, error_body("authentication_error", "missing credentials"))
+        match method, path.strip("/").split("/"):
+            case "POST", ["v1", "messages"]:
+                return self._messages(body)
+            case "POST", ["v1", "messages", "batches"]:
+                return self._create_batch(body)
+            case "GET", ["v1", "messages", "batches", batch_id]:
+                return self._retrieve_batch(batch_id)
+            case "GET", ["v1", "messages", "batches", batch_id, "results"]:
+                return self._batch_results(batch_id)
+        return _json(404, error_body("not_found_error", f"{method} {path} is not served by the fake"))
+
+    def _messages(self, params: dict[str, Any]) -> Response:
+        if self.delay_seconds:
+            time.sleep(self.delay_seconds)
+        status, body, headers = self._reply_for(params)
+        return _json(status, body, headers)
+
+    def _reply_for(self, params: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """The next scripted reply (or the default) for one set of Messages params, as (status, body, headers)."""
+        rejected = [name for name in SAMPLING_PARAMS if name in params]
+        if rejected:
+            return 400, error_body("invalid_request_error", f"{rejected[0]} is not supported by this model"), {}
+        with self._lock:
+            reply = self._queue.popleft() if self._queue else None
+        if reply is not None and reply.batch_result is not None:
+            return 500, error_body("api_error", "a batch result was scripted, but this is a Messages call"), {}
+        if reply is not None and reply.status != 200:
+            return reply.status, reply.body or {}, reply.headers
+        usage = self._usage(params)
+        if reply is None:
+            found = auto_candidates(_user_text(params)) if self.auto else []
+            text = orjson.dumps({"candidates": found}).decode()
+            stop_reason = "end_turn"
+        else:
+            text, stop_reason = reply.text, reply.stop_reason
+            usage.update(reply.usage)
+        message_id = f"msg_fake_{next(self._ids):06d}"
+        return 200, message_body(text, model=params.get("model", "?"), stop_reason=stop_reason,
+                                 message_id=message_id, **usage), {}
+
+    def _usage(self, params: dict[str, Any]) -> dict[str, int]:
+        """Input tokens split as the API would: a cached prefix (system up to the last cache_control) or not."""
+        system = params.get("system") or []
+        blocks = [{"text": system}] if isinstance(system, str) else system
+        cut = max((i + 1 for i, b in enumerate(blocks) if b.get("cache_control")), default=0)
+        prefix = "".join(b.get("text", "") for b in blocks[:cut])
+        rest = "".join(b.get("text", "") for b in blocks[cut:]) + _user_text(params)
+        prefix_tokens = tokens(prefix + orjson.dumps(params.get("output_config")).decode()) if prefix else 0
+        usage = {"input_tokens": tokens(rest), "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        if prefix_tokens and prefix_tokens < self.min_cacheable_tokens:
+            usage["input_tokens"] += prefix_tokens
+        elif prefix_tokens:
+            key = hashlib.sha256(orjson.dumps([params.get("model"), prefix, params.get("output_config")])).hexdigest()
+            with self._lock:
+                hit = key in self._cached
+                self._cached.add(key)
+            usage["cache_read_input_tokens" if hit else "cache_creation_input_tokens"] = prefix_tokens
+        return usage
+
+    def _create_batch(self, body: dict[str, Any]) -> Response:
+        requests = body.get("requests") or []
+        with self._lock:
+            batch_id = f"msgbatch_fake_{next(self._ids):06d}"
+            batch = {
+                "id": batch_id, "type": "message_batch", "processing_status": "in_progress",
+                "request_counts": {"processing": len(requests), "succeeded": 0, "errored": 0, "canceled": 0,
+                                   "expired": 0},
+                "created_at": FAKE_CREATED_AT, "expires_at": FAKE_EXPIRES_AT, "ended_at": None,
+                "cancel_initiated_at": None, "archived_at": None, "results_url": None,
+                "_requests": requests, "_results": None,
+            }
+            self._batches[batch_id] = batch
+            public = _public(batch)
+        if self.auto:
+            self._end_batch(batch)
+        return _json(200, public)
+
+    def _end_batch(self, batch: dict[str, Any]) -> None:
+        results, counts = [], {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        for request in batch["_requests"]:
+            with self._lock:
+                scripted = self._queue[0] if self._queue and self._queue[0].batch_result else None
+                if scripted:
+                    self._queue.popleft()
+            if scripted:
+                result: dict[str, Any] = {"type": scripted.batch_result}
+            else:
+                status, body, _headers = self._reply_for(request["params"])
+                result = ({"type": "succeeded", "message": body} if status == 200
+                          else {"type": "errored", "error": body})
+            counts[result["type"]] += 1
+            results.append({"custom_id": request["custom_id"], "result": result})
+        results.reverse()  # the API promises no order: callers must match on custom_id
+        with self._lock:
+            batch.update(processing_status="ended", ended_at=FAKE_CREATED_AT, request_counts=counts,
+                         results_url=f"{self.base_url}/v1/messages/batches/{batch['id']}/results", _results=results)
+
+    def _retrieve_batch(self, batch_id: str) -> Response:
+        with self._lock:
+            batch = self._batches.get(batch_id)
+            public = _public(batch) if batch else None
+        if public is None:
+            return _json(404, error_body("not_found_error", f"no batch {batch_id}"))
+        return _json(200, public)
+
+    def _batch_results(self, batch_id: str) -> Response:
+        with self._lock:
+            batch = self._batches.get(batch_id)
+            results = batch["_results"] if batch else None
+        if results is None:
+            return _json(404, error_body("not_found_error", f"no results for batch {batch_id}"))
+        data = b"".join(orjson.dumps(line) + b"\n" for line in results)
+        return 200, {"content-type": "application/binary"}, data
+
+
+def _public(batch: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in batch.items() if not k.startswith("_")}
+
+
+def _user_text(params: dict[str, Any]) -> str:
+    """All text of the request's messages (content as a string or as text blocks)."""
+    parts = []
+    for message in params.get("messages") or []:
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        else:
+            parts.extend(block.get("text", "") for block in content or [] if isinstance(block, dict))
+    return "\n".join(parts)
+
+
+def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> Response:
+    return status, {"content-type": "application/json", **(headers or {})}, orjson.dumps(body)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that gave up (a timeout test, a killed benchmark) is not worth a traceback; a bug is."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out in two writes; Nagle would add ~40 ms
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            status, reply_headers, data = fake.handle(self.command, self.path.split("?")[0], headers, raw)
+            self.send_response(status)
+            for name, value in {"request-id": "req_fake", **reply_headers}.items():
+                self.send_header(name, value)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def fake_anthropic():
+    """A running FakeAnthropic; point the SDK at `fake_anthropic.base_url`."""
+    with FakeAnthropic() as fake:
+        yield fake

@@ -1,0 +1,68 @@
+"""Verification: nothing an extractor says is trusted until its evidence is found where it claims."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from distiller.extract.base import Candidate, EvidenceRef, Extraction
+from distiller.records import EvidenceItem
+from distiller.verify import Source, combined_confidence, verify
+
+
+def source(text: str, evidence: bool = True, session: str = "s1", message_id: str = "aa") -> Source:
+    return Source(text, evidence, EvidenceItem(message_id, session, "main", "/f", 0, 9, "2026-03-01T10:00:00Z", ""))
+
+
+SOURCES = {
+    "m1": source("What editor do you use?", evidence=False, message_id="q1"),
+    "m2": source("I prefer  Neovim over VS Code, honestly.", message_id="k1"),
+    "m3": source("I live in Lisbon", session="s2", message_id="k2"),
+}
+GOOD = Candidate("The user prefers Neovim over VS Code.", "preference", "user", "preferred-editor", 0.9,
+                 "explicit", 5, "medium", None, (EvidenceRef("m2", "prefer neovim over vs code"),))
+
+
+def run(*candidates: Candidate):
+    return verify(Extraction("r1", candidates, ()), SOURCES, extractor="rules", model=None, prompt_version="t")
+
+
+def test_a_good_candidate_becomes_a_belief_with_provenance():
+    (belief,) = run(GOOD).beliefs
+    assert belief.scope == "agent:main" and belief.attribute == "preferred-editor"
+    assert belief.evidence[0].message_id == "k1" and belief.evidence[0].quote == "prefer neovim over vs code"
+    assert belief.valid_from == "2026-03-01"
+    assert belief.confidence == 0.9
+
+
+def test_rejections_are_counted_by_reason():
+    result = run(
+        replace(GOOD, evidence=(EvidenceRef("m9", "prefer"),)),
+        replace(GOOD, evidence=(EvidenceRef("m1", "What editor"),)),
+        replace(GOOD, evidence=(EvidenceRef("m2", "prefers Emacs"),)),
+        replace(GOOD, category="hobby"),
+        replace(GOOD, confidence=1.5),
+        replace(GOOD, importance=11),
+        replace(GOOD, statement="x" * 201),
+        replace(GOOD, evidence=()),
+        replace(GOOD, evidence_type="guess"),
+    )
+    assert result.beliefs == ()
+    assert dict(result.rejected) == {
+        "unknown-item": 1, "context-cited": 1, "quote-not-found": 1, "bad-category": 1, "bad-confidence": 1,
+        "bad-importance": 1, "statement-too-long": 1, "no-evidence": 1, "bad-evidence-type": 1,
+    }
+
+
+def test_confidence_combines_evidence_type_and_independent_sessions():
+    assert combined_confidence(0.8, "implied", 1) == 0.64
+    assert combined_confidence(0.6, "explicit", 2) == 0.84
+    assert combined_confidence(1.0, "explicit", 3) == 0.99
+    two_sessions = replace(GOOD, statement="The user lives in Lisbon.", confidence=0.6,
+                           evidence=(EvidenceRef("m2", "I prefer Neovim"), EvidenceRef("m3", "live in lisbon")))
+    (belief,) = run(two_sessions).beliefs
+    assert belief.confidence == 0.84 and len(belief.evidence) == 2
+
+
+def test_valid_from_keeps_a_resolved_date_and_ignores_nonsense():
+    assert run(replace(GOOD, valid_from="2026-02-20")).beliefs[0].valid_from == "2026-02-20"
+    assert run(replace(GOOD, valid_from="last week")).beliefs[0].valid_from == "2026-03-01"
