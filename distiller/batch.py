@@ -26,7 +26,7 @@ from distiller.verify import Source
 FORMAT_VERSION = 1
 CONTEXT_CHARS = 400
 ITEM_OVERHEAD_TOKENS = 12
-PENDING, DISTILLED, QUARANTINED = "pending", "distilled", "quarantined"
+PENDING, SUBMITTED, DISTILLED = "pending", "submitted", "distilled"
 
 
 def estimate_tokens(text: str) -> int:
@@ -64,6 +64,7 @@ class Batch:
     failed: tuple[tuple[ExtractRequest, str], ...] = ()  # (part of) a request that could not be extracted, and why
     attempts: int = 0
     estimated_tokens: int = 0
+    remote_id: str | None = None  # the Message Batches API id while the requests are processed there
 
     def sources(self) -> dict[str, Source]:
         return {b.item.item_id: Source(b.item.text, b.item.evidence, b.provenance) for b in self.items}
@@ -224,6 +225,7 @@ def _to_json(batch: Batch) -> dict:
                    for r, e in batch.failed],
         "attempts": batch.attempts,
         "estimated_tokens": batch.estimated_tokens,
+        "remote_id": batch.remote_id,
     }
 
 
@@ -264,4 +266,5 @@ def _from_json(data: dict) -> Batch:
                      for f in data["failed"]),
         attempts=data["attempts"],
         estimated_tokens=data["estimated_tokens"],
+        remote_id=data["remote_id"],
     )

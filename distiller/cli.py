@@ -125,6 +125,8 @@ def _distill_summary(d: dict) -> str:
         lines.append(f"estimate: ≈{d['estimated_tokens']:,} input tokens, ≈${d['estimated_cost_usd']:.4f}")
     if d["quarantined_requests"]:
         lines.append(f"quarantined requests: {d['quarantined_requests']} (see `distill batches list`)")
+    if d["submitted"]:
+        lines.append(f"submitted to the Message Batches API: {', '.join(d['submitted'])} (the next runs collect them)")
     if d["staged"]:
         lines.append("staged for an external agent:\n  " + "\n  ".join(d["staged"]))
     if d["resumed_batches"]:
@@ -171,15 +173,17 @@ def _run_summary(d: dict, dry_run: bool) -> str:
 @click.option("--budget-usd", type=float, help="Stop this run before it would spend more (0: no limit).")
 @click.option("--budget-tokens", type=int, help="Stop this run before it would use more model tokens (0: no limit).")
 @click.option("--no-llm", is_flag=True, help="Stage batches for an external agent (see `distill commit`).")
+@click.option("--batch-api", is_flag=True, default=None,
+              help="Submit through the Message Batches API (half price); later runs collect the results.")
 @click.pass_obj
 def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, extractor: str | None,
         model: str | None, allow_expensive_model: bool | None, budget_usd: float | None, budget_tokens: int | None,
-        no_llm: bool) -> None:
+        no_llm: bool, batch_api: bool | None) -> None:
     """Read the new tail of every transcript, screen it, distill it into verified beliefs, commit exactly once."""
     out: Output = obj["out"]
     settings = override(obj["settings"], extractor="external" if no_llm else extractor, model=model,
                         allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
-                        budget_tokens=budget_tokens)
+                        budget_tokens=budget_tokens, batch_api=batch_api)
     printer = None
     if show is not None:
         wanted = SHOWN[show]

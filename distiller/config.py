@@ -30,6 +30,7 @@ class Settings:
     budget_usd: float = 0.0
     budget_tokens_per_day: int = 0
     budget_usd_per_day: float = 0.0
+    batch_api: bool = False
 
     @property
     def db_path(self) -> Path:

@@ -16,7 +16,8 @@ from pathlib import Path
 import duckdb
 
 from distiller import batch as batches
-from distiller.batch import DISTILLED, Batch
+from distiller.batch import DISTILLED, SUBMITTED, Batch
+from distiller.errors import DistillError
 from distiller.extract.base import BadRequest, Extraction, Extractor, ExtractRequest
 from distiller.records import Belief
 from distiller.store import batches as batch_rows
@@ -67,6 +68,32 @@ def extract(state_dir: Path, batch: Batch, extractor: Extractor) -> Batch:
         batch = replace(batch, results=(*batch.results, extraction), failed=(*batch.failed, *failures))
         batches.write(state_dir, batch)
     batch = replace(batch, status=DISTILLED)
+    batches.write(state_dir, batch)
+    return batch
+
+
+def submit(state_dir: Path, batch: Batch, extractor: Extractor) -> Batch:
+    """Hand the requests to the Message Batches API (half price); the batch file remembers its id."""
+    submit_batch = getattr(extractor, "submit_batch", None)
+    if submit_batch is None:
+        raise DistillError(f"--batch-api needs the anthropic extractor, not {extractor.name}")
+    batch = replace(batch, status=SUBMITTED, remote_id=submit_batch(batch.requests), extractor=extractor.name,
+                    model=extractor.model, prompt_version=extractor.prompt_version)
+    batches.write(state_dir, batch)
+    return batch
+
+
+def collect(state_dir: Path, batch: Batch, extractor: Extractor) -> Batch | None:
+    """The results of a submitted batch once the API has ended it (None while it is still running).
+
+    Failed requests are quarantined as they are: `distill batches retry` sends them again, one by one."""
+    outcome = extractor.collect_batch(batch.remote_id)
+    if outcome is None:
+        return None
+    results = tuple(outcome.extractions[r.request_id] for r in batch.requests if r.request_id in outcome.extractions)
+    failed = tuple((r, outcome.errors.get(r.request_id, "missing from the batch results"))
+                   for r in batch.requests if r.request_id not in outcome.extractions)
+    batch = replace(batch, status=DISTILLED, results=results, failed=failed)
     batches.write(state_dir, batch)
     return batch
 

@@ -52,6 +52,7 @@ class Tally:
     estimated_cost_usd: float = 0.0
     budget_stop: str | None = None
     staged: list[str] = field(default_factory=list)
+    submitted: list[str] = field(default_factory=list)
 
     def screened(self, screened: Screened) -> None:
         """A newly read message: its decisions (one per part of a queued batch), strips and redactions."""
@@ -144,4 +145,5 @@ class Tally:
             "estimated_cost_usd": round(self.estimated_cost_usd, 6),
             "budget_stop": self.budget_stop,
             "staged": list(self.staged),
+            "submitted": list(self.submitted),
         }

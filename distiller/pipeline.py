@@ -169,6 +169,14 @@ class _Committer:
             if final:
                 with connect(self.settings.db_path, wait_seconds=self.settings.db_wait_seconds) as con:
                     runs.update(con, self.run_id, self.tally.as_dict(), "staged")
+        elif self.settings.batch_api and built.requests:
+            # Submitted batches are collected and committed, in order, by later runs.
+            self._check_budget(built)
+            batches.write(self.settings.state_dir, built)
+            self.tally.submitted.append(distill.submit(self.settings.state_dir, built, self.extractor).batch_id)
+            self._counted(fresh)
+            for file_id, cursor in self.moves.items():
+                self.expected[file_id] = cursor.offset
         else:
             if built.requests:
                 self._check_budget(built)
@@ -210,7 +218,15 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
                 f"`distill batches discard {batch.batch_id}`) before the next run"
             )
         log.warning("resuming %s batch %s", batch.status, batch.batch_id)
-        if batch.status == batches.PENDING:
+        if batch.status == batches.SUBMITTED:
+            collector = extractor if extractor.model == batch.model else make_extractor(
+                replace(settings, extractor="anthropic", model=batch.model))
+            collected = distill.collect(settings.state_dir, batch, collector)
+            if collected is None:
+                raise Unavailable(f"batch {batch.batch_id} is still being processed by the Message Batches API "
+                                  f"({batch.remote_id}); the next run collects it")
+            batch = collected
+        elif batch.status == batches.PENDING:
             batch = distill.extract(settings.state_dir, batch, extractor)
         tally.resumed += 1
         commit_batch(settings, batch, run_id, tally)

@@ -101,6 +101,36 @@ def test_queued_part_that_is_synthetic_is_dropped_alone():
     assert "synthetic:cron" in cleaned.events
 
 
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("[cron:nightly] A new session was started via /new or /reset", "session-start"),
+        ("[cron:nightly] please reply with HEARTBEAT_OK", "heartbeat"),
+        ("[cron:nightly] rotate the logs", "cron"),
+        ("Exec failed (exit 1): npm test", "exec-event"),
+    ],
+)
+def test_synthetic_kinds_keep_their_precedence(text, kind):
+    assert clean(text, "user") == Cleaned((), "synthetic-prompt", (f"synthetic:{kind}",))
+
+
+def test_metadata_blocks_after_the_users_words_are_removed_too():
+    text = (
+        "I moved to Lisbon.\n"
+        'Conversation info (untrusted metadata):\n```json\n{"message_id": "7"}\n```\n'
+        'Sender (untrusted metadata):\n```json\n{"id": "7781"}\n```\n'
+        "And I adopted a cat."
+    )
+    cleaned = clean(text, "user")
+    assert cleaned.parts == ("I moved to Lisbon.\nAnd I adopted a cat.",)
+    assert cleaned.events == ("envelope:inbound-metadata", "envelope:inbound-metadata")
+
+
+def test_every_assistant_media_directive_is_removed():
+    cleaned = clean("Sure.\nMEDIA: /tmp/a.png\nMEDIA: /tmp/b.png", "assistant")
+    assert cleaned == Cleaned(("Sure.",), None, ("media:directive", "media:directive"))
+
+
 def test_envelopes_are_user_side_only():
     text = "[Mon 2026-02-23 10:00 GMT+8] the meeting moved"
     assert clean(text, "assistant").parts == (text,)

@@ -216,3 +216,19 @@ def test_offline_rules_are_the_default_without_a_key(transcript, settings):
     assert summary["extractor"] == "rules" and summary["beliefs"]["inserted"] == 2
     statements = [s for s, _ in beliefs(settings)]
     assert "The user is allergic to peanuts." in statements
+
+
+def test_batches_api_submits_then_a_later_run_collects(api, fake_anthropic, transcript, settings):
+    summary = run_json(api, "--batch-api")
+    (submitted,) = summary["submitted"]
+    assert summary["messages"] == 3 and ingested(settings) == []
+    (saved,) = batches.load_all(settings.state_dir)
+    assert saved.status == batches.SUBMITTED and saved.remote_id
+    waiting = run_json(api, check=False)
+    assert waiting.returncode == 75 and "still being processed" in waiting.stderr
+    fake_anthropic.enqueue_candidates([candidate("m2", "live in Lisbon", "The user lives in Lisbon.")])
+    fake_anthropic.end_batches()
+    collected = run_json(api)
+    assert collected["resumed_batches"] == 1 and collected["beliefs"] == {"inserted": 1}
+    assert 0 < collected["cost_usd"] and len(ingested(settings)) == 3
+    assert batches.load_all(settings.state_dir) == [] and submitted == saved.batch_id

@@ -96,3 +96,16 @@ def test_long_personal_message_is_kept_without_sentence_analysis():
 def test_large_paste_without_first_person_is_oversized():
     text = "The quarterly revenue grew across all regions. " * 200
     assert prefilter(text, "user") == Verdict(DROP, "oversized-paste")
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        ("I see.", Verdict(DROP, "ack-filler")),
+        ("Hey Sam, I see.", Verdict(DROP, "ack-filler")),
+        ("I see my doctor on Monday.", Verdict(KEEP, "personal")),
+        ("It is 24°C and 私は東京に住んでいます", Verdict(KEEP, "personal")),
+    ],
+)
+def test_hollow_phrases_are_discounted_but_first_person_in_any_script_counts(text, verdict):
+    assert prefilter(text, "user") == verdict

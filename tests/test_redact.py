@@ -63,6 +63,13 @@ def test_placeholders_and_prose_are_not_secrets(text):
     assert redact(text) == Redacted(text, ())
 
 
+def test_random_token_between_tabs_is_found_and_a_hex_hash_kept():
+    text = "build 2026-03-01\tid=4\tK9xQ2mV7pL4sT8wZ1nB6rD3fH5jG0cY2aE7uI9oP\tdone"
+    assert redact(text) == Redacted("build 2026-03-01\tid=4\t[REDACTED:high-entropy]\tdone", (("high-entropy", 1),))
+    sha = "deploy 3f2a9c1b7e4d5a6f8b0c2d4e6f8a0b1c2d3e4f5a ok"
+    assert redact(sha) == Redacted(sha, ())
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet=st.sampled_from("aAkK09_-=:/@+ .\nsk-antAKIAghp_eyJ"), max_size=120))
 def test_redaction_is_idempotent(text):
