@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections import Counter
 from pathlib import Path
 
 import click
@@ -285,6 +286,9 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
     report = pipeline.status(obj["settings"], sources)
     d = report.as_dict()
     d["beliefs"] = beliefs_api.counts(obj["settings"]).as_dict()
+    waiting = batches_admin.list_batches(obj["settings"])
+    d["batches"] = dict(Counter(b.status for b in waiting))
+    d["quarantined"] = [b.as_dict() for b in waiting if b.status == "quarantined"]
     lines = [
         f"database: {d['db']}",
         f"files tracked: {d['files_tracked']} (gone: {d['files_gone']}, untracked: {d['files_untracked']})",
@@ -292,6 +296,9 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
         f"messages ingested: {d['messages_ingested']:,}",
         f"beliefs: {d['beliefs']['total']:,}" + (f" ({_counts(d['beliefs']['by_status'])})" if d["beliefs"]["total"] else ""),
     ]
+    if d["batches"]:
+        lines.append(f"batches waiting: {_counts(d['batches'])} (see `distill batches list`)")
+    lines += [f"  quarantined {q['batch_id']}: {q['error']}" for q in d["quarantined"]]
     last = d["last_run"]
     if last is None:
         lines.append("last run: never")

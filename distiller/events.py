@@ -46,7 +46,9 @@ class Tally:
     beliefs: Counter[str] = field(default_factory=Counter)
     quarantined_requests: int = 0
     tokens: int = 0
+    input_tokens: int = 0
     cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     cost_usd: float = 0.0
     estimated_tokens: int = 0
     estimated_cost_usd: float = 0.0
@@ -97,7 +99,9 @@ class Tally:
         for extraction in batch.results:
             for usage in extraction.usage:
                 self.tokens += usage.input_tokens + usage.output_tokens
+                self.input_tokens += usage.input_tokens
                 self.cache_read_tokens += usage.cache_read_tokens
+                self.cache_write_tokens += usage.cache_write_tokens
                 self.cost_usd += usage.cost_usd
         if done.quarantined_requests:
             log.warning("batch %s: %d request(s) quarantined", batch.batch_id, done.quarantined_requests)
@@ -139,7 +143,9 @@ class Tally:
             "beliefs": dict(sorted(self.beliefs.items())),
             "quarantined_requests": self.quarantined_requests,
             "tokens": self.tokens,
+            "input_tokens": self.input_tokens,
             "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
             "cost_usd": round(self.cost_usd, 6),
             "estimated_tokens": self.estimated_tokens,
             "estimated_cost_usd": round(self.estimated_cost_usd, 6),

@@ -118,6 +118,8 @@ def test_refused_requests_are_split_then_quarantined_and_can_be_retried(api, fak
     assert summary["quarantined_requests"] == 2 and summary["messages"] == 2
     listed = orjson.loads(distill("--json", "batches", "list", check=True).stdout)["batches"]
     (quarantined,) = [b for b in listed if b["status"] == "quarantined"]
+    status = orjson.loads(distill("--json", "status", check=True).stdout)
+    assert status["batches"] == {"quarantined": 1} and status["quarantined"][0]["batch_id"] == quarantined["batch_id"]
     assert run_json(api)["messages"] == 0  # the cursors moved on: nothing is read twice
     fake_anthropic.enqueue_candidates([candidate("m1", "allergic to peanuts", "The user is allergic to peanuts.")])
     fake_anthropic.enqueue_candidates([candidate("m2", "I live in Lisbon", "The user lives in Lisbon.")])
