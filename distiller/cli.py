@@ -86,6 +86,12 @@ def _counts(counter: dict) -> str:
 
 
 LEARNED_SHOWN = 25
+RUN_COUNTERS = (("decisions", "decisions"), ("dropped", "dropped"), ("secrets redacted", "redactions"),
+                ("skipped lines", "skipped"), ("skipped files", "files_skipped"), ("files", "file_events"))
+
+
+def _counter_lines(d: dict, counters: tuple[tuple[str, str], ...]) -> list[str]:
+    return [f"{label}: {_counts(d[key])}" for label, key in counters if d.get(key)]
 SHOWN = {"kept": (KEEP, CONTEXT), "dropped": (DROP,), "all": (KEEP, CONTEXT, DROP)}
 
 
@@ -143,18 +149,7 @@ def _run_summary(d: dict, dry_run: bool) -> str:
         f"{d['lines']:,} lines",
         f"messages: {d['messages']:,}" + (f" ({_counts(d['roles'])})" if d["roles"] else ""),
     ]
-    if d["decisions"]:
-        lines.append(f"decisions: {_counts(d['decisions'])}")
-    if d["dropped"]:
-        lines.append(f"dropped: {_counts(d['dropped'])}")
-    if d["redactions"]:
-        lines.append(f"secrets redacted: {_counts(d['redactions'])}")
-    if d["skipped"]:
-        lines.append(f"skipped lines: {_counts(d['skipped'])}")
-    if d["files_skipped"]:
-        lines.append(f"skipped files: {_counts(d['files_skipped'])}")
-    if d["file_events"]:
-        lines.append(f"files: {_counts(d['file_events'])}")
+    lines += _counter_lines(d, RUN_COUNTERS)
     lines.append(_distill_summary(d))
     return "\n".join(lines)
 
@@ -304,10 +299,7 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
         lines.append("last run: never")
     else:
         lines.append(f"last run: {last['started_at']} {last['status']}, {last.get('messages', 0):,} messages")
-        for label, key in [("decisions", "decisions"), ("dropped", "dropped"), ("redacted", "redactions"),
-                           ("skipped", "skipped")]:
-            if last.get(key):
-                lines.append(f"  {label}: {_counts(last[key])}")
+        lines += [f"  {line}" for line in _counter_lines(last, RUN_COUNTERS[:4])]
         if last.get("error"):
             lines.append(f"  error: {last['error']}")
     obj["out"].emit(d, "\n".join(lines))
