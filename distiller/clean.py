@@ -204,6 +204,7 @@ _LINE_TRIGGERS = (
     "An async command", "Continue where", "exec ", "Exec ", "MEDIA:", "```",
 )  # fmt: skip
 _TAIL_TRIGGERS = ("_REPLY", "_reply", "HEARTBEAT_OK")
+_LINE_TRIGGER = re.compile("^(?:" + "|".join(re.escape(t) for t in _LINE_TRIGGERS) + ")", re.MULTILINE)
 
 
 def _has_trigger(text: str) -> bool:
@@ -211,14 +212,7 @@ def _has_trigger(text: str) -> bool:
         return True
     if "HEARTBEAT" in text or any(trigger in text[-24:] for trigger in _TAIL_TRIGGERS):
         return True
-    line_start = 0
-    while line_start != -1:
-        if text.startswith(_LINE_TRIGGERS, line_start):
-            return True
-        line_start = text.find("\n", line_start)
-        if line_start != -1:
-            line_start += 1
-    return False
+    return _LINE_TRIGGER.search(text) is not None
 
 
 _BLANK_RUN = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")

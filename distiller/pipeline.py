@@ -268,6 +268,8 @@ def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tall
                 tally.line_skipped("oversized_line", target.path, line.start)
             elif not data or data.isspace():
                 tally.line_skipped("blank", target.path, line.start)
+            elif openclaw.is_tool_result_line(data):
+                tally.line_skipped("tool_result", target.path, line.start)
             else:
                 try:
                     entry = orjson.loads(data)

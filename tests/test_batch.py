@@ -72,8 +72,12 @@ def test_batch_file_round_trips_and_is_private(tmp_path):
                     failed=((batch.requests[0], "refused"),), attempts=2)
     path = batches.write(tmp_path, batch)
     assert os.stat(path).st_mode & 0o777 == 0o600
-    assert batches.load(path) == batch
-    assert batches.load_all(tmp_path) == [batch]
+    assert b"I live in Lisbon" in path.read_bytes() and b'"ok"' not in path.read_bytes()
+    without_ledger_text = replace(batch, ledger=tuple(
+        replace(row, verdict=replace(row.verdict, text="", message=replace(row.verdict.message, text="")))
+        for row in batch.ledger))
+    assert batches.load(path) == without_ledger_text
+    assert batches.load_all(tmp_path) == [without_ledger_text]
     batches.remove(tmp_path, "b1")
     assert batches.load_all(tmp_path) == []
 

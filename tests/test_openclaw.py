@@ -57,3 +57,18 @@ def test_header_gives_the_session_id():
     assert parse_header(line('{"type":"session","version":4,"id":"uuid-1"}')).session_id == "uuid-1"
     assert parse_header(line('{"type":"message","id":"x"}')).session_id is None
     assert message_text({"content": None}) == ""
+
+
+def test_tool_results_are_recognised_without_parsing_and_nothing_else_is():
+    from distiller.sources.openclaw import is_tool_result_line
+
+    tool = (b'{"type":"message","id":"e0f1c758","parentId":"dd433acd","timestamp":"2026-02-25T05:19:12.544Z",'
+            b'"message":{"role":"toolResult","toolCallId":"c1","toolName":"exec","content":[]}}')
+    assert is_tool_result_line(tool)
+    quoting = (b'{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":'
+               b'[{"type":"text","text":"\\"role\\":\\"toolResult\\""}]}}')
+    assert not is_tool_result_line(quoting)
+    assert to_message(orjson.loads(quoting), **KW).text == '"role":"toolResult"'
+    reordered = b'{"message":{"role":"toolResult","content":[]},"type":"message","id":"x"}'
+    assert not is_tool_result_line(reordered)
+    assert to_message(orjson.loads(reordered), **KW) == "tool_result"

@@ -42,6 +42,23 @@ def parse_header(entry: object) -> Header:
     return Header(session_id=None)
 
 
+_MESSAGE_LINE = b'{"type":"message",'
+_TOOL_RESULT_ROLE = b'"role":"toolResult"'
+_ROLE = b'"role":'
+
+
+def is_tool_result_line(line: bytes) -> bool:
+    """Recognise a tool result (most of a transcript's bytes) without parsing it.
+
+    pi writes `{"type":"message","id":…,"parentId":…,"timestamp":…,"message":{"role":…`: the first unescaped
+    `"role":` of such a line is the message's role (quotes inside strings are escaped). Lines in any other shape
+    are simply parsed."""
+    if not line.startswith(_MESSAGE_LINE):
+        return False
+    role = line.find(_ROLE, 0, 512)
+    return role >= 0 and line.startswith(_TOOL_RESULT_ROLE, role)
+
+
 def marks_dreaming(entry: dict) -> bool:
     """memory-core "dreaming" runs announce themselves in a bootstrap-context custom entry."""
     data = entry.get("data")

@@ -1,10 +1,11 @@
-"""Benchmark of the spine (not a test): first-run throughput, no-op reruns, incremental cost, peak RSS.
+"""Benchmark of the spine (not a test): scan and first-run throughput, no-op reruns, incremental cost, peak RSS.
 
     python tests/bench/bench_tail.py [--mb 1024] [--work DIR]
 
 Every figure comes from a real `python -m distiller run` subprocess over a synthetic OpenClaw corpus
 (tests/bench/corpus.py); peak RSS is the child's ru_maxrss. Throughput is JSONL bytes per second of wall time
-and per CPU second (user + sys), the latter being the one-core figure.
+and per CPU second (user + sys), the latter being the one-core figure. The scan is `run --dry-run` (read, parse,
+screen, pack batches); the first run adds the offline extractor, verification and the belief store.
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import append_session_lines, many_small_sessions, write_corpus  # noqa: E402
 
 
-def distill_run(state: Path, source: Path) -> dict:
+def distill_run(state: Path, source: Path, *extra: str) -> dict:
     """One CLI run; returns wall seconds, CPU seconds, peak RSS (MB) and the JSON summary."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "distiller", "--json", "--state-dir", str(state), "run", "--source", str(source)],
+        [sys.executable, "-m", "distiller", "--json", "--state-dir", str(state), "run", "--source", str(source),
+         *extra],
         capture_output=True, text=True, check=True,
     )
     wall = time.perf_counter() - started
@@ -59,6 +61,12 @@ def main() -> None:
         mb = stats.bytes / 1e6
         results["corpus"] = {"files": stats.files, "mb": round(mb, 1), "lines": stats.lines}
 
+        scan = distill_run(work / "state-scan", big, "--dry-run")
+        results["scan_dry_run"] = {
+            "wall_s": round(scan["wall_s"], 2),
+            "mb_per_s_wall": round(mb / scan["wall_s"], 1),
+            "mb_per_s_cpu": round(mb / scan["cpu_s"], 1),
+        }
         first = distill_run(work / "state-big", big)
         results["first_run"] = {
             "wall_s": round(first["wall_s"], 2),
