@@ -10,9 +10,12 @@ status) are recomputed from the evidence rows, which makes replays and forgettin
 from __future__ import annotations
 
 import fnmatch
+import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from itertools import combinations
 
 import duckdb
 
@@ -29,6 +32,7 @@ from distiller.store.normalize import (
     session_key,
     slot_message_key,
     slot_part,
+    word_key,
 )
 
 PROVISIONAL, ACTIVE, ARCHIVED, FLAGGED = "provisional", "active", "archived", "flagged_for_review"
@@ -145,6 +149,7 @@ class _Candidate:
     keys: tuple[str, ...]  # its own exact key first, then any imported aliases
     statement: str
     tokens: tuple[str, ...]
+    word_keys: tuple[int, ...]  # its tokens within its (scope, category, subject) group, as belief_words keys
     sig: str
     category: str
     scope: str
@@ -184,28 +189,42 @@ class _Held:
     status: str
     confidence: float
     importance: int
+    decay_sensitivity: str
     last_seen: datetime
     valid_from: str | None
     superseded_by: str | None
     supersedes: str | None = None
     conflicts_with: str | None = None
     valid_to: str | None = None
+    indexed: tuple[str, ...] = ()  # the wording whose words belief_words already holds
+    loaded: tuple[str | None, str | None, str | None] = (None, None, None)  # lifecycle as stored
     new: bool = False
-    changed: bool = False
 
     @property
     def slot(self) -> tuple[str, str, str] | None:
         return (self.scope, self.subject, self.attribute) if self.attribute else None
 
+    @property
+    def lifecycle(self) -> tuple[str | None, str | None, str | None]:
+        return self.superseded_by, self.supersedes, self.valid_to
+
 
 _HELD_COLUMNS = (
-    "b.belief_id, b.statement, b.tokens, b.sig, b.category, b.scope, b.subject, b.attribute, b.status, "
-    "b.confidence, b.importance, b.last_seen, b.valid_from, b.superseded_by, b.supersedes, b.conflicts_with, b.valid_to"
+    "b.belief_id, b.statement, b.words, b.sig, b.category, b.scope, b.subject, b.attribute, b.status, "
+    "b.confidence, b.importance, b.decay_sensitivity, b.last_seen, b.valid_from, b.superseded_by, b.supersedes, "
+    "b.conflicts_with, b.valid_to"
 )
 
 
 def _held(row: tuple) -> _Held:
-    return _Held(*row[:2], tuple(row[2]), *row[3:])
+    tokens = tuple(row[2].split())
+    held = _Held(*row[:2], tokens, *row[3:], indexed=tokens)
+    held.loaded = held.lifecycle
+    return held
+
+
+def _word_keys(scope: str, category: str, subject: str, tokens: Iterable[str]) -> tuple[int, ...]:
+    return tuple(word_key(scope, category, subject, token) for token in tokens)
 
 
 def _when(ts: str | None, now: datetime) -> datetime:
@@ -244,9 +263,10 @@ def _candidate(order: int, belief: Belief, run_id: str, settings: StoreSettings,
                   run_id, statement, confidence, explicit)
         for e in belief.evidence
     ]
+    subject = slot_part(belief.subject)
     return _Candidate(
-        order, key, (key,), statement, norm.tokens, norm.sig, belief.category, scope, slot_part(belief.subject),
-        slot_part(belief.attribute), confidence, explicit, int(belief.importance), belief.decay_sensitivity,
+        order, key, (key,), statement, norm.tokens, _word_keys(scope, belief.category, subject, norm.tokens), norm.sig,
+        belief.category, scope, subject, slot_part(belief.attribute), confidence, explicit, int(belief.importance), belief.decay_sensitivity,
         belief.valid_from, belief.extractor, belief.model, belief.prompt_version, evidence,
     )
 
@@ -263,9 +283,11 @@ def _restored(order: int, stored: StoredBelief, settings: StoreSettings, now: da
                   e.evidence_type == "explicit")
         for e in stored.evidence
     ]
+    subject = slot_part(stored.subject)
     return _Candidate(
         order, stored.id or own, tuple(dict.fromkeys((own, stored.id, *stored.keys))), stored.statement,
-        norm.tokens, norm.sig, stored.category, scope, slot_part(stored.subject), slot_part(stored.attribute),
+        norm.tokens, _word_keys(scope, stored.category, subject, norm.tokens), norm.sig, stored.category, scope,
+        subject, slot_part(stored.attribute),
         max(e.confidence for e in evidence), any(e.explicit for e in evidence), int(stored.importance),
         stored.decay_sensitivity, stored.valid_from, stored.extractor, stored.model, stored.prompt_version, evidence,
     )
@@ -318,42 +340,61 @@ def restore(
     return _Upsert(con, settings, now, "import").apply(candidates, refused_secret=secret)
 
 
-_CAND = {"idx": "BIGINT", "scope": "VARCHAR", "category": "VARCHAR", "subject": "VARCHAR", "tokens": "VARCHAR[]",
+_PROBE = {"idx": "BIGINT", "word_key": "BIGINT", "need": "INTEGER"}
+_CAND = {"idx": "BIGINT", "scope": "VARCHAR", "category": "VARCHAR", "subject": "VARCHAR", "words": "VARCHAR",
          "sig": "VARCHAR"}
 _NEAR_SQL = """
 WITH cand AS (SELECT * FROM {cand}),
-pool AS (
-    SELECT b.belief_id AS ref, b.scope, b.category, b.subject, b.tokens, b.sig
-    FROM beliefs b SEMI JOIN (SELECT DISTINCT scope, category, subject FROM cand) k USING (scope, category, subject)
-    WHERE b.status <> 'archived'
+pairs AS MATERIALIZED (
+    SELECT p.idx, w.belief_id AS ref FROM {probe} p JOIN belief_words w USING (word_key)
+    GROUP BY p.idx, w.belief_id HAVING count(*) >= min(p.need)
     UNION ALL
-    SELECT '#' || idx, scope, category, subject, tokens, sig FROM cand
+    SELECT idx, '#' || other FROM {batch}
 ),
-pool_tokens AS (SELECT ref, scope, category, subject, unnest(tokens) AS token FROM pool),
-df AS (SELECT scope, category, subject, token, count(*) AS df FROM pool_tokens GROUP BY ALL),
-cand_tokens AS (SELECT idx, scope, category, subject, len(tokens) AS n, unnest(tokens) AS token FROM cand),
--- Prefix filter: two sets with Jaccard >= t share one of the n - ceil(t*n) + 1 rarest tokens of either.
-probe AS (
-    SELECT idx, scope, category, subject, token
-    FROM (SELECT ct.*, row_number() OVER (PARTITION BY ct.idx ORDER BY df.df, ct.token) AS r
-          FROM cand_tokens ct JOIN df USING (scope, category, subject, token))
-    WHERE r <= n - ceil($jaccard * n - 1e-9) + 1
+other AS (
+    SELECT b.belief_id AS ref, b.words, b.sig, b.scope, b.category, b.subject
+    FROM beliefs b SEMI JOIN pairs ON b.belief_id = pairs.ref WHERE b.status <> 'archived'
+    UNION ALL
+    SELECT '#' || idx, words, sig, scope, category, subject FROM cand
 ),
-pairs AS (
-    SELECT DISTINCT p.idx, o.ref FROM probe p JOIN pool_tokens o USING (scope, category, subject, token)
-    WHERE o.ref <> '#' || p.idx
+joined AS MATERIALIZED (
+    SELECT pairs.idx, pairs.ref, o.sig, c.words AS a, o.words AS b,
+           (o.scope, o.category, o.subject) = (c.scope, c.category, c.subject) AS same_group
+    FROM pairs JOIN cand c USING (idx) JOIN other o USING (ref)
 )
-SELECT pairs.idx, pairs.ref, o.sig,
-       jaro_winkler_similarity(array_to_string(c.tokens, ' '), array_to_string(o.tokens, ' ')) AS jw,
-       token_jaccard(c.tokens, o.tokens) AS jac
-FROM pairs JOIN cand c ON c.idx = pairs.idx JOIN pool o ON o.ref = pairs.ref
-WHERE jw >= $jaro_winkler AND jac >= $jaccard
-""".replace("{cand}", rows(_CAND))
+SELECT idx, ref, sig, jaro_winkler_similarity(a, b) AS jw, token_jaccard(string_split(a, ' '), string_split(b, ' ')) AS jac
+FROM joined WHERE same_group AND jw >= $jaro_winkler AND jac >= $jaccard
+""".replace("{cand}", rows(_CAND)).replace("{probe}", rows(_PROBE, "probe")).replace(
+    "{batch}", rows({"idx": "BIGINT", "other": "BIGINT"}, "batch"))
 
-_ACTIVATION_SQL = (
-    "ln(sum(pow(greatest(epoch($now - e.ts) / 3600.0, 1.0), -CASE b.decay_sensitivity "
-    "WHEN 'low' THEN $decay_low WHEN 'high' THEN $decay_high ELSE $decay_medium END)))"
+
+def _index_keys(word_keys: Sequence[int]) -> list[int]:
+    """Every content word and every pair of them (xor of the two word keys): what belief_words holds for a wording."""
+    return [*word_keys, *(a ^ b for a, b in combinations(word_keys, 2))]
+
+
+def _probe(c: _Candidate, jaccard: float, rank: dict[str, int]) -> tuple[list[int], int]:
+    """The index keys to look up for c, and how many of them a near duplicate must share.
+
+    Jaccard >= t needs at least a = ceil(t·n) shared words, so any n - a + k of c's words include k shared ones:
+    with k = min(a, 3), every pair of those k (or the word itself, for k = 1) is a key the duplicate also holds.
+    Taking c's rarest words in this batch as those n - a + k keeps the lookups selective; any choice is exact.
+    """
+    n = len(c.tokens)
+    shared = math.ceil(jaccard * n - 1e-9)
+    k = min(max(shared, 1), 3)
+    order = sorted(range(n), key=lambda i: (rank[c.tokens[i]], c.tokens[i]))[:n - shared + k]
+    keys = [c.word_keys[i] for i in order]
+    if k == 1:
+        return keys, 1
+    return [a ^ b for a, b in combinations(keys, 2)], k * (k - 1) // 2
+
+
+_DECAY_TERM = (
+    "pow(greatest(epoch($now - e.ts) / 3600.0, 1.0), -CASE {decay} "
+    "WHEN 'low' THEN $decay_low WHEN 'high' THEN $decay_high ELSE $decay_medium END)"
 )
+_ACTIVATION_SQL = f"ln(sum({_DECAY_TERM.format(decay='b.decay_sensitivity')}))"
 
 
 def activation_params(settings: StoreSettings, now: datetime) -> dict:
@@ -366,50 +407,66 @@ def activation_sql() -> str:
     return _ACTIVATION_SQL
 
 
-_IDS = rows({"belief_id": "VARCHAR"})
-
-
-def recompute(con: duckdb.DuckDBPyConnection, ids: Iterable[str], settings: StoreSettings, now: datetime) -> None:
-    """Counts, combined confidence, first/last seen, activation and status of these beliefs, from their evidence.
+def _aggregates(ev: str) -> str:
+    """Per belief, from evidence rows `ev` (with the belief's decay_sensitivity): counts, first/last seen, activation
+    and combined confidence, in one pass per session and one per belief.
 
     Confidence: the best session's confidence, with each further session closing part of the remaining gap
     (1 - (1 - c_max) · Π(1 - w·c_s)), so more independent sessions mean higher, never above 1.
     """
+    return f"""(
+        SELECT belief_id, count(*) AS sessions, sum(n) AS n, min(first_seen) AS first_seen,
+               max(last_seen) AS last_seen, bool_or(explicit) AS explicit, ln(sum(decayed)) AS activation,
+               1 - (1 - max(c)) * exp(sum(ln(1 - least($weight * c, 0.99)))
+                                      - ln(1 - least($weight * max(c), 0.99))) AS confidence
+        FROM (
+            SELECT e.belief_id, max(e.confidence) AS c, count(*) AS n, min(e.ts) AS first_seen,
+                   max(e.ts) AS last_seen, bool_or(e.explicit) AS explicit,
+                   sum({_DECAY_TERM.format(decay='e.decay_sensitivity')}) AS decayed
+            FROM {ev} e GROUP BY e.belief_id, e.session_id
+        ) GROUP BY belief_id
+    )"""
+
+
+def _status_sql(row: str, a: str) -> str:
+    """The status from the aggregates `a` and the row's own supersession and flag."""
+    return f"""CASE
+        WHEN {row}.superseded_by IS NOT NULL THEN 'archived'
+        WHEN {row}.status = 'flagged_for_review' THEN {row}.status
+        WHEN {a}.activation < $floor THEN 'archived'
+        WHEN ({a}.explicit AND {a}.confidence >= $active) OR {a}.sessions >= 2 THEN 'active'
+        ELSE 'provisional' END"""
+
+
+def _set_aggregates(a: str) -> str:
+    return (f"confidence = {a}.confidence, evidence_type = CASE WHEN {a}.explicit THEN 'explicit' ELSE 'implied' END, "
+            f"evidence_count = {a}.n, sessions = {a}.sessions, first_seen = {a}.first_seen, last_seen = {a}.last_seen")
+
+
+def _aggregate_params(settings: StoreSettings, now: datetime) -> dict:
+    return {"floor": settings.activation_floor, "active": settings.active_confidence,
+            "weight": settings.independent_weight, **activation_params(settings, now)}
+
+
+_IDS = rows({"belief_id": "VARCHAR"})
+_SLOTS = rows({"scope": "VARCHAR", "subject": "VARCHAR", "attribute": "VARCHAR"}, "slots")
+_MATCHED = rows({"belief_id": "VARCHAR", "exact": "BOOLEAN"})
+
+
+def recompute(con: duckdb.DuckDBPyConnection, ids: Iterable[str], settings: StoreSettings, now: datetime) -> None:
+    """Counts, combined confidence, first/last seen, activation and status of these beliefs, from their evidence."""
     ids = list(dict.fromkeys(ids))
     if not ids:
         return
+    evidence = (f"(SELECT e.*, b.decay_sensitivity FROM evidence e JOIN beliefs b USING (belief_id) "
+                f"SEMI JOIN {_IDS} i USING (belief_id))")
     con.execute(
         f"""
-        UPDATE beliefs SET
-            confidence = a.confidence, evidence_type = CASE WHEN a.explicit THEN 'explicit' ELSE 'implied' END,
-            evidence_count = a.n, sessions = a.sessions, first_seen = a.first_seen, last_seen = a.last_seen,
-            status = CASE
-                WHEN beliefs.superseded_by IS NOT NULL THEN 'archived'
-                WHEN beliefs.status = 'flagged_for_review' THEN beliefs.status
-                WHEN a.activation < $floor THEN 'archived'
-                WHEN (a.explicit AND a.confidence >= $active) OR a.sessions >= 2 THEN 'active'
-                ELSE 'provisional' END,
-            updated_at = $now
-        FROM (
-            WITH ev AS (SELECT e.* FROM evidence e SEMI JOIN {_IDS} i USING (belief_id)),
-            per_session AS (SELECT belief_id, max(confidence) AS c FROM ev GROUP BY belief_id, session_id),
-            conf AS (
-                SELECT belief_id, count(*) AS sessions,
-                       1 - (1 - max(c)) * exp(sum(ln(1 - least($weight * c, 0.99)))
-                                              - ln(1 - least($weight * max(c), 0.99))) AS confidence
-                FROM per_session GROUP BY belief_id
-            ),
-            agg AS (
-                SELECT e.belief_id, count(*) AS n, min(e.ts) AS first_seen, max(e.ts) AS last_seen,
-                       bool_or(e.explicit) AS explicit, {_ACTIVATION_SQL} AS activation
-                FROM ev e JOIN beliefs b USING (belief_id) GROUP BY e.belief_id
-            )
-            SELECT * FROM agg JOIN conf USING (belief_id)
-        ) a
+        UPDATE beliefs SET {_set_aggregates("a")}, status = {_status_sql("beliefs", "a")}, updated_at = $now
+        FROM {_aggregates(evidence)} a
         WHERE beliefs.belief_id = a.belief_id
         """,
-        {"rows": pack(belief_id=ids), "floor": settings.activation_floor, "active": settings.active_confidence,
-         "weight": settings.independent_weight, **activation_params(settings, now)},
+        {"rows": pack(belief_id=ids), **_aggregate_params(settings, now)},
     )
 
 
@@ -458,6 +515,7 @@ class _Upsert:
     run_id: str
     held: dict[str, _Held] = field(default_factory=dict)
     exact: dict[str, str] = field(default_factory=dict)  # key → belief id
+    stored_keys: set[str] = field(default_factory=set)  # keys belief_keys already holds
     slots: dict[tuple[str, str, str], set[str]] = field(default_factory=dict)  # slot → live, unflagged holders
     cited: set[tuple[str, str, str]] = field(default_factory=set)  # (belief, session, message) already evidence
     near: dict[int, list[tuple[float, str, str]]] = field(default_factory=dict)  # idx → (score, ref, sig)
@@ -522,12 +580,12 @@ class _Upsert:
     def _load(self, candidates: list[_Candidate]) -> None:
         con = self.con
         keys = [k for c in candidates for k in c.keys]
-        for row in con.execute(
-            f"SELECT k.key, {_HELD_COLUMNS} FROM belief_keys k JOIN beliefs b USING (belief_id) "
-            "SEMI JOIN (SELECT unnest(?) AS key) w USING (key)",
-            [keys],
-        ).fetchall():
-            self.exact[row[0]] = self._keep(row[1:]).belief_id
+        self.exact = dict(con.execute(
+            f"SELECT key, belief_id FROM belief_keys SEMI JOIN {rows({'key': 'VARCHAR'})} w USING (key) "
+            "SEMI JOIN beliefs USING (belief_id)",
+            {"rows": pack(key=keys)},
+        ).fetchall())
+        self.stored_keys = set(self.exact)
         messages = [e for c in candidates for e in c.evidence]
         self.cited = set(con.execute(
             "SELECT belief_id, session_id, message_id FROM evidence SEMI JOIN "
@@ -536,31 +594,54 @@ class _Upsert:
         ).fetchall())
         unmatched = [c for c in candidates if not any(k in self.exact for k in c.keys) and c.tokens]
         if unmatched:
-            found = con.execute(_NEAR_SQL, {
-                "rows": pack(idx=[c.order for c in unmatched], scope=[c.scope for c in unmatched],
-                             category=[c.category for c in unmatched], subject=[c.subject for c in unmatched],
-                             tokens=[c.tokens for c in unmatched], sig=[c.sig for c in unmatched]),
-                "jaro_winkler": self.settings.near_jaro_winkler, "jaccard": self.settings.near_jaccard,
-            }).fetchall()
-            for idx, ref, sig, jw, jac in found:
-                self.near.setdefault(idx, []).append((jw + jac, ref, sig))
-        ids = sorted({ref for pairs_ in self.near.values() for _, ref, _ in pairs_ if not ref.startswith("#")})
-        slots = {c.slot for c in candidates if c.slot} | {h.slot for h in self.held.values() if h.slot}
-        slots.discard(None)
-        slot_list = sorted(slots)
+            self._find_near(unmatched)
+        exact = set(self.exact.values())
+        near = {ref for pairs_ in self.near.values() for _, ref, _ in pairs_ if not ref.startswith("#")}
+        ids = sorted(exact | near)
+        slot_list = sorted({c.slot for c in candidates if c.slot})
+        # The slots of the candidates and of the beliefs they matched exactly: their live holders may be superseded.
         for row in con.execute(
             f"""
-            SELECT {_HELD_COLUMNS} FROM beliefs b WHERE b.belief_id IN (SELECT unnest($ids))
+            WITH matched AS (SELECT b.*, i.exact FROM beliefs b JOIN {_MATCHED} i USING (belief_id))
+            SELECT {_HELD_COLUMNS} FROM matched b
             UNION ALL
             SELECT {_HELD_COLUMNS} FROM beliefs b
-            SEMI JOIN (SELECT unnest($scope) AS scope, unnest($subject) AS subject, unnest($attribute) AS attribute) s
-                USING (scope, subject, attribute)
+            SEMI JOIN (SELECT * FROM {_SLOTS} UNION SELECT scope, subject, attribute FROM matched
+                       WHERE exact AND attribute <> '') s USING (scope, subject, attribute)
             WHERE b.status NOT IN ('archived', 'flagged_for_review')
             """,
-            {"ids": ids, "scope": [s[0] for s in slot_list], "subject": [s[1] for s in slot_list],
-             "attribute": [s[2] for s in slot_list]},
+            {"rows": pack(belief_id=ids, exact=[i in exact for i in ids]),
+             "slots": pack(scope=[s[0] for s in slot_list], subject=[s[1] for s in slot_list],
+                           attribute=[s[2] for s in slot_list])},
         ).fetchall():
             self._keep(row)
+
+    def _find_near(self, unmatched: list[_Candidate]) -> None:
+        """Near duplicates among live beliefs and this batch, through index keys shared within the same group."""
+        jaccard = self.settings.near_jaccard
+        rank = Counter(token for c in unmatched for token in c.tokens)
+        holders: dict[int, list[int]] = {}
+        for c in unmatched:
+            for key in _index_keys(c.word_keys):
+                holders.setdefault(key, []).append(c.order)
+        idx, word_keys, need, batch = [], [], [], []
+        for c in unmatched:
+            keys, enough = _probe(c, jaccard, rank)
+            idx.extend([c.order] * len(keys))
+            word_keys.extend(keys)
+            need.extend([enough] * len(keys))
+            shared = Counter(other for key in keys for other in holders.get(key, ()) if other != c.order)
+            batch.extend((c.order, other) for other, count in shared.items() if count >= enough)
+        found = self.con.execute(_NEAR_SQL, {
+            "probe": pack(idx=idx, word_key=word_keys, need=need),
+            "batch": pack(idx=[b[0] for b in batch], other=[b[1] for b in batch]),
+            "rows": pack(idx=[c.order for c in unmatched], scope=[c.scope for c in unmatched],
+                         category=[c.category for c in unmatched], subject=[c.subject for c in unmatched],
+                         words=[" ".join(c.tokens) for c in unmatched], sig=[c.sig for c in unmatched]),
+            "jaro_winkler": self.settings.near_jaro_winkler, "jaccard": jaccard,
+        }).fetchall()
+        for i, ref, sig, jw, jac in found:
+            self.near.setdefault(i, []).append((jw + jac, ref, sig))
 
     # -- deciding ----------------------------------------------------------------------------------------------
 
@@ -615,7 +696,7 @@ class _Upsert:
         self.resolved[c.order] = target.belief_id
 
     def _supersede(self, old: _Held, new: _Held, valid_to: str | None) -> None:
-        old.superseded_by, old.valid_to, old.status, old.changed = new.belief_id, valid_to, ARCHIVED, True
+        old.superseded_by, old.valid_to, old.status = new.belief_id, valid_to, ARCHIVED
         if old.slot:
             self.slots.get(old.slot, set()).discard(old.belief_id)
         self.touched.add(old.belief_id)
@@ -643,7 +724,7 @@ class _Upsert:
             if holders and newest <= holders[-1].last_seen:
                 self._count("reinforced")
                 return
-            target.superseded_by, target.valid_to, target.status, target.changed = None, None, PROVISIONAL, True
+            target.superseded_by, target.valid_to, target.status = None, None, PROVISIONAL
             if holders:
                 target.supersedes = holders[-1].belief_id
             for holder in holders:
@@ -657,13 +738,13 @@ class _Upsert:
             target.statement, target.tokens = c.statement, c.tokens
         if target.status == PROVISIONAL and self._strong(c):
             target.status = ACTIVE
-        target.changed = True
         self._count("merged" if merged else "reinforced")
 
     def _insert(self, c: _Candidate) -> None:
         valid_from = c.valid_from or min(e.ts for e in c.evidence).isoformat()
         new = _Held(c.belief_id, c.statement, c.tokens, c.sig, c.category, c.scope, c.subject, c.attribute,
-                    ACTIVE if self._strong(c) else PROVISIONAL, c.confidence, c.importance, c.latest, valid_from, None, new=True)
+                    ACTIVE if self._strong(c) else PROVISIONAL, c.confidence, c.importance, c.decay_sensitivity,
+                    c.latest, valid_from, None, new=True)
         self.held[new.belief_id] = new
         self._register(c, new)
         self._add_evidence(new, c.evidence)
@@ -693,59 +774,8 @@ class _Upsert:
     # -- writing ---------------------------------------------------------------------------------------------
 
     def _write(self) -> None:
-        con, now, run_id = self.con, self.now, self.run_id
-        if self.inserted:
-            new = [h for h, _ in self.inserted]
-            cands = [c for _, c in self.inserted]
-            con.execute(
-                f"""
-                INSERT INTO beliefs (belief_id, statement, tokens, sig, category, scope, subject, attribute,
-                    confidence, evidence_type, importance, decay_sensitivity, status, valid_from, valid_to,
-                    superseded_by, supersedes, conflicts_with, first_seen, last_seen, evidence_count, sessions,
-                    created_at, updated_at, run_id, extractor, model, prompt_version)
-                SELECT belief_id, statement, tokens, sig, category, scope, subject, attribute, confidence,
-                       CASE WHEN explicit THEN 'explicit' ELSE 'implied' END, importance, decay_sensitivity, status,
-                       valid_from, valid_to, superseded_by, supersedes, conflicts_with, seen, seen, 0, 0, $now, $now,
-                       $run_id, extractor, model, prompt_version
-                FROM {rows(_NEW)}
-                """,
-                {"rows": pack(
-                    belief_id=[h.belief_id for h in new], statement=[h.statement for h in new],
-                    tokens=[h.tokens for h in new], sig=[h.sig for h in new], category=[h.category for h in new],
-                    scope=[h.scope for h in new], subject=[h.subject for h in new],
-                    attribute=[h.attribute for h in new], confidence=[h.confidence for h in new],
-                    explicit=[c.explicit for c in cands], importance=[h.importance for h in new],
-                    decay_sensitivity=[c.decay_sensitivity for c in cands], status=[h.status for h in new],
-                    valid_from=[h.valid_from for h in new], valid_to=[h.valid_to for h in new],
-                    superseded_by=[h.superseded_by for h in new], supersedes=[h.supersedes for h in new],
-                    conflicts_with=[h.conflicts_with for h in new], seen=[h.last_seen for h in new],
-                    extractor=[c.extractor for c in cands], model=[c.model for c in cands],
-                    prompt_version=[c.prompt_version for c in cands],
-                ), "now": now, "run_id": run_id},
-            )
-        changed = [h for h in self.held.values() if h.changed and not h.new]
-        if changed:
-            con.execute(
-                f"""
-                UPDATE beliefs SET statement = u.statement, tokens = u.tokens, importance = u.importance,
-                       status = u.status, superseded_by = u.superseded_by, supersedes = u.supersedes,
-                       valid_to = u.valid_to, updated_at = $now
-                FROM {rows(_CHANGED)} u
-                WHERE beliefs.belief_id = u.belief_id
-                """,
-                {"rows": pack(
-                    belief_id=[h.belief_id for h in changed], statement=[h.statement for h in changed],
-                    tokens=[h.tokens for h in changed], importance=[h.importance for h in changed],
-                    status=[h.status for h in changed], superseded_by=[h.superseded_by for h in changed],
-                    supersedes=[h.supersedes for h in changed], valid_to=[h.valid_to for h in changed],
-                ), "now": now},
-            )
-        if self.aliases:
-            con.execute(
-                f"INSERT INTO belief_keys SELECT key, belief_id FROM {rows({'key': 'VARCHAR', 'belief_id': 'VARCHAR'})} "
-                "ON CONFLICT (key) DO NOTHING",
-                {"rows": pack(key=list(self.aliases), belief_id=list(self.aliases.values()))},
-            )
+        """Evidence first, so the existing beliefs' aggregates include it; new beliefs get theirs from the batch."""
+        con, now, params = self.con, self.now, _aggregate_params(self.settings, self.now)
         if self.evidence:
             keys = list(self.evidence)
             ev = list(self.evidence.values())
@@ -764,23 +794,126 @@ class _Upsert:
                     explicit=[e.explicit for e in ev], run_id=[e.run_id for e in ev],
                 ), "now": now},
             )
-        recompute(con, self.touched, self.settings, now)
-        history(con, self.events, run_id, now)
+        if self.inserted:
+            self._write_new()
+        touched = [h for h in self.held.values() if not h.new and h.belief_id in self.touched]
+        if touched:
+            evidence = (f"(SELECT e.*, t.decay_sensitivity FROM evidence e "
+                        f"JOIN {rows(_TOUCHED)} t USING (belief_id))")
+            con.execute(
+                f"""
+                UPDATE beliefs SET importance = u.importance, {_set_aggregates("a")}, status = {_status_sql("u", "a")},
+                       updated_at = $now
+                FROM {rows(_TOUCHED)} u JOIN {_aggregates(evidence)} a USING (belief_id)
+                WHERE beliefs.belief_id = u.belief_id
+                """,
+                {"rows": pack(
+                    belief_id=[h.belief_id for h in touched], importance=[h.importance for h in touched],
+                    status=[h.status for h in touched], superseded_by=[h.superseded_by for h in touched],
+                    decay_sensitivity=[h.decay_sensitivity for h in touched],
+                ), **params},
+            )
+        # Long strings are costly to update (DuckDB copies each touched vector), so only the rows whose wording or
+        # supersession changed get those columns.
+        existing = [h for h in self.held.values() if not h.new]
+        reworded = [h for h in existing if h.tokens != h.indexed]
+        if reworded:
+            con.execute(
+                f"UPDATE beliefs SET statement = u.statement, words = u.words FROM {rows(_REWORDED)} u "
+                "WHERE beliefs.belief_id = u.belief_id",
+                {"rows": pack(belief_id=[h.belief_id for h in reworded], statement=[h.statement for h in reworded],
+                              words=[" ".join(h.tokens) for h in reworded])},
+            )
+        relinked = [h for h in existing if h.lifecycle != h.loaded]
+        if relinked:
+            con.execute(
+                f"""
+                UPDATE beliefs SET superseded_by = u.superseded_by, supersedes = u.supersedes, valid_to = u.valid_to
+                FROM {rows(_RELINKED)} u WHERE beliefs.belief_id = u.belief_id
+                """,
+                {"rows": pack(
+                    belief_id=[h.belief_id for h in relinked], superseded_by=[h.superseded_by for h in relinked],
+                    supersedes=[h.supersedes for h in relinked], valid_to=[h.valid_to for h in relinked],
+                )},
+            )
+        aliases = {k: v for k, v in self.aliases.items() if k not in self.stored_keys}
+        if aliases:
+            con.execute(
+                f"INSERT INTO belief_keys SELECT key, belief_id FROM {rows({'key': 'VARCHAR', 'belief_id': 'VARCHAR'})} "
+                "ON CONFLICT (key) DO NOTHING",
+                {"rows": pack(key=list(aliases), belief_id=list(aliases.values()))},
+            )
+        self._index_words()
+        history(con, self.events, self.run_id, now)
+
+    def _write_new(self) -> None:
+        """A new belief's evidence is all in this batch, so its aggregates come from there, not a table scan."""
+        new = [h for h, _ in self.inserted]
+        cands = [c for _, c in self.inserted]
+        decay = {h.belief_id: h.decay_sensitivity for h in new}
+        ev = [(k, e) for k, e in self.evidence.items() if k[0] in decay]
+        self.con.execute(
+            f"""
+            INSERT INTO beliefs (belief_id, statement, words, sig, category, scope, subject, attribute,
+                confidence, evidence_type, importance, decay_sensitivity, status, valid_from, valid_to,
+                superseded_by, supersedes, conflicts_with, first_seen, last_seen, evidence_count, sessions,
+                created_at, updated_at, run_id, extractor, model, prompt_version)
+            SELECT n.belief_id, n.statement, n.words, n.sig, n.category, n.scope, n.subject, n.attribute,
+                   a.confidence, CASE WHEN a.explicit THEN 'explicit' ELSE 'implied' END, n.importance,
+                   n.decay_sensitivity, {_status_sql("n", "a")}, n.valid_from, n.valid_to, n.superseded_by, n.supersedes,
+                   n.conflicts_with, a.first_seen, a.last_seen, a.n, a.sessions, $now, $now, $run_id, n.extractor,
+                   n.model, n.prompt_version
+            FROM {rows(_NEW)} n JOIN {_aggregates(rows(_NEW_EVIDENCE, "evidence"))} a USING (belief_id)
+            """,
+            {"rows": pack(
+                belief_id=[h.belief_id for h in new], statement=[h.statement for h in new],
+                words=[" ".join(h.tokens) for h in new], sig=[h.sig for h in new],
+                category=[h.category for h in new], scope=[h.scope for h in new], subject=[h.subject for h in new],
+                attribute=[h.attribute for h in new], importance=[h.importance for h in new],
+                decay_sensitivity=[h.decay_sensitivity for h in new], status=[h.status for h in new],
+                valid_from=[h.valid_from for h in new], valid_to=[h.valid_to for h in new],
+                superseded_by=[h.superseded_by for h in new], supersedes=[h.supersedes for h in new],
+                conflicts_with=[h.conflicts_with for h in new], extractor=[c.extractor for c in cands],
+                model=[c.model for c in cands], prompt_version=[c.prompt_version for c in cands],
+            ), "evidence": pack(
+                belief_id=[k[0] for k, _ in ev], session_id=[k[1] for k, _ in ev], ts=[e.ts for _, e in ev],
+                confidence=[e.confidence for _, e in ev], explicit=[e.explicit for _, e in ev],
+                decay_sensitivity=[decay[k[0]] for k, _ in ev],
+            ), "run_id": self.run_id, **_aggregate_params(self.settings, self.now)},
+        )
+
+    def _index_words(self) -> None:
+        """Index the words and word pairs of every wording now stored that belief_words does not hold yet."""
+        belief_ids, word_keys = [], []
+        for h in self.held.values():
+            if h.tokens != h.indexed:
+                added = set(_index_keys(_word_keys(h.scope, h.category, h.subject, h.tokens)))
+                added.difference_update(_index_keys(_word_keys(h.scope, h.category, h.subject, h.indexed)))
+                belief_ids.extend([h.belief_id] * len(added))
+                word_keys.extend(added)
+        if word_keys:
+            self.con.execute(
+                f"INSERT INTO belief_words SELECT word_key, belief_id FROM {rows(_WORDS)}",
+                {"rows": pack(word_key=word_keys, belief_id=belief_ids)},
+            )
 
 
 _NEW = {
-    "belief_id": "VARCHAR", "statement": "VARCHAR", "tokens": "VARCHAR[]", "sig": "VARCHAR", "category": "VARCHAR",
-    "scope": "VARCHAR", "subject": "VARCHAR", "attribute": "VARCHAR", "confidence": "DOUBLE", "explicit": "BOOLEAN",
-    "importance": "INTEGER", "decay_sensitivity": "VARCHAR", "status": "VARCHAR", "valid_from": "VARCHAR",
-    "valid_to": "VARCHAR", "superseded_by": "VARCHAR", "supersedes": "VARCHAR", "conflicts_with": "VARCHAR",
-    "seen": "TIMESTAMPTZ", "extractor": "VARCHAR", "model": "VARCHAR", "prompt_version": "VARCHAR",
+    "belief_id": "VARCHAR", "statement": "VARCHAR", "words": "VARCHAR", "sig": "VARCHAR", "category": "VARCHAR",
+    "scope": "VARCHAR", "subject": "VARCHAR", "attribute": "VARCHAR", "importance": "INTEGER",
+    "decay_sensitivity": "VARCHAR", "status": "VARCHAR", "valid_from": "VARCHAR", "valid_to": "VARCHAR",
+    "superseded_by": "VARCHAR", "supersedes": "VARCHAR", "conflicts_with": "VARCHAR", "extractor": "VARCHAR",
+    "model": "VARCHAR", "prompt_version": "VARCHAR",
 }
-_CHANGED = {
-    "belief_id": "VARCHAR", "statement": "VARCHAR", "tokens": "VARCHAR[]", "importance": "INTEGER",
-    "status": "VARCHAR", "superseded_by": "VARCHAR", "supersedes": "VARCHAR", "valid_to": "VARCHAR",
-}
+_NEW_EVIDENCE = {"belief_id": "VARCHAR", "session_id": "VARCHAR", "ts": "TIMESTAMPTZ", "confidence": "DOUBLE",
+                 "explicit": "BOOLEAN", "decay_sensitivity": "VARCHAR"}
+_TOUCHED = {"belief_id": "VARCHAR", "importance": "INTEGER", "status": "VARCHAR", "superseded_by": "VARCHAR",
+            "decay_sensitivity": "VARCHAR"}
+_REWORDED = {"belief_id": "VARCHAR", "statement": "VARCHAR", "words": "VARCHAR"}
+_RELINKED = {"belief_id": "VARCHAR", "superseded_by": "VARCHAR", "supersedes": "VARCHAR", "valid_to": "VARCHAR"}
 _EVIDENCE = {
     "belief_id": "VARCHAR", "session_id": "VARCHAR", "message_id": "VARCHAR", "agent": "VARCHAR", "file": "VARCHAR",
     "byte_start": "BIGINT", "byte_end": "BIGINT", "ts": "TIMESTAMPTZ", "quote": "VARCHAR", "statement": "VARCHAR",
     "confidence": "DOUBLE", "explicit": "BOOLEAN", "run_id": "VARCHAR",
 }
+_WORDS = {"word_key": "BIGINT", "belief_id": "VARCHAR"}

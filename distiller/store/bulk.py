@@ -16,4 +16,6 @@ def rows(types: dict[str, str], param: str = "rows") -> str:
     """A subquery yielding one row per index of the packed, equally long columns."""
     shape = orjson.dumps({name: [kind] for name, kind in types.items()}).decode()
     selected = ", ".join(f"unnest(j.{name}) AS {name}" for name in types)
-    return f"(SELECT {selected} FROM (SELECT from_json(${param}, '{shape}') AS j))"
+    # Parsing a column of the subquery, not the parameter itself, keeps the optimizer from folding the whole batch
+    # into one constant and rewriting it pass after pass (4× slower for 15k values).
+    return f"(SELECT {selected} FROM (SELECT from_json(doc, '{shape}') AS j FROM (SELECT ${param} AS doc)))"

@@ -43,7 +43,7 @@ def forget_beliefs(con: duckdb.DuckDBPyConnection, ids: Sequence[str], reason: s
     count = tombstones.add(con, entries, reason, now)
     evidence = len(con.execute(f"DELETE FROM evidence WHERE belief_id IN (SELECT belief_id FROM {_IDS}) "
                                "RETURNING belief_id", param).fetchall())
-    for table in ("belief_keys", "belief_history"):
+    for table in ("belief_keys", "belief_words", "belief_history"):
         con.execute(f"DELETE FROM {table} WHERE belief_id IN (SELECT belief_id FROM {_IDS})", param)
     deleted = con.execute(f"DELETE FROM beliefs WHERE belief_id IN (SELECT belief_id FROM {_IDS}) RETURNING belief_id",
                           param).fetchall()

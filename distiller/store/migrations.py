@@ -84,7 +84,7 @@ def m003_beliefs_evidence_tombstones(con: duckdb.DuckDBPyConnection) -> None:
         CREATE TABLE beliefs (
             belief_id      VARCHAR PRIMARY KEY,  -- "b1:" + hash(scope, normalized first statement); never changes
             statement      VARCHAR NOT NULL,     -- the most informative wording seen
-            tokens         VARCHAR[] NOT NULL,   -- content words (stemmed, no stopwords/negations) for near-dup
+            words          VARCHAR NOT NULL,     -- content words (stemmed, no stopwords/negations), space-joined
             sig            VARCHAR NOT NULL,     -- numbers | dates | negation: differing means not a duplicate
             category       VARCHAR NOT NULL,
             scope          VARCHAR NOT NULL,     -- global | agent:<id>
@@ -110,6 +110,14 @@ def m003_beliefs_evidence_tombstones(con: duckdb.DuckDBPyConnection) -> None:
             extractor      VARCHAR NOT NULL,
             model          VARCHAR,
             prompt_version VARCHAR NOT NULL
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE belief_words (
+            word_key  BIGINT NOT NULL,           -- a content word of the belief, or a pair of them, within its
+            belief_id VARCHAR NOT NULL           -- (scope, category, subject) group; old wordings' keys stay
         )
         """
     )

@@ -11,10 +11,12 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 KEY_VERSION = "b1"
 
 _APOSTROPHES = str.maketrans("", "", "'’‘`´")
+_HAS_APOSTROPHE = re.compile("['’‘`´]")
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+")
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
 _DIGIT = re.compile(r"\d")
@@ -39,6 +41,7 @@ _STOPWORDS = frozenset(
     "its has have had do does did i me my mine their theirs they them he she his her hers him we our you your "
     "really very".split()
 )
+_NOT_CONTENT = _STOPWORDS | NEGATIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +58,10 @@ def _number(word: str) -> str:
 
 def _words(statement: str) -> list[str]:
     text = statement if statement.isascii() else unicodedata.normalize("NFKC", statement)
-    words = _TOKEN.findall(text.casefold().translate(_APOSTROPHES))
+    text = text.casefold()
+    if _HAS_APOSTROPHE.search(text):
+        text = text.translate(_APOSTROPHES)
+    words = _TOKEN.findall(text)
     if _DIGIT.search(statement):
         words = [_number(w) if w[0].isdigit() else w for w in words]
     return [_NUMBER_WORDS.get(w, w) for w in words]
@@ -66,14 +72,17 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize(statement: str) -> Normalized:
+    """Cached: a batch and its replays repeat statements, and the result is immutable."""
     words = _words(statement)
-    numbers = sorted({w for w in words if _DIGIT.search(w)})
-    dates = sorted({w for w in words if w in _DATE_WORDS})
-    negated = any(w in NEGATIONS for w in words)
-    tokens = tuple(dict.fromkeys(_stem(w) for w in words if w not in _STOPWORDS and w not in NEGATIONS))
+    text = " ".join(words)
+    numbers = sorted({w for w in words if _DIGIT.search(w)}) if _DIGIT.search(text) else []
+    dates = sorted(_DATE_WORDS.intersection(words))
+    negated = not NEGATIONS.isdisjoint(words)
+    tokens = tuple(dict.fromkeys([_stem(w) for w in words if w not in _NOT_CONTENT]))
     sig = f"{','.join(numbers)}|{','.join(dates)}|{'neg' if negated else ''}"
-    return Normalized(" ".join(words), tokens, sig)
+    return Normalized(text, tokens, sig)
 
 
 def polarity_only(sig_a: str, sig_b: str) -> bool:
@@ -82,23 +91,36 @@ def polarity_only(sig_a: str, sig_b: str) -> bool:
     return a[0] == b[0] and a[1] != b[1]
 
 
+@lru_cache(maxsize=1 << 14)
 def slot_part(value: str) -> str:
     """Subjects and attributes are keys, not prose: "Drink preference" and "drink_preference" are one slot."""
     return "_".join(_TOKEN.findall(unicodedata.normalize("NFKC", value).casefold().translate(_APOSTROPHES)))
 
 
+def _digest_bytes(*parts: str) -> bytes:
+    return hashlib.blake2b("\0".join(parts).encode("utf-8"), digest_size=8).digest()
+
+
 def _digest(*parts: str) -> str:
-    return hashlib.blake2b("\0".join(parts).encode("utf-8"), digest_size=8).hexdigest()
+    return _digest_bytes(*parts).hex()
+
+
+@lru_cache(maxsize=1 << 16)
+def word_key(scope: str, category: str, subject: str, token: str) -> int:
+    """A content word within its near-duplicate group, as a signed 64-bit integer: the inverted index's key."""
+    return int.from_bytes(_digest_bytes(scope, category, subject, token), "big", signed=True)
 
 
 def belief_key(scope: str, normalized_text: str) -> str:
     return f"{KEY_VERSION}:{_digest(scope, normalized_text)}"
 
 
+@lru_cache(maxsize=1 << 12)
 def session_key(session_id: str) -> str:
     return f"s1:{_digest('session', session_id)}"
 
 
+@lru_cache(maxsize=1 << 12)
 def file_key(path: str) -> str:
     return f"f1:{_digest('file', path)}"
 

@@ -7,15 +7,18 @@ from datetime import datetime
 
 import duckdb
 
+from distiller.store.bulk import pack, rows
+
 
 def matching(con: duckdb.DuckDBPyConnection, keys: Collection[str]) -> dict[str, datetime]:
     """The tombstoned keys among `keys`, with when they were forgotten."""
     if not keys:
         return {}
-    rows = con.execute(
-        "SELECT key, created_at FROM tombstones SEMI JOIN (SELECT unnest(?) AS key) k USING (key)", [list(keys)]
+    found = con.execute(
+        f"SELECT key, created_at FROM tombstones SEMI JOIN {rows({'key': 'VARCHAR'})} k USING (key)",
+        {"rows": pack(key=list(keys))},
     ).fetchall()
-    return dict(rows)
+    return dict(found)
 
 
 def add(con: duckdb.DuckDBPyConnection, entries: Sequence[tuple[str, str]], reason: str, now: datetime) -> int:
