@@ -227,7 +227,7 @@ def test_permission_denied_is_reported_and_skipped(tmp_path):
     # Root reads anything, so as root the CLI runs as `nobody` (setpriv) to meet a real EACCES.
     prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
     try:
-        if prefix and subprocess.run([*prefix, sys.executable, "-c", "import distiller"]).returncode != 0:
+        if prefix and subprocess.run([*prefix, sys.executable, "-c", "import distiller.cli"]).returncode != 0:
             pytest.skip("the interpreter is not reachable as an unprivileged user here")
         result = subprocess.run(
             [*prefix, sys.executable, "-m", "distiller", "--json", "--state-dir", str(state), "run", "--source",
