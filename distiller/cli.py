@@ -18,8 +18,8 @@ from distiller import batches_admin, pipeline
 from distiller import beliefs as beliefs_api
 from distiller.cli_beliefs import beliefs, runs_command
 from distiller.config import load_settings, override
-from distiller.extract.select import make_extractor
 from distiller.errors import EXIT_ERROR, DistillError
+from distiller.extract.select import make_extractor
 from distiller.prefilter import CONTEXT, DROP, KEEP
 from distiller.screen import Decision
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import click
 
 from distiller import beliefs as api
+from distiller.extract.base import CATEGORIES
 from distiller.store.belief_reads import SORTS, BeliefRow, Filters
 from distiller.store.beliefs import STATUSES
-from distiller.extract.base import CATEGORIES
 
 
 def _since(value: str | None) -> datetime | None:

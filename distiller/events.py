@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
-
 from typing import TYPE_CHECKING
 
 from distiller.prefilter import DROP

@@ -1,8 +1,9 @@
 """Orchestration of `run`, `init` and `status`: the library functions the CLI commands call.
 
-The exactly-once rule: messages are recorded in the ingested ledger and the cursors advance in one DuckDB
-transaction per chunk, each cursor only if it still holds the offset this run started from (compare-and-set).
-A crash leaves either an unread tail or a committed chunk; never half of one.
+The exactly-once rule: a chunk of what was read becomes a batch; its messages (in the ingested ledger), its
+verified beliefs and its cursor moves are committed in one DuckDB transaction, each cursor only if it still holds
+the offset the batch started from (compare-and-set). A crash leaves either an unread tail or a resumable batch
+file; never half of a commit.
 """
 
 from __future__ import annotations
@@ -15,14 +16,12 @@ from pathlib import Path
 
 import orjson
 
-from distiller.config import Settings
-from distiller.events import Tally, log
-from distiller.lock import run_lock
-from distiller.sources import openclaw
 from distiller import batch as batches
 from distiller import distill
 from distiller.batch import Batch
+from distiller.config import Settings
 from distiller.errors import Unavailable
+from distiller.events import Tally, log
 from distiller.extract.base import Extractor
 from distiller.extract.select import (
     EXTERNAL,
@@ -31,7 +30,9 @@ from distiller.extract.select import (
     make_extractor,
     prompt_tokens,
 )
+from distiller.lock import run_lock
 from distiller.screen import Decision, Screened, screen
+from distiller.sources import openclaw
 from distiller.sources.discover import default_source, discover, session_skip
 from distiller.store import batches as batch_rows
 from distiller.store import beliefs as belief_store
@@ -40,7 +41,6 @@ from distiller.store.cursors import Cursor
 from distiller.store.db import connect, transaction
 from distiller.tail import complete_lines_end, read_lines, stat_of, tail_digest
 from distiller.track import ReadPlan, observe, plan_reads
-
 
 # What a pending message costs in memory beyond its text (record, ids, ledger lists): a chunk of many short
 # messages is bounded too, not only one of a few long ones.

@@ -12,9 +12,9 @@ from pathlib import Path
 import duckdb
 import orjson
 import pytest
+from fakeapi import fake_anthropic  # noqa: F401  (the fake Messages API fixture)
 
 from distiller.config import Settings
-from fakeapi import fake_anthropic  # noqa: F401  (the fake Messages API fixture)
 
 _ids = itertools.count(1)
 

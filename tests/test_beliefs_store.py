@@ -12,8 +12,8 @@ import pytest
 from distiller import beliefs as api
 from distiller.config import Settings
 from distiller.records import Belief, EvidenceItem
-from distiller.store import migrations
 from distiller.store import beliefs as store
+from distiller.store import migrations
 from distiller.store.db import connect, transaction
 from distiller.store.forget import forget_beliefs, forget_source
 from distiller.store.normalize import normalize

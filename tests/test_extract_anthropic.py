@@ -8,6 +8,7 @@ import time
 
 import anthropic
 import pytest
+from fakeapi import FakeAnthropic, candidate
 
 from distiller import prices
 from distiller.errors import EXIT_UNAVAILABLE, DistillError
@@ -22,7 +23,6 @@ from distiller.extract.base import (
     Item,
 )
 from distiller.extract.prompt import OUTPUT_SCHEMA, PROMPT_VERSION, SYSTEM_PROMPT, render_request
-from fakeapi import FakeAnthropic, candidate, fake_anthropic  # noqa: F401 - fake_anthropic is a fixture
 
 DANA = "I'm Dana, by the way. I moved to Lisbon last month."
 
