@@ -18,7 +18,7 @@ class Settings:
     state_dir: Path = Path("state")
     excluded_agents: tuple[str, ...] = ("memory-distiller",)
     max_line_bytes: int = 32 * 1024 * 1024
-    commit_every_bytes: int = 8 * 1024 * 1024
+    commit_every_bytes: int = 4 * 1024 * 1024
     db_wait_seconds: float = 5.0
     assistant_decision: str = "context"
     extra_injected_blocks: tuple[str, ...] = ()

@@ -104,6 +104,8 @@ class _Committer:
 
     def _fresh(self) -> list[tuple[Screened, str]]:
         """Drop what the ledger already holds (a reread after truncation or replacement)."""
+        if not self.pending:
+            return []
         messages_read = [screened.decisions[0].message for screened, _ in self.pending]
         if self.settings.db_path.exists():
             with connect(self.settings.db_path, read_only=True, wait_seconds=self.settings.db_wait_seconds) as con:
@@ -203,9 +205,10 @@ def commit_batch(settings: Settings, batch: Batch, run_id: str, tally: Tally, *,
     batches.remove(settings.state_dir, batch.batch_id)
 
 
-def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally: Tally) -> None:
+def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally: Tally,
+                   waiting: list[Batch]) -> None:
     """Finish what an earlier run left: commit distilled batches, extract pending ones, before reading anything."""
-    for batch in batches.load_all(settings.state_dir):
+    for batch in waiting:
         with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
             done = batch_rows.is_committed(con, batch.batch_id)
         if done:
@@ -332,23 +335,26 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
     tally = Tally(extractor=extractor.name, model=extractor.model)
     run_id = "dry-run" if dry_run else uuid.uuid4().hex
     spent = (0, 0.0)
+    tracked: list[Cursor] = []
+    waiting = [] if dry_run else batches.load_all(settings.state_dir)
     if not dry_run:
         with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
             runs.start(con, run_id, roots)
             spent = batch_rows.spent_today(con)
+            tracked = cursors.load(con)
+    elif settings.db_path.exists():
+        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+            tracked = cursors.load(con)
     try:
-        if not dry_run:
-            resume_batches(settings, run_id, extractor, tally)
+        if waiting:
+            resume_batches(settings, run_id, extractor, tally, waiting)
+            with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+                tracked = cursors.load(con)  # the resumed batches moved them
         discovery = discover([Path(r) for r in roots], settings.excluded_agents)
         tally.files_skipped.update(discovery.skipped)
         for missing in discovery.missing:
             tally.file_skipped("missing_source", missing)
             log.warning("source not found: %s", missing)
-        if settings.db_path.exists():
-            with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
-                tracked = cursors.load(con)
-        else:
-            tracked = []
         plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
         committer = _Committer(settings, run_id, dry_run, tally, extractor, show, spent)
         for plan in plans:

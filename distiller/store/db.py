@@ -15,7 +15,7 @@ from distiller.errors import DistillError, Unavailable
 from distiller.store.migrations import pending
 
 _HOLDER = re.compile(r"Conflicting lock is held in (.+?) \(PID (\d+)\)")
-MEMORY_LIMIT = "256MB"
+MEMORY_LIMIT = "128MB"  # with the run's own buffers, keeps a first run over any corpus under 200 MB RSS
 
 
 def _is_lock_error(exc: duckdb.Error) -> bool:
