@@ -85,9 +85,7 @@ def _provenance(decision: Decision) -> EvidenceItem:
 class _Packer:
     """Packs items of one agent into requests no larger than the token budget."""
 
-    batch_id: str
     budget_tokens: int
-    agent: str
     requests: list[list[tuple[Item, EvidenceItem]]] = field(default_factory=list)
     used: int = 0
 
@@ -130,7 +128,7 @@ def build(
                 group.append((Item(f"m{counter}", decision.message.role, decision.message.ts, decision.text, True),
                               _provenance(decision)))
                 agent = decision.message.agent
-                packers.setdefault(agent, _Packer(batch_id, request_budget_tokens, agent)).add(group)
+                packers.setdefault(agent, _Packer(request_budget_tokens)).add(group)
             if decision.decision != DROP:
                 previous[session] = decision
     requests, items, estimated = [], [], 0
