@@ -14,7 +14,7 @@ from distiller.config import Settings
 from distiller.records import Belief, EvidenceItem
 from distiller.store import beliefs as store
 from distiller.store import migrations
-from distiller.store.db import connect, transaction
+from distiller.store.db import MEMORY_LIMIT, connect, transaction
 from distiller.store.forget import forget_beliefs, forget_source
 from distiller.store.normalize import normalize
 
@@ -262,7 +262,7 @@ def test_migrates_from_every_earlier_version(tmp_path, upto):
 def test_a_reader_sees_the_committed_state_only(db):
     upsert(db, [belief("User likes tea")])
     with connect(db) as writer:
-        reader = duckdb.connect(str(db), config={"memory_limit": "256MB"})
+        reader = duckdb.connect(str(db), config={"memory_limit": MEMORY_LIMIT})
         try:
             writer.execute("BEGIN TRANSACTION")
             store.upsert(writer, [belief("User likes coffee", message="m2")], "r2", now=NOW)
