@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import duckdb
 import orjson
@@ -198,7 +199,7 @@ def wait_for(condition, what: str, seconds: float = 30) -> None:
 def test_external_agent_flow_stages_then_commits(fake_anthropic, transcript, settings, tmp_path):
     staged = run_json({}, "--no-llm")
     (path,) = staged["staged"]
-    batch = batches.load(__import__("pathlib").Path(path))
+    batch = batches.load(Path(path))
     item = next(b.item for b in batch.items if b.item.evidence)
     assert run_json({}, check=False).returncode == 75  # the staged batch must be committed first
     answer = tmp_path / "beliefs.jsonl"
@@ -234,3 +235,24 @@ def test_batches_api_submits_then_a_later_run_collects(api, fake_anthropic, tran
     assert collected["resumed_batches"] == 1 and collected["beliefs"] == {"inserted": 1}
     assert 0 < collected["cost_usd"] and len(ingested(settings)) == 3
     assert batches.load_all(settings.state_dir) == [] and submitted == saved.batch_id
+
+
+def test_discarding_a_staged_batch_reads_its_messages_again(fake_anthropic, transcript, settings):
+    staged = run_json({}, "--no-llm")
+    batch_id = batches.load(Path(staged["staged"][0])).batch_id
+    result = orjson.loads(distill("--json", "batches", "discard", batch_id, check=True).stdout)
+    assert result == {"discarded": [batch_id]} and batches.load_all(settings.state_dir) == []
+    again = run_json({})
+    assert again["messages"] == 3 and again["extractor"] == "rules"
+    missing = distill("batches", "discard", batch_id)
+    assert missing.returncode == 1 and "no staged or quarantined batch" in missing.stderr
+
+
+def test_a_quarantined_batch_can_be_given_up(api, fake_anthropic, transcript, settings):
+    for _ in range(3):
+        fake_anthropic.enqueue_error(400, "invalid_request_error", "prompt is too long")
+    assert run_json(api)["quarantined_requests"] >= 1
+    (quarantined,) = orjson.loads(distill("--json", "batches", "list", check=True).stdout)["batches"]
+    distill("batches", "discard", quarantined["batch_id"], check=True)
+    assert orjson.loads(distill("--json", "batches", "list", check=True).stdout)["batches"] == []
+    assert len(ingested(settings)) == 3  # the messages stay recorded; only their extraction is given up
