@@ -166,8 +166,6 @@ class _Committer:
             # Staged for an external agent: committed later, in order, by `distill commit`.
             self.tally.staged.append(str(batches.write(self.settings.state_dir, built)))
             self._counted(fresh)
-            for file_id, cursor in self.moves.items():
-                self.expected[file_id] = cursor.offset
             if final:
                 with connect(self.settings.db_path, wait_seconds=self.settings.db_wait_seconds) as con:
                     runs.update(con, self.run_id, self.tally.as_dict(), "staged")
@@ -177,17 +175,15 @@ class _Committer:
             batches.write(self.settings.state_dir, built)
             self.tally.submitted.append(distill.submit(self.settings.state_dir, built, self.extractor).batch_id)
             self._counted(fresh)
-            for file_id, cursor in self.moves.items():
-                self.expected[file_id] = cursor.offset
         else:
             if built.requests:
                 self._check_budget(built)
-                batches.write(self.settings.state_dir, built)
-                built = distill.extract(self.settings.state_dir, built, self.extractor)
+                built = distill.extract(self.settings.state_dir, built, self.extractor)  # writes it pending first
             self._counted(fresh)
             commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone)
-            for file_id, cursor in self.moves.items():
-                self.expected[file_id] = cursor.offset
+        # The next batch's cursors start where this one ends, whether it was committed, staged or submitted.
+        for file_id, cursor in self.moves.items():
+            self.expected[file_id] = cursor.offset
         self.pending.clear()
         self.pending_bytes = 0
         self.moves.clear()
