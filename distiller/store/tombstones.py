@@ -10,6 +10,11 @@ import duckdb
 from distiller.store.bulk import pack, rows
 
 
+def any_recorded(con: duckdb.DuckDBPyConnection) -> bool:
+    """Nothing forgotten yet (the usual case) spares hashing every candidate's keys."""
+    return con.execute("SELECT EXISTS (SELECT 1 FROM tombstones)").fetchone()[0]
+
+
 def matching(con: duckdb.DuckDBPyConnection, keys: Collection[str]) -> dict[str, datetime]:
     """The tombstoned keys among `keys`, with when they were forgotten."""
     if not keys:
