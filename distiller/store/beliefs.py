@@ -159,10 +159,7 @@ class _Candidate:
     model: str | None
     prompt_version: str
     evidence: list[_Evidence]
-    latest: datetime = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.latest = max(e.ts for e in self.evidence)
+    latest: datetime  # of the evidence
 
     @property
     def slot(self) -> tuple[str, str, str] | None:
@@ -254,11 +251,10 @@ def _candidate(order: int, belief: Belief, run_id: str, settings: StoreSettings,
                   run_id, statement, confidence, explicit)
         for e in belief.evidence
     ]
-    subject = slot_part(belief.subject)
     return _Candidate(
-        order, key, (key,), statement, norm.tokens, norm.sig,
-        belief.category, scope, subject, slot_part(belief.attribute), confidence, explicit, int(belief.importance), belief.decay_sensitivity,
-        belief.valid_from, belief.extractor, belief.model, belief.prompt_version, evidence,
+        order, key, (key,), statement, norm.tokens, norm.sig, belief.category, scope, slot_part(belief.subject),
+        slot_part(belief.attribute), confidence, explicit, int(belief.importance), belief.decay_sensitivity,
+        belief.valid_from, belief.extractor, belief.model, belief.prompt_version, evidence, max(e.ts for e in evidence),
     )
 
 
@@ -281,6 +277,7 @@ def _restored(order: int, stored: StoredBelief, settings: StoreSettings, now: da
         subject, slot_part(stored.attribute),
         max(e.confidence for e in evidence), any(e.explicit for e in evidence), int(stored.importance),
         stored.decay_sensitivity, stored.valid_from, stored.extractor, stored.model, stored.prompt_version, evidence,
+        max(e.ts for e in evidence),
     )
 
 
@@ -364,7 +361,8 @@ other AS MATERIALIZED (  -- fenced: joining on the group first would pair every 
     SELECT s.id, b.belief_id AS ref, b.sig, b.words, b.scope, b.category, b.subject
     FROM stored s JOIN beliefs b ON b.belief_id = s.belief_id WHERE b.status <> 'archived'
     UNION ALL
-    SELECT x.id, '#' || x.other, o.sig, o.words, o.scope, o.category, o.subject FROM batch x JOIN cand o ON o.id = x.other
+    SELECT x.id, '#' || x.other, o.sig, o.words, o.scope, o.category, o.subject
+    FROM batch x JOIN cand o ON o.id = x.other
 ),
 alike AS MATERIALIZED (  -- fenced: Jaro-Winkler is ten times cheaper than the Jaccard, so it filters first
     SELECT o.id, o.ref, o.sig, c.words AS a, o.words AS b, jaro_winkler_similarity(c.words, o.words) AS jw
@@ -582,13 +580,15 @@ class _Upsert:
             f"{rows({'session_id': 'VARCHAR', 'message_id': 'VARCHAR'})} w USING (session_id, message_id)",
             {"rows": pack(session_id=[e.session_id for e in messages], message_id=[e.message_id for e in messages])},
         ).fetchall())
-        unmatched = [c for c in candidates if not any(k in self.exact for k in c.keys) and c.tokens]
+        # A pure replay needs nothing loaded: its belief and all its evidence are already stored.
+        live = [c for c in candidates if not self._replayed(c)]
+        unmatched = [c for c in live if self._exact_target(c) is None and c.tokens]
         if unmatched:
             self._find_near(unmatched)
-        exact = set(self.exact.values())
+        exact = {target for c in live if (target := self._exact_target(c)) is not None}
         near = {ref for pairs_ in self.near.values() for _, ref, _ in pairs_ if not ref.startswith("#")}
         ids = sorted(exact | near)
-        slot_list = sorted({c.slot for c in candidates if c.slot})
+        slot_list = sorted({c.slot for c in live if c.slot})
         # The slots of the candidates and of the beliefs they matched exactly: their live holders may be superseded.
         for row in con.execute(
             f"""
@@ -663,11 +663,19 @@ class _Upsert:
             target.last_seen = max(target.last_seen, e.ts)
         self.touched.add(target.belief_id)
 
-    def _register(self, c: _Candidate, target: _Held) -> None:
+    def _register(self, c: _Candidate, belief_id: str) -> None:
         for key in c.keys:
-            self.exact.setdefault(key, target.belief_id)
-            self.aliases.setdefault(key, target.belief_id)
-        self.resolved[c.order] = target.belief_id
+            self.exact.setdefault(key, belief_id)
+            self.aliases.setdefault(key, belief_id)
+        self.resolved[c.order] = belief_id
+
+    def _exact_target(self, c: _Candidate) -> str | None:
+        return next((self.exact[k] for k in c.keys if k in self.exact), None)
+
+    def _replayed(self, c: _Candidate) -> bool:
+        """Its exact belief already holds every evidence item: nothing changes (known targets never change)."""
+        target = self._exact_target(c)
+        return target is not None and all((target, e.session_id, e.message_id) in self.cited for e in c.evidence)
 
     def _supersede(self, old: _Held, new: _Held, valid_to: str | None) -> None:
         old.superseded_by, old.valid_to, old.status = new.belief_id, valid_to, ARCHIVED
@@ -677,7 +685,11 @@ class _Upsert:
         self.events.append((old.belief_id, "superseded", new.belief_id))
 
     def _decide(self, c: _Candidate) -> None:
-        target_id = next((self.exact[k] for k in c.keys if k in self.exact), None)
+        if self._replayed(c):
+            self._register(c, self._exact_target(c))
+            self._count("replayed")
+            return
+        target_id = self._exact_target(c)
         target = self.held[target_id] if target_id else self._near_target(c)
         if target is not None:
             self._reinforce(c, target, merged=target_id is None)
@@ -685,7 +697,7 @@ class _Upsert:
             self._insert(c)
 
     def _reinforce(self, c: _Candidate, target: _Held, *, merged: bool) -> None:
-        self._register(c, target)
+        self._register(c, target.belief_id)
         fresh = [e for e in c.evidence if (target.belief_id, e.session_id, e.message_id) not in self.cited]
         if not fresh:
             self._count("replayed")
@@ -720,7 +732,7 @@ class _Upsert:
                     ACTIVE if self._strong(c) else PROVISIONAL, c.confidence, c.importance, c.decay_sensitivity,
                     c.latest, valid_from, None, new=True)
         self.held[new.belief_id] = new
-        self._register(c, new)
+        self._register(c, new.belief_id)
         self._add_evidence(new, c.evidence)
         holders = self._holders(c.slot)
         contradicted = self._contradicted(c)

@@ -25,7 +25,8 @@ def keys(token_rows: str) -> str:
     return f"""
         SELECT id, word_key AS key FROM {token_rows}
         UNION ALL
-        SELECT a.id, xor(a.word_key, b.word_key) FROM {token_rows} a JOIN {token_rows} b ON a.id = b.id AND a.token < b.token"""
+        SELECT a.id, xor(a.word_key, b.word_key)
+        FROM {token_rows} a JOIN {token_rows} b ON a.id = b.id AND a.token < b.token"""
 
 
 def add_sql(source: str) -> str:
