@@ -144,6 +144,22 @@ def test_a_weak_newer_claim_does_not_overturn_a_strong_active_belief(db):
     assert live(db)["User is vegetarian"][0] == "active"
 
 
+def test_a_batch_larger_than_one_pass_decides_as_one(db, tmp_path, monkeypatch):
+    batch = [
+        belief("User prefers dark mode in the editor", message="m1", ts="2026-03-01T10:00:00Z"),
+        belief("User drinks tea", message="m2", attribute="drink", ts="2026-03-01T11:00:00Z"),
+        belief("User owns a cat", message="m3", ts="2026-03-01T12:00:00Z"),
+        belief("The user prefers dark mode in editors, always", message="m4", ts="2026-03-02T10:00:00Z"),
+        belief("User drinks coffee", message="m5", attribute="drink", ts="2026-03-02T11:00:00Z"),
+        belief("user owns a cat.", message="m6", session="s2", ts="2026-03-02T12:00:00Z"),
+    ]
+    whole = upsert(tmp_path / "whole.duckdb", batch)
+    monkeypatch.setattr(store, "PASS_SIZE", 2)
+    assert upsert(db, batch) == whole
+    assert (whole.inserted, whole.merged, whole.superseded, whole.reinforced) == (3, 1, 1, 1)
+    assert live(db) == live(tmp_path / "whole.duckdb")
+
+
 def test_replaying_a_batch_never_double_counts(db):
     batch = [belief("User runs 5 km", message="m1"), belief("User runs 5 km", message="m2", session="s2"),
              belief("User's team ships on Fridays", message="m3", subject="user's team", category="fact")]

@@ -306,7 +306,7 @@ def upsert(
     candidates = [_candidate(order, belief, run_id, settings, now)
                   for order, (belief, secret) in enumerate(zip(beliefs, secrets)) if not secret]
     secret = sum(secrets)
-    return _Upsert(con, settings, now, run_id).apply(candidates, refused_secret=secret)
+    return _store(con, settings, now, run_id, candidates, refused_secret=secret)
 
 
 def restore(
@@ -326,52 +326,7 @@ def restore(
     candidates = [_restored(order, belief, settings, now)
                   for order, (belief, secret) in enumerate(zip(ordered, secrets)) if not secret]
     secret = sum(secrets)
-    return _Upsert(con, settings, now, "import").apply(candidates, refused_secret=secret)
-
-
-_CAND = {"id": "BIGINT", "scope": "VARCHAR", "category": "VARCHAR", "subject": "VARCHAR", "words": "VARCHAR",
-         "sig": "VARCHAR"}
-# Jaccard >= t needs at least a = ceil(t·n) shared words, so any n - a + k of a candidate's n words include k shared
-# ones: with k = min(a, 3), every pair of those k (or the word itself, for k = 1) is a key the duplicate also holds.
-# Taking the words rarest in this batch as those n - a + k keeps the lookups selective; any choice is exact.
-_NEAR_SQL = f"""
-WITH cand AS MATERIALIZED (SELECT * FROM {rows(_CAND)}),
-words AS MATERIALIZED ({word_index.tokens("cand")}),
-ranked AS (
-    SELECT *, least(greatest(shared, 1), 3) AS k, row_number() OVER (PARTITION BY id ORDER BY freq, token) AS r
-    FROM (SELECT *, count(*) OVER (PARTITION BY token) AS freq, ceil($jaccard * n - 1e-9)::INTEGER AS shared
-          FROM words)
-),
-chosen AS MATERIALIZED (SELECT * FROM ranked WHERE r <= n - shared + k),
-probe AS (
-    SELECT id, word_key AS key, 1 AS need FROM chosen WHERE k = 1
-    UNION ALL
-    SELECT a.id, xor(a.word_key, b.word_key), a.k * (a.k - 1) // 2
-    FROM chosen a JOIN chosen b ON a.id = b.id AND a.r < b.r WHERE a.k > 1
-),
-stored AS MATERIALIZED (
-    SELECT p.id, w.belief_id FROM probe p JOIN belief_words w USING (key)
-    GROUP BY p.id, w.belief_id HAVING count(*) >= min(p.need)
-),
-batch AS MATERIALIZED (
-    SELECT p.id, w.id AS other FROM probe p JOIN ({word_index.keys("words")}) w USING (key) WHERE w.id <> p.id
-    GROUP BY p.id, w.id HAVING count(*) >= min(p.need)
-),
-other AS MATERIALIZED (  -- fenced: joining on the group first would pair every candidate with its whole group
-    SELECT s.id, b.belief_id AS ref, b.sig, b.words, b.scope, b.category, b.subject
-    FROM stored s JOIN beliefs b ON b.belief_id = s.belief_id WHERE b.status <> 'archived'
-    UNION ALL
-    SELECT x.id, '#' || x.other, o.sig, o.words, o.scope, o.category, o.subject
-    FROM batch x JOIN cand o ON o.id = x.other
-),
-alike AS MATERIALIZED (  -- fenced: Jaro-Winkler is ten times cheaper than the Jaccard, so it filters first
-    SELECT o.id, o.ref, o.sig, c.words AS a, o.words AS b, jaro_winkler_similarity(c.words, o.words) AS jw
-    FROM other o JOIN cand c USING (id)
-    WHERE (o.scope, o.category, o.subject) = (c.scope, c.category, c.subject) AND jw >= $jaro_winkler
-)
-SELECT id, ref, sig, jw, token_jaccard(string_split(a, ' '), string_split(b, ' ')) AS jac
-FROM alike WHERE jac >= $jaccard
-"""
+    return _store(con, settings, now, "import", candidates, refused_secret=secret)
 
 
 _DECAY_TERM = (
@@ -491,6 +446,21 @@ def history(con: duckdb.DuckDBPyConnection, events: list[tuple[str, str, str | N
 _EVENT = {"belief_id": "VARCHAR", "event": "VARCHAR", "other_id": "VARCHAR"}
 
 
+PASS_SIZE = 5000  # candidates per pass: DuckDB's memory (128 MB) stays bounded for any batch, a whole import too
+
+
+def _store(con: duckdb.DuckDBPyConnection, settings: StoreSettings, now: datetime, run_id: str,
+           candidates: list[_Candidate], *, refused_secret: int) -> UpsertResult:
+    """Passes of PASS_SIZE candidates in evidence-time order; each later pass sees what the earlier ones wrote."""
+    counts = dict.fromkeys(UpsertResult.__dataclass_fields__, 0)
+    counts["refused_secret"] = refused_secret
+    candidates = _Upsert(con, settings, now, run_id, counts=counts)._drop_tombstoned(candidates)
+    candidates.sort(key=lambda c: (c.latest, c.order))
+    for start in range(0, len(candidates), PASS_SIZE):
+        _Upsert(con, settings, now, run_id, counts=counts).apply(candidates[start:start + PASS_SIZE])
+    return UpsertResult(**counts)
+
+
 @dataclass
 class _Upsert:
     con: duckdb.DuckDBPyConnection
@@ -511,17 +481,11 @@ class _Upsert:
     events: list[tuple[str, str, str | None]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
 
-    def apply(self, candidates: list[_Candidate], *, refused_secret: int) -> UpsertResult:
-        self.counts = dict.fromkeys(UpsertResult.__dataclass_fields__, 0)
-        self.counts["refused_secret"] = refused_secret
-        candidates = self._drop_tombstoned(candidates)
-        candidates.sort(key=lambda c: (c.latest, c.order))
-        if candidates:
-            self._load(candidates)
-            for candidate in candidates:
-                self._decide(candidate)
-            self._write()
-        return UpsertResult(**self.counts)
+    def apply(self, candidates: list[_Candidate]) -> None:
+        self._load(candidates)
+        for candidate in candidates:
+            self._decide(candidate)
+        self._write()
 
     # -- reading ---------------------------------------------------------------------------------------------
 
@@ -608,7 +572,7 @@ class _Upsert:
 
     def _find_near(self, unmatched: list[_Candidate]) -> None:
         """Near duplicates among live beliefs and this batch, through index keys shared within the same group."""
-        found = self.con.execute(_NEAR_SQL, {
+        found = self.con.execute(word_index.NEAR_SQL, {
             "rows": pack(id=[c.order for c in unmatched], scope=[c.scope for c in unmatched],
                          category=[c.category for c in unmatched], subject=[c.subject for c in unmatched],
                          words=[" ".join(c.tokens) for c in unmatched], sig=[c.sig for c in unmatched]),
@@ -872,7 +836,7 @@ class _Upsert:
         """Index every wording now stored that belief_words does not hold yet."""
         changed = [h for h in self.held.values() if h.tokens != h.indexed]
         if changed:
-            self.con.execute(word_index.add_sql(rows(_WORDS)), {"rows": pack(
+            word_index.add(self.con, word_index.SOURCE_ROWS, {"rows": pack(
                 id=[h.belief_id for h in changed], scope=[h.scope for h in changed],
                 category=[h.category for h in changed], subject=[h.subject for h in changed],
                 words=[" ".join(h.tokens) for h in changed], indexed=[" ".join(h.indexed) for h in changed],
@@ -897,5 +861,3 @@ _EVIDENCE = {
     "byte_start": "BIGINT", "byte_end": "BIGINT", "ts": "TIMESTAMPTZ", "quote": "VARCHAR", "statement": "VARCHAR",
     "confidence": "DOUBLE", "explicit": "BOOLEAN", "run_id": "VARCHAR",
 }
-_WORDS = {"id": "VARCHAR", "scope": "VARCHAR", "category": "VARCHAR", "subject": "VARCHAR", "words": "VARCHAR",
-          "indexed": "VARCHAR"}

@@ -116,7 +116,7 @@ def _rewrite_statements(con: duckdb.DuckDBPyConnection, ids: list[str]) -> None:
                       words=[" ".join(best[i]) for i in chosen])},
     )
     con.execute("UPDATE beliefs SET statement = r.statement, words = r.words FROM reworded r WHERE belief_id = r.id")
-    con.execute(word_index.add_sql("reworded"))
+    word_index.add(con, "reworded")
     con.execute("DROP TABLE reworded")
     con.execute(
         f"""
