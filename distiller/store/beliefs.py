@@ -446,7 +446,7 @@ def history(con: duckdb.DuckDBPyConnection, events: list[tuple[str, str, str | N
 _EVENT = {"belief_id": "VARCHAR", "event": "VARCHAR", "other_id": "VARCHAR"}
 
 
-PASS_SIZE = 5000  # candidates per pass: DuckDB's memory (128 MB) stays bounded for any batch, a whole import too
+PASS_SIZE = 10_000  # candidates per pass: DuckDB's 128 MB suffice for any batch, a whole import too
 
 
 def _store(con: duckdb.DuckDBPyConnection, settings: StoreSettings, now: datetime, run_id: str,
@@ -545,7 +545,7 @@ class _Upsert:
             {"rows": pack(session_id=[e.session_id for e in messages], message_id=[e.message_id for e in messages])},
         ).fetchall())
         # A pure replay needs nothing loaded: its belief and all its evidence are already stored.
-        live = [c for c in candidates if not self._replayed(c)]
+        live = [c for c in candidates if not self._replayed(c, self._exact_target(c))]
         unmatched = [c for c in live if self._exact_target(c) is None and c.tokens]
         if unmatched:
             self._find_near(unmatched)
@@ -634,11 +634,14 @@ class _Upsert:
         self.resolved[c.order] = belief_id
 
     def _exact_target(self, c: _Candidate) -> str | None:
-        return next((self.exact[k] for k in c.keys if k in self.exact), None)
+        for key in c.keys:
+            target = self.exact.get(key)
+            if target is not None:
+                return target
+        return None
 
-    def _replayed(self, c: _Candidate) -> bool:
+    def _replayed(self, c: _Candidate, target: str | None) -> bool:
         """Its exact belief already holds every evidence item: nothing changes (known targets never change)."""
-        target = self._exact_target(c)
         return target is not None and all((target, e.session_id, e.message_id) in self.cited for e in c.evidence)
 
     def _supersede(self, old: _Held, new: _Held, valid_to: str | None) -> None:
@@ -649,11 +652,11 @@ class _Upsert:
         self.events.append((old.belief_id, "superseded", new.belief_id))
 
     def _decide(self, c: _Candidate) -> None:
-        if self._replayed(c):
-            self._register(c, self._exact_target(c))
+        target_id = self._exact_target(c)
+        if self._replayed(c, target_id):
+            self._register(c, target_id)
             self._count("replayed")
             return
-        target_id = self._exact_target(c)
         target = self.held[target_id] if target_id else self._near_target(c)
         if target is not None:
             self._reinforce(c, target, merged=target_id is None)

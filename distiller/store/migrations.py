@@ -234,14 +234,6 @@ def m011_word_index_keys_in_sql(con: duckdb.DuckDBPyConnection) -> None:
         )
         """
     )
-    con.execute(
-        """
-        CREATE TABLE belief_word_df (
-            key UBIGINT PRIMARY KEY,             -- a content word within its group
-            df  BIGINT NOT NULL                  -- how many indexed wordings hold it: candidates probe the rarest
-        )
-        """
-    )
     word_index.rebuild(con)
 
 
