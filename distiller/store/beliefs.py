@@ -273,8 +273,7 @@ def _restored(order: int, stored: StoredBelief, settings: StoreSettings, now: da
     subject = slot_part(stored.subject)
     return _Candidate(
         order, stored.id or own, tuple(dict.fromkeys((own, stored.id, *stored.keys))), stored.statement,
-        norm.tokens, norm.sig, stored.category, scope,
-        subject, slot_part(stored.attribute),
+        norm.tokens, norm.sig, stored.category, scope, subject, slot_part(stored.attribute),
         max(e.confidence for e in evidence), any(e.explicit for e in evidence), int(stored.importance),
         stored.decay_sensitivity, stored.valid_from, stored.extractor, stored.model, stored.prompt_version, evidence,
         max(e.ts for e in evidence),
@@ -446,15 +445,47 @@ def history(con: duckdb.DuckDBPyConnection, events: list[tuple[str, str, str | N
 _EVENT = {"belief_id": "VARCHAR", "event": "VARCHAR", "other_id": "VARCHAR"}
 
 
+def _not_forgotten(con: duckdb.DuckDBPyConnection, settings: StoreSettings,
+                   candidates: list[_Candidate]) -> tuple[list[_Candidate], int]:
+    """Drop evidence from forgotten sources or (slot, message) pairs, and candidates whose key was forgotten; the
+    candidates kept, and how many were refused. With allow_newer_evidence, evidence newer than the tombstone that
+    blocks it still counts."""
+    if not tombstones.any_recorded(con):
+        return candidates, 0
+
+    def keys_of(c: _Candidate, e: _Evidence) -> tuple[str, ...]:
+        return (session_key(e.session_id), file_key(e.file),
+                slot_message_key(c.subject, c.attribute, e.session_id, e.message_id))
+
+    wanted = {k for c in candidates for k in c.keys} | {k for c in candidates for e in c.evidence
+                                                       for k in keys_of(c, e)}
+    dead = tombstones.matching(con, wanted)
+    if not dead:
+        return candidates, 0
+
+    def blocked(e: _Evidence, keys: Iterable[str]) -> bool:
+        times = [dead[k] for k in keys if k in dead]
+        return bool(times) and not (settings.allow_newer_evidence and e.ts > max(times))
+
+    kept = []
+    for c in candidates:
+        statement_keys = [k for k in c.keys if k in dead]
+        c.evidence = [e for e in c.evidence if not blocked(e, (*keys_of(c, e), *statement_keys))]
+        if c.evidence:
+            c.latest = max(e.ts for e in c.evidence)
+            kept.append(c)
+    return kept, len(candidates) - len(kept)
+
+
 PASS_SIZE = 10_000  # candidates per pass: DuckDB's 128 MB suffice for any batch, a whole import too
 
 
 def _store(con: duckdb.DuckDBPyConnection, settings: StoreSettings, now: datetime, run_id: str,
            candidates: list[_Candidate], *, refused_secret: int) -> UpsertResult:
     """Passes of PASS_SIZE candidates in evidence-time order; each later pass sees what the earlier ones wrote."""
+    candidates, forgotten = _not_forgotten(con, settings, candidates)
     counts = dict.fromkeys(UpsertResult.__dataclass_fields__, 0)
-    counts["refused_secret"] = refused_secret
-    candidates = _Upsert(con, settings, now, run_id, counts=counts)._drop_tombstoned(candidates)
+    counts.update(refused_secret=refused_secret, refused_tombstoned=forgotten)
     candidates.sort(key=lambda c: (c.latest, c.order))
     for start in range(0, len(candidates), PASS_SIZE):
         _Upsert(con, settings, now, run_id, counts=counts).apply(candidates[start:start + PASS_SIZE])
@@ -463,6 +494,8 @@ def _store(con: duckdb.DuckDBPyConnection, settings: StoreSettings, now: datetim
 
 @dataclass
 class _Upsert:
+    """One pass: what its candidates can touch, loaded; each decided in order; the outcome written in bulk."""
+
     con: duckdb.DuckDBPyConnection
     settings: StoreSettings
     now: datetime
@@ -488,38 +521,6 @@ class _Upsert:
         self._write()
 
     # -- reading ---------------------------------------------------------------------------------------------
-
-    def _drop_tombstoned(self, candidates: list[_Candidate]) -> list[_Candidate]:
-        """Drop evidence from forgotten sources or (slot, message) pairs, and candidates whose key was forgotten.
-
-        With allow_newer_evidence, evidence newer than the tombstone that blocks it still counts."""
-        if not tombstones.any_recorded(self.con):
-            return candidates
-
-        def keys_of(c: _Candidate, e: _Evidence) -> tuple[str, ...]:
-            return (session_key(e.session_id), file_key(e.file),
-                    slot_message_key(c.subject, c.attribute, e.session_id, e.message_id))
-
-        wanted = {k for c in candidates for k in c.keys} | {k for c in candidates for e in c.evidence
-                                                           for k in keys_of(c, e)}
-        dead = tombstones.matching(self.con, wanted)
-        if not dead:
-            return candidates
-
-        def blocked(e: _Evidence, keys: Iterable[str]) -> bool:
-            times = [dead[k] for k in keys if k in dead]
-            return bool(times) and not (self.settings.allow_newer_evidence and e.ts > max(times))
-
-        kept = []
-        for c in candidates:
-            statement_keys = [k for k in c.keys if k in dead]
-            c.evidence = [e for e in c.evidence if not blocked(e, (*keys_of(c, e), *statement_keys))]
-            if c.evidence:
-                c.latest = max(e.ts for e in c.evidence)
-                kept.append(c)
-            else:
-                self.counts["refused_tombstoned"] += 1
-        return kept
 
     def _keep(self, row: tuple) -> _Held:
         held = self.held.get(row[0])
