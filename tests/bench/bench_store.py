@@ -4,7 +4,8 @@
 
 Synthetic candidates shaped like extractor output: most about the subject "user", six categories, four scopes,
 about 10% exact repeats from later sessions, 5% reworded near duplicates, 30% with a slot (some superseding),
-one or two evidence items each. Each batch is one transaction, as in a run's commit.
+one or two evidence items each. Each batch is one transaction: `--batch 1000` is the size of a run's commit,
+`--batch 10000` or more a bulk load (an import, a reprocess), which the store takes in passes of 10,000.
 """
 
 from __future__ import annotations
