@@ -81,21 +81,64 @@ def _provenance(decision: Decision) -> EvidenceItem:
     return EvidenceItem(decision.item_id, m.session_id, m.agent, m.file, m.byte_start, m.byte_end, m.ts, "")
 
 
+# An item to send: its number in reading order, the decision it comes from, its text, whether it is evidence.
+_Entry = tuple[int, Decision, str, bool]
+
+
 @dataclass
 class _Packer:
     """Packs items of one agent into requests no larger than the token budget."""
 
     budget_tokens: int
-    requests: list[list[tuple[Item, EvidenceItem]]] = field(default_factory=list)
-    used: int = 0
+    requests: list[list[_Entry]] = field(default_factory=list)
+    used: list[int] = field(default_factory=list)  # the estimated tokens of each request's items
 
-    def add(self, group: list[tuple[Item, EvidenceItem]]) -> None:
-        cost = sum(estimate_tokens(item.text) + ITEM_OVERHEAD_TOKENS for item, _ in group)
-        if not self.requests or (self.used + cost > self.budget_tokens and self.used > 0):
+    def add(self, group: list[_Entry]) -> None:
+        cost = sum(estimate_tokens(text) + ITEM_OVERHEAD_TOKENS for _, _, text, _ in group)
+        if not self.requests or (self.used[-1] + cost > self.budget_tokens and self.used[-1] > 0):
             self.requests.append([])
-            self.used = 0
+            self.used.append(0)
         self.requests[-1].extend(group)
-        self.used += cost
+        self.used[-1] += cost
+
+
+def _pack(screened: Sequence[tuple[Screened, str]], request_budget_tokens: int) -> dict[str, _Packer]:
+    """Kept items become citable evidence, each preceded by the turn before it (trimmed) as context."""
+    packers: dict[str, _Packer] = {}
+    previous: dict[str, Decision] = {}
+    counter = 0
+    for entry, _ in screened:
+        for decision in entry.decisions:
+            session = decision.message.session_id
+            if decision.decision == KEEP:
+                group: list[_Entry] = []
+                before = previous.get(session)
+                if before is not None and before.decision != KEEP:
+                    counter += 1
+                    group.append((counter, before, before.text[-CONTEXT_CHARS:], False))
+                counter += 1
+                group.append((counter, decision, decision.text, True))
+                agent = decision.message.agent
+                if agent not in packers:
+                    packers[agent] = _Packer(request_budget_tokens)
+                packers[agent].add(group)
+            if decision.decision != DROP:
+                previous[session] = decision
+    return packers
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What a batch would send: all a dry run reports of it."""
+
+    requests: int
+    estimated_tokens: int
+
+
+def plan(screened: Sequence[tuple[Screened, str]], *, request_budget_tokens: int, prompt_tokens: int) -> Plan:
+    """The requests `build` would pack, counted without making them."""
+    used = [tokens for packer in _pack(screened, request_budget_tokens).values() for tokens in packer.used]
+    return Plan(len(used), sum(prompt_tokens + tokens for tokens in used))
 
 
 def build(
@@ -108,36 +151,20 @@ def build(
     request_budget_tokens: int,
     prompt_tokens: int,
 ) -> Batch:
-    """Kept items become citable evidence, each preceded by the turn before it (trimmed) as context."""
+    """The ledger rows of the screened messages and the requests their kept items are packed into."""
     ledger = tuple(LedgerRow(s.verdict, file_id) for s, file_id in screened)
-    packers: dict[str, _Packer] = {}
-    previous: dict[str, Decision] = {}
-    counter = 0
-    for entry, _ in screened:
-        for decision in entry.decisions:
-            session = decision.message.session_id
-            if decision.decision == KEEP:
-                group = []
-                before = previous.get(session)
-                if before is not None and before.decision != KEEP:
-                    counter += 1
-                    context = before.text[-CONTEXT_CHARS:]
-                    group.append((Item(f"m{counter}", before.message.role, before.message.ts, context, False),
-                                  _provenance(before)))
-                counter += 1
-                group.append((Item(f"m{counter}", decision.message.role, decision.message.ts, decision.text, True),
-                              _provenance(decision)))
-                agent = decision.message.agent
-                packers.setdefault(agent, _Packer(request_budget_tokens)).add(group)
-            if decision.decision != DROP:
-                previous[session] = decision
+    packers = _pack(screened, request_budget_tokens)
     requests, items, estimated = [], [], 0
     for agent in sorted(packers):
-        for group in packers[agent].requests:
+        for group, used in zip(packers[agent].requests, packers[agent].used):
             request_id = f"{batch_id}-r{len(requests) + 1}"
-            requests.append(ExtractRequest(request_id, agent, tuple(item for item, _ in group)))
-            items.extend(BatchItem(item, request_id, provenance) for item, provenance in group)
-            estimated += prompt_tokens + sum(estimate_tokens(i.text) + ITEM_OVERHEAD_TOKENS for i, _ in group)
+            request_items = [
+                BatchItem(Item(f"m{number}", d.message.role, d.message.ts, text, evidence), request_id, _provenance(d))
+                for number, d, text, evidence in group
+            ]
+            requests.append(ExtractRequest(request_id, agent, tuple(b.item for b in request_items)))
+            items.extend(request_items)
+            estimated += prompt_tokens + used
     return Batch(batch_id, run_id, PENDING, extractor.name, extractor.model, extractor.prompt_version, ledger,
                  tuple(items), tuple(requests), tuple(cursors), estimated_tokens=estimated)
 

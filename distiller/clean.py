@@ -8,6 +8,7 @@ any marker takes a fast path that costs a handful of substring checks.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -52,8 +53,11 @@ _SYNTHETIC = "synthetic-prompt"
 _EMPTY = "empty-after-clean"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Cleaned:
+    """Not frozen, like every record made per scanned message: a frozen dataclass sets each field through
+    object.__setattr__, several times slower."""
+
     parts: tuple[str, ...]
     drop_reason: str | None
     events: tuple[str, ...]
@@ -62,27 +66,49 @@ class Cleaned:
 @dataclass(frozen=True)
 class _Blocks:
     kinds: tuple[str, ...]
-    pattern: re.Pattern[str]
+    angled: re.Pattern[str] | None  # the markers that start with "<"
+    bracketed: re.Pattern[str] | None  # the markers that start with "["
 
 
 @lru_cache(maxsize=32)
-def _blocks(names: tuple[str, ...]) -> _Blocks:
-    """One alternation of every marker, each ending in an empty group that names it (`o<n>` opens kind n, `c<n>`
-    closes it).
+def _blocks(extra_blocks: tuple[str, ...], reasoning: bool) -> _Blocks:
+    """Two alternations of markers, those that start with `<` and those that start with `[`, each marker ending in
+    an empty group that names it (`o<n>` opens kind n, `c<n>` closes it).
 
-    Naming by an empty group at the end leaves every alternative starting with its literal `<` or `[`, so the engine
-    skips from one such character to the next instead of trying every alternative at every position."""
+    Each alternation starts with its one literal character, which the engine skips to as fast as a memchr; one
+    alternation of all markers would test every character against a set, several times slower."""
+    names = DISTILLER_BLOCKS + INJECTED_BLOCKS + extra_blocks + (_REASONING_BLOCKS if reasoning else ())
     kinds = tuple(dict.fromkeys(names))
-    alternatives = []
+    grouped: dict[str, list[str]] = {"<": [], r"\[": []}
     for index, kind in enumerate(kinds):
         if kind in _DELIMITED:
             opening, closing = _DELIMITED[kind]
         else:
             tag = re.escape(kind)
             opening, closing = rf"<{tag}(?:[ \t\n][^<>]*)?>", rf"</{tag}[ \t]*>"
-        alternatives.append(f"{opening}(?P<o{index}>)")
-        alternatives.append(f"{closing}(?P<c{index}>)")
-    return _Blocks(kinds, re.compile("|".join(alternatives)))
+        for marker, name in ((opening, f"o{index}"), (closing, f"c{index}")):
+            first = r"\[" if marker.startswith(r"\[") else "<"
+            grouped[first].append(f"{marker[len(first):]}(?P<{name}>)")
+    angled, bracketed = (re.compile(f"{first}(?:{'|'.join(rest)})") if rest else None for first, rest in grouped.items())
+    return _Blocks(kinds, angled, bracketed)
+
+
+def _markers(text: str, blocks: _Blocks) -> Iterator[re.Match[str]]:
+    """The markers in text from left to right, never overlapping: what one alternation of both groups would find.
+
+    No marker of one group can match where one of the other does (their first characters differ), so the next
+    marker is the earlier of the two groups' next matches; a match that the previous one overlapped is sought
+    again after it."""
+    angled = blocks.angled.search(text) if blocks.angled and "<" in text else None
+    bracketed = blocks.bracketed.search(text) if blocks.bracketed and "[" in text else None
+    while angled or bracketed:
+        match = angled if bracketed is None or (angled is not None and angled.start() < bracketed.start()) else bracketed
+        yield match
+        end = match.end()
+        if angled is not None and angled.start() < end:
+            angled = blocks.angled.search(text, end)
+        if bracketed is not None and bracketed.start() < end:
+            bracketed = blocks.bracketed.search(text, end)
 
 
 def _strip_blocks(text: str, blocks: _Blocks, events: list[str]) -> str:
@@ -90,7 +116,7 @@ def _strip_blocks(text: str, blocks: _Blocks, events: list[str]) -> str:
     out: list[str] = []
     stack: list[str] = []
     pos = 0
-    for match in blocks.pattern.finditer(text):
+    for match in _markers(text, blocks):
         group = match.lastgroup or ""
         kind = blocks.kinds[int(group[1:])]
         if group[0] == "o":
@@ -123,8 +149,10 @@ _METADATA_LABEL = (
     r"Location) \(untrusted[^)\n]*\):"
 )
 _CTX_MARKER = "⟦openclaw:ctx⟧"
+# The fenced body is taken line by line, which finds the same closing fence as a lazy `[\s\S]*?\n` at a fraction of
+# the cost (one attempt per line instead of one per character).
 _METADATA_FENCED = re.compile(
-    rf"^[ \t]*(?:{_METADATA_LABEL}|[^\n]*{_CTX_MARKER})[ \t]*\n[ \t]*```[a-z]*[ \t]*\n[\s\S]*?\n[ \t]*```[ \t]*(?:\n|\Z)",
+    rf"^[ \t]*(?:{_METADATA_LABEL}|[^\n]*{_CTX_MARKER})[ \t]*\n[ \t]*```[a-z]*[ \t]*\n(?:[^\n]*\n)+?[ \t]*```[ \t]*(?:\n|\Z)",
     re.MULTILINE,
 )
 _CTX_TRAILING = re.compile(rf"^[ \t]*Context:[ \t]*{_CTX_MARKER}[\s\S]*", re.MULTILINE)
@@ -194,8 +222,9 @@ _SYNTHETIC_START = re.compile(
 )
 _SILENT_TRIM = " \t\n\"'{}.!`*_"
 
-# Every rule needs one of these characters anywhere, or one of these words at the start of a line or of the tail.
-_TRIGGER_CHARS = ("<", "[", _CTX_MARKER, "✅", "🧹", "🦞", "⚙")
+# Every rule needs "<", "[", "HEARTBEAT" or one of the other characters anywhere, or one of these words at the start
+# of a line or of the tail.
+_NON_ASCII_TRIGGERS = (_CTX_MARKER, "✅", "🧹", "🦞", "⚙")
 _LINE_TRIGGERS = (
     "System", "Conversation info", "Sender", "Thread starter", "Replied message", "Forwarded message",
     "Chat history", "Reply chain", "Reply target", "Location (", "Context:", "Untrusted context", "Delivery:",
@@ -203,25 +232,35 @@ _LINE_TRIGGERS = (
     "Read HEARTBEAT", "Run the following periodic", "Pre-compaction", "A new session", "A scheduled reminder",
     "An async command", "Continue where", "exec ", "Exec ", "MEDIA:", "```",
 )  # fmt: skip
-_TAIL_TRIGGERS = ("_REPLY", "_reply", "HEARTBEAT_OK")
-_LINE_TRIGGER = re.compile("^(?:" + "|".join(re.escape(t) for t in _LINE_TRIGGERS) + ")", re.MULTILINE)
+_TAIL_TRIGGERS = ("_REPLY", "_reply")
+_LINE_TRIGGER_AFTER_NEWLINE = re.compile("\n(?:" + "|".join(re.escape(t) for t in _LINE_TRIGGERS) + ")")
+
+
+def _contains_any(text: str, needles: tuple[str, ...]) -> bool:
+    """`any(needle in text for needle in needles)` without a generator, whose frames cost more than the searches."""
+    for needle in needles:
+        if needle in text:
+            return True
+    return False
 
 
 def _has_trigger(text: str) -> bool:
-    if any(char in text for char in _TRIGGER_CHARS):
+    if "<" in text or "[" in text or "HEARTBEAT" in text:
         return True
-    if "HEARTBEAT" in text or any(trigger in text[-24:] for trigger in _TAIL_TRIGGERS):
+    if not text.isascii() and _contains_any(text, _NON_ASCII_TRIGGERS):
         return True
-    return _LINE_TRIGGER.search(text) is not None
+    if _contains_any(text[-24:], _TAIL_TRIGGERS) or text.startswith(_LINE_TRIGGERS):
+        return True
+    return "\n" in text and _LINE_TRIGGER_AFTER_NEWLINE.search(text) is not None
 
 
 _BLANK_RUN = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 
 
 def _tidy(text: str) -> str:
-    if "\r\n" in text:
+    if "\r" in text:  # one character is found much faster than two
         text = text.replace("\r\n", "\n")
-    if text.count("\n") > 2:  # a blank run needs three newlines
+    if "\n" in text:  # found at memchr speed, where counting newlines would read the whole text
         text = _BLANK_RUN.sub("\n\n", text)
     return text.strip()
 
@@ -378,7 +417,9 @@ def _split_queued(text: str, events: list[str]) -> list[str] | None:
     return [text[:start], *_QUEUED_SEPARATOR.split(batch)]
 
 
-def _clean_once(text: str, role: str, blocks: _Blocks, events: list[str]) -> tuple[list[str], str | None]:
+def _clean_once(
+    text: str, role: str, extra_blocks: tuple[str, ...], events: list[str]
+) -> tuple[list[str], str | None]:
     """One pass of every rule: the pieces left, or the synthetic kind that drops the whole text."""
     text = _tidy(text)
     if not _has_trigger(text):
@@ -392,7 +433,7 @@ def _clean_once(text: str, role: str, blocks: _Blocks, events: list[str]) -> tup
             text = _cut_untrusted_context(text, events)
         if "<active_memory_plugin" in text:
             text = _ACTIVE_MEMORY_LABEL.sub("", text)
-        text = _strip_blocks(text, blocks, events)
+        text = _strip_blocks(text, _blocks(extra_blocks, role == "assistant"), events)
         if "[[" in text:
             text = _remove(_REPLY_DIRECTIVE_LEADING, text, "directive:reply", events)
             text = _remove(_REPLY_DIRECTIVE, text, "directive:reply", events)
@@ -413,17 +454,15 @@ def _clean_once(text: str, role: str, blocks: _Blocks, events: list[str]) -> tup
 
 def clean(text: str, role: str, extra_blocks: tuple[str, ...] = ()) -> Cleaned:
     """Strip injected blocks and envelopes from one message; drop it whole when it is a synthetic prompt."""
-    names = DISTILLER_BLOCKS + INJECTED_BLOCKS + extra_blocks
-    if role == "assistant":
-        names += _REASONING_BLOCKS
-    blocks = _blocks(names)
+    if not _has_trigger(text) and _tidy(text) == text:  # most turns: the loop below would return text as it is
+        return Cleaned((text,), None, ()) if text else Cleaned((), _EMPTY, ())
     events: list[str] = []
     parts: list[str] = []
     dropped_synthetic = False
     pending = [text]
     while pending:
         piece = pending.pop()
-        pieces, kind = _clean_once(piece, role, blocks, events)
+        pieces, kind = _clean_once(piece, role, extra_blocks, events)
         if kind is not None:
             dropped_synthetic = True
         elif pieces == [piece]:

@@ -11,7 +11,7 @@ from distiller.prefilter import DROP
 from distiller.screen import Screened
 
 if TYPE_CHECKING:
-    from distiller.batch import Batch
+    from distiller.batch import Batch, Plan
     from distiller.distill import Committed
 
 log = logging.getLogger("distiller")
@@ -64,7 +64,8 @@ class Tally:
             self.decisions[decision.decision] += 1
             if decision.decision == DROP:
                 self.dropped[decision.reason] += 1
-        self.cleaned.update(screened.clean_events)
+        if screened.clean_events:  # Counter.update costs more than a test, even for nothing
+            self.cleaned.update(screened.clean_events)
         for kind, count in screened.redactions:
             self.redactions[kind] += count
 
@@ -105,12 +106,12 @@ class Tally:
         if done.quarantined_requests:
             log.warning("batch %s: %d request(s) quarantined", batch.batch_id, done.quarantined_requests)
 
-    def planned(self, batch: Batch, estimated_cost_usd: float) -> None:
+    def planned(self, plan: Plan, estimated_cost_usd: float) -> None:
         """A dry run's batch: what it would send, without sending it."""
-        if batch.requests:
+        if plan.requests:
             self.batches += 1
-        self.requests += len(batch.requests)
-        self.estimated_tokens += batch.estimated_tokens
+        self.requests += plan.requests
+        self.estimated_tokens += plan.estimated_tokens
         self.estimated_cost_usd += estimated_cost_usd
 
     @property

@@ -31,6 +31,7 @@ from distiller.extract.select import (
     prompt_tokens,
 )
 from distiller.lock import run_lock
+from distiller.records import Message
 from distiller.screen import Decision, Screened, screen
 from distiller.sources import openclaw
 from distiller.sources.discover import default_source, discover, session_skip
@@ -71,9 +72,21 @@ class BudgetReached(Exception):
 
 
 @dataclass
+class _FileRead:
+    """One reading of a file: screening a message needs the last user text read before it in the same file."""
+
+    previous_user_text: str | None = None
+
+
+# A message as read, waiting for its chunk to be screened: the message, the session skip it was read under, the
+# file's id and reading.
+_Pending = tuple[Message, str | None, str, _FileRead]
+
+
+@dataclass
 class _Committer:
-    """Collects screened messages and cursor moves; each full chunk becomes a batch that is extracted, verified and
-    committed with its cursors in one transaction."""
+    """Collects read messages and cursor moves; each full chunk is screened and becomes a batch that is extracted,
+    verified and committed with its cursors in one transaction."""
 
     settings: Settings
     run_id: str
@@ -82,7 +95,7 @@ class _Committer:
     extractor: Extractor
     show: ShowDecision | None = None
     spent_today: tuple[int, float] = (0, 0.0)
-    pending: list[tuple[Screened, str]] = field(default_factory=list)
+    pending: list[_Pending] = field(default_factory=list)
     pending_bytes: int = 0
     moves: dict[str, Cursor] = field(default_factory=dict)
     expected: dict[str, int | None] = field(default_factory=dict)
@@ -91,9 +104,9 @@ class _Committer:
     def begin(self, plan: ReadPlan) -> None:
         self.expected.setdefault(plan.target.file_id, plan.expected_offset)
 
-    def add(self, screened: Screened, file_id: str) -> None:
-        self.pending.append((screened, file_id))
-        self.pending_bytes += len(screened.decisions[0].message.text) + MESSAGE_OVERHEAD_BYTES
+    def add(self, message: Message, skip: str | None, file_id: str, read: _FileRead) -> None:
+        self.pending.append((message, skip, file_id, read))
+        self.pending_bytes += len(message.text) + MESSAGE_OVERHEAD_BYTES
 
     @property
     def full(self) -> bool:
@@ -102,18 +115,36 @@ class _Committer:
     def move(self, cursor: Cursor) -> None:
         self.moves[cursor.file_id] = cursor
 
-    def _fresh(self) -> list[tuple[Screened, str]]:
+    def _screened(self) -> list[tuple[Screened, str]]:
+        """Screen the chunk in reading order, in one run: screening message after message keeps its code and
+        patterns in the CPU caches, which reading the large tool results in between would evict."""
+        settings = self.settings
+        screened_all = []
+        for message, skip, file_id, read in self.pending:
+            screened = screen(
+                message,
+                session_skip=skip,
+                previous_user_text=read.previous_user_text,
+                assistant_decision=settings.assistant_decision,
+                extra_blocks=settings.extra_injected_blocks,
+            )
+            if message.role == "user":
+                read.previous_user_text = screened.decisions[-1].text or read.previous_user_text
+            screened_all.append((screened, file_id))
+        return screened_all
+
+    def _fresh(self, screened_all: list[tuple[Screened, str]]) -> list[tuple[Screened, str]]:
         """Drop what the ledger already holds (a reread after truncation or replacement)."""
-        if not self.pending:
+        if not screened_all:
             return []
-        messages_read = [screened.decisions[0].message for screened, _ in self.pending]
         if self.settings.db_path.exists():
+            messages_read = [screened.decisions[0].message for screened, _ in screened_all]
             with connect(self.settings.db_path, read_only=True, wait_seconds=self.settings.db_wait_seconds) as con:
                 known = messages.already_ingested(con, messages_read)
         else:
             known = set()
         fresh = []
-        for screened, file_id in self.pending:
+        for screened, file_id in screened_all:
             message = screened.decisions[0].message
             key = (message.session_id, message.message_id)
             if key in known:
@@ -148,8 +179,15 @@ class _Committer:
                 raise BudgetReached(f"{name} {limit:g} would be passed by the next batch (≈{would_be:.4g})")
 
     def flush(self, *, final: bool = False, gone: Sequence[str] = ()) -> None:
-        fresh = self._fresh()
+        fresh = self._fresh(self._screened())
         self.batches_made += 1
+        if self.dry_run:
+            planned = batches.plan(fresh, request_budget_tokens=self.settings.request_budget_tokens,
+                                   prompt_tokens=prompt_tokens(self.extractor))
+            self._counted(fresh)
+            self.tally.planned(planned, estimated_cost_usd(self.extractor.model, planned.estimated_tokens))
+            self._advance()
+            return
         built = batches.build(
             f"{self.run_id[:12]}-{self.batches_made:04d}",
             self.run_id,
@@ -159,10 +197,7 @@ class _Committer:
             request_budget_tokens=self.settings.request_budget_tokens,
             prompt_tokens=prompt_tokens(self.extractor),
         )
-        if self.dry_run:
-            self._counted(fresh)
-            self.tally.planned(built, estimated_cost_usd(self.extractor.model, built.estimated_tokens))
-        elif self.extractor.name == EXTERNAL:
+        if self.extractor.name == EXTERNAL:
             # Staged for an external agent: committed later, in order, by `distill commit`.
             self.tally.staged.append(str(batches.write(self.settings.state_dir, built)))
             self._counted(fresh)
@@ -181,7 +216,11 @@ class _Committer:
                 built = distill.extract(self.settings.state_dir, built, self.extractor)  # writes it pending first
             self._counted(fresh)
             commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone)
-        # The next batch's cursors start where this one ends, whether it was committed, staged or submitted.
+        self._advance()
+
+    def _advance(self) -> None:
+        """The next batch's cursors start where this one ends, whether it was committed, staged, submitted or only
+        planned."""
         for file_id, cursor in self.moves.items():
             self.expected[file_id] = cursor.offset
         self.pending.clear()
@@ -256,7 +295,7 @@ def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tall
         skip = target.session_skip or session_skip(
             session_keys.get(target.session_id) or session_keys.get(Path(target.path).name.split(".jsonl")[0])
         )
-        previous_user_text: str | None = None
+        read = _FileRead()
         offset = plan.start
         for line in read_lines(f, plan.start, plan.stop, max_line_bytes=settings.max_line_bytes):
             tally.lines += 1
@@ -288,16 +327,7 @@ def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tall
                         if result == "non_message" and skip is None and openclaw.marks_dreaming(entry):
                             skip = "dreaming-session"
                     else:
-                        screened = screen(
-                            result,
-                            session_skip=skip,
-                            previous_user_text=previous_user_text,
-                            assistant_decision=settings.assistant_decision,
-                            extra_blocks=settings.extra_injected_blocks,
-                        )
-                        if result.role == "user":
-                            previous_user_text = screened.decisions[-1].text or previous_user_text
-                        committer.add(screened, target.file_id)
+                        committer.add(result, skip, target.file_id, read)
             if committer.full:
                 # Mid-file progress stores size = offset so the unchanged-file shortcut cannot skip the rest.
                 committer.move(replace(target, offset=offset, size=offset, tail_digest=tail_digest(f, offset),

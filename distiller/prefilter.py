@@ -9,8 +9,10 @@ Pronoun-dropping statements ("Just adopted a puppy!") survive because they conta
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 KEEP = "keep"
 CONTEXT = "context"
@@ -44,6 +46,12 @@ REASONS: tuple[str, ...] = (
 class Verdict:
     decision: str
     reason: str
+
+
+@lru_cache(maxsize=None)
+def _verdict(decision: str, reason: str) -> Verdict:
+    """Verdicts are immutable and few: each is made once."""
+    return Verdict(decision, reason)
 
 
 _LONG_MESSAGE = 600
@@ -187,7 +195,40 @@ _VOCATIVE = re.compile(
 # out most sentences.
 _VOCATIVE_NAME = re.compile(r"[, \t][A-Z][a-z]+(?=[ \t]*[,!.?]|[ \t]*$)")
 _NOT_ALNUM = re.compile(r"[\W_]+")
-_CODE_SYMBOL = re.compile(f"[{re.escape(_CODE_SYMBOLS)}]")
+_CODE_SYMBOL_BYTES = _CODE_SYMBOLS.encode()
+
+
+def _ascii_table(keep: str) -> bytes:
+    """A bytes.translate table that turns every ASCII character not in keep into a blank."""
+    return bytes(code if chr(code) in keep else 32 for code in range(128)) + bytes(range(128, 256))
+
+
+# In ASCII text \w is [A-Za-z0-9_] and a word of `_WORD` holds only letters and apostrophes: blanking every other
+# byte and splitting finds the same runs as the regexes, without a match object per word.
+_BLANK_NON_WORD = _ascii_table(string.ascii_letters + string.digits + "_")
+_BLANK_NON_LETTER = _ascii_table(string.ascii_letters + "'")
+_ASCII_NON_ALNUM = bytes(code for code in range(128) if not chr(code).isalnum())
+
+
+def _word_runs(text: str) -> list[str]:
+    """`_WORD_RUN.findall(text)`: no run spans a blanked byte (nor a blank), so each piece left between them is
+    searched on its own, and an ASCII one is a run as it is."""
+    pieces = text.encode().translate(_BLANK_NON_WORD).decode().split()
+    if text.isascii():
+        return pieces
+    return [run for piece in pieces for run in ((piece,) if piece.isascii() else _WORD_RUN.findall(piece))]
+
+
+def _words(text: str) -> list[str]:
+    """`_WORD.findall(text)`, the same way: an ASCII piece without an apostrophe is a word as it is."""
+    pieces = text.encode().translate(_BLANK_NON_LETTER).decode().split()
+    if text.isascii() and "'" not in text:
+        return pieces
+    return [
+        word
+        for piece in pieces
+        for word in ((piece,) if piece.isascii() and "'" not in piece else _WORD.findall(piece))
+    ]
 
 
 def _hollow_free(lowered: str, words: list[str]) -> str:
@@ -198,7 +239,7 @@ def _hollow_free(lowered: str, words: list[str]) -> str:
 
 
 def _first_person_count(lowered: str) -> int:
-    count = sum(word in _FIRST_PERSON_WORDS for word in _WORD_RUN.findall(lowered))
+    count = sum(word in _FIRST_PERSON_WORDS for word in _word_runs(lowered))
     return count if lowered.isascii() else count + len(_FIRST_PERSON_UNSPACED.findall(lowered))
 
 
@@ -208,52 +249,69 @@ def _has_first_person(lowered: str, words: list[str]) -> bool:
     return not lowered.isascii() and bool(_FIRST_PERSON_UNSPACED.search(lowered))
 
 
-def _is_personal(lowered: str) -> bool:
+def _is_personal(lowered: str, words: list[str], hollow_free: str) -> bool:
     """Hollow phrases are whole words between non-word characters, so removing them never creates a first-person
-    word: the removal is only paid for when there is one to discount."""
-    words = _WORD_RUN.findall(lowered)
-    if _has_first_person(lowered, words):
-        hollow_free = _hollow_free(lowered, words)
-        if hollow_free == lowered or _has_first_person(hollow_free, _WORD_RUN.findall(hollow_free)):
-            return True
+    word: hollow_free is only searched when lowered has one to discount."""
+    if _has_first_person(lowered, words) and (
+        hollow_free == lowered or _has_first_person(hollow_free, _word_runs(hollow_free))
+    ):
+        return True
     return bool(_STANDING_INSTRUCTION.match(lowered.lstrip()))
 
 
 def _normalise(text: str) -> str:
-    """Lower-cased, straight apostrophes, vocatives ("Thanks, Caroline!") removed."""
-    if ("," in text or " " in text) and _VOCATIVE_NAME.search(text):
+    """Lower-cased, straight apostrophes, vocatives ("Thanks, Caroline!") removed.
+
+    A vocative's name has a capital after its first character: text without one is not searched."""
+    if ("," in text or " " in text) and not text[1:].islower() and _VOCATIVE_NAME.search(text):
         text = _VOCATIVE.sub(" ", text)
     return text.replace("\u2019", "'").replace("\u2018", "'").lower()
 
 
-def _is_filler(sentence: str, lowered: str) -> bool:
-    if _CJK.search(sentence):
+def _has_cjk(text: str) -> bool:
+    return not text.isascii() and _CJK.search(text) is not None
+
+
+def _is_filler(sentence: str, hollow_free: str) -> bool:
+    if _has_cjk(sentence):
         bare = _NOT_ALNUM.sub("", sentence)
         return len(bare) <= 30 and bool(_CJK_FILLER.fullmatch(bare))
-    return _FILLER_WORDS.issuperset(_WORD.findall(_hollow_free(lowered, _WORD_RUN.findall(lowered))))
+    return _FILLER_WORDS.issuperset(_words(hollow_free))
+
+
+def _forms(lowered: str) -> tuple[list[str], str]:
+    """The \\w runs of a normalised sentence, and the sentence without hollow phrases: what its tests share."""
+    words = _word_runs(lowered)
+    return words, _hollow_free(lowered, words)
 
 
 def _is_question(sentence: str, lowered: str) -> bool:
     stripped = sentence.rstrip()
     if "?" in stripped[-3:] or "？" in stripped[-3:] or stripped.startswith("¿"):
         return True
-    if _CJK_QUESTION_END.search(stripped):
+    if not stripped.isascii() and _CJK_QUESTION_END.search(stripped):
         return True
     return bool(_QUESTION_START.match(lowered.lstrip())) and not stripped.endswith((".", "!", "。", "！"))
 
 
 def _classify_sentences(text: str) -> str:
-    """Return 'personal', 'content', or the drop reason every sentence of text shares."""
+    """Return 'personal', 'content', or the drop reason every sentence of text shares.
+
+    Content outranks every drop reason, so once a sentence is content the rest are only asked whether they are
+    personal."""
     kinds = set()
     for sentence in _SENTENCE.findall(text):
         if not sentence.strip():
             continue
         lowered = _normalise(sentence)
-        if _is_personal(lowered):
+        words, hollow_free = _forms(lowered)
+        if _is_personal(lowered, words, hollow_free):
             return "personal"
+        if "content" in kinds:
+            continue
         if _is_question(sentence, lowered):
             kinds.add("question")
-        elif _is_filler(sentence, lowered):
+        elif _is_filler(sentence, hollow_free):
             kinds.add("ack-filler")
         elif _IMPERATIVE.match(lowered.lstrip()):
             kinds.add("command")
@@ -271,7 +329,10 @@ def _split_code(text: str) -> tuple[str, bool]:
     if "```" in text:
         text, count = _FENCE.subn("\n", text)
         had_code = count > 0
-    lines = [line for line in text.split("\n") if line.strip()]
+    if "\n" in text:
+        lines = [line for line in text.split("\n") if line.strip()]
+    else:
+        lines = [text] if text.strip() else []
     if len(lines) >= 2:
         code = [line for line in lines if _is_code_line(line.strip())]
         if len(code) >= 2 and len(code) * 2 >= len(lines):
@@ -279,7 +340,7 @@ def _split_code(text: str) -> tuple[str, bool]:
             return "\n".join(line for line in lines if line not in code_set), True
     elif len(lines) == 1:
         line = lines[0]
-        if _SHELL.match(line) or (_symbol_dense(line) and len(line) >= 12) or _looks_like_json(line):
+        if _SHELL.match(line) or (len(line) >= 12 and _symbol_dense(line)) or _looks_like_json(line):
             return "", True
     return text, had_code
 
@@ -289,8 +350,12 @@ def _is_code_line(line: str) -> bool:
 
 
 def _symbol_dense(line: str) -> bool:
+    """The symbols are ASCII, and no byte of a multi-byte UTF-8 character is: deleting their bytes counts them."""
     sample = line.strip()[:300]
-    return len(_CODE_SYMBOL.findall(sample)) * 6 > len(sample) >= 4
+    if len(sample) < 4:
+        return False
+    data = sample.encode()
+    return (len(data) - len(data.translate(None, _CODE_SYMBOL_BYTES))) * 6 > len(sample)
 
 
 def _looks_like_json(line: str) -> bool:
@@ -310,16 +375,34 @@ def _is_emoji_only(text: str) -> bool:
 
 
 def _alnum_count(text: str) -> int:
+    """For ASCII text, deleting the bytes of everything but letters and digits counts them without a call each."""
+    if text.isascii():
+        return len(text.encode().translate(None, _ASCII_NON_ALNUM))
     return sum(map(str.isalnum, text))
 
 
+def _echo_key(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+@lru_cache(maxsize=1)
+def _previous_echo_key(previous_user_text: str) -> str:
+    """Every turn until the next user message is compared with the same previous user text."""
+    return _echo_key(previous_user_text)
+
+
 def _is_echo(text: str, previous_user_text: str | None) -> bool:
-    if previous_user_text and " ".join(text.split()).casefold() == " ".join(previous_user_text.split()).casefold():
-        return True
+    if previous_user_text:
+        previous_key = _previous_echo_key(previous_user_text)
+        # A key starts with its text's first character case-folded (never to nothing): that tells most apart.
+        if text.lstrip()[:1].casefold()[:1] == previous_key[:1] and _echo_key(text) == previous_key:
+            return True
     if "[" in text:
-        lines = [line for line in text.split("\n") if line.strip()]
         recalled = len(_RECALL_LINE.findall(text))
-        return recalled >= 2 and recalled * 5 >= len(lines) * 3
+        if recalled < 2:
+            return False
+        lines = [line for line in text.split("\n") if line.strip()]
+        return recalled * 5 >= len(lines) * 3
     return False
 
 
@@ -330,32 +413,58 @@ def _noise_reason(text: str) -> str | None:
     if len(text) <= 64:
         if _is_emoji_only(text):
             return "emoji-only"
-        if _alnum_count(text) < 2 and not _CJK.search(text):
+        if _alnum_count(text) < 2 and not _has_cjk(text):
             return "too-short"
     if len(text) < 500 and ("://" in text or "www." in text) and _alnum_count(_URL.sub("", text)) == 0:
         return "url-only"
     return None
 
 
+def _may_refuse(text: str) -> bool:
+    """A refusal starts with "i", "sorry" or "as an ai" once normalised; a vocative removed from the very start
+    leaves a blank there, and starts with none of those letters either."""
+    return text[0].lower().startswith(("i", "s", "a"))
+
+
+def _only_filler(text: str) -> bool:
+    """`_classify_sentences(text) == "ack-filler"`: every sentence is filler, and none is personal or a question.
+    Each sentence is first asked the question most of them fail."""
+    for sentence in _SENTENCE.findall(text):
+        if not sentence.strip():
+            continue
+        lowered = _normalise(sentence)
+        words, hollow_free = _forms(lowered)
+        if (
+            not _is_filler(sentence, hollow_free)
+            or _is_question(sentence, lowered)
+            or _is_personal(lowered, words, hollow_free)
+        ):
+            return False
+    return True
+
+
 def _assistant_verdict(text: str, assistant_decision: str, previous_user_text: str | None) -> Verdict:
     text = text.strip()
     reason = _noise_reason(text)
     if reason:
-        return Verdict(DROP, reason)
-    if len(text) < 400 and _REFUSAL.match(_normalise(text.lstrip())):
-        return Verdict(DROP, "assistant-refusal")
+        return _verdict(DROP, reason)
+    if len(text) < 400 and _may_refuse(text) and _REFUSAL.match(_normalise(text)):
+        return _verdict(DROP, "assistant-refusal")
     if _is_echo(text, previous_user_text):
-        return Verdict(DROP, "echo")
+        return _verdict(DROP, "echo")
     prose, had_code = _split_code(text)
     if had_code and _alnum_count(prose) < 20:
-        return Verdict(DROP, "code-or-log")
-    if len(text) < 80 and _classify_sentences(text) == "ack-filler":
-        return Verdict(DROP, "ack-filler")
-    return Verdict(assistant_decision, "assistant-context")
+        return _verdict(DROP, "code-or-log")
+    if len(text) < 80 and _only_filler(text):
+        return _verdict(DROP, "ack-filler")
+    return _verdict(assistant_decision, "assistant-context")
 
 
 def _may_ask_recall(lowered: str) -> bool:
-    return any(gate in lowered for gate in _META_QUESTION_GATES)
+    for gate in _META_QUESTION_GATES:  # a loop: a generator's frames would cost more than the searches
+        if gate in lowered:
+            return True
+    return False
 
 
 def _only_recall_queries(text: str) -> bool:
@@ -364,7 +473,10 @@ def _only_recall_queries(text: str) -> bool:
         lowered = _normalise(sentence)
         if not sentence.strip() or _META_QUESTION.search(lowered):
             continue
-        if _is_personal(lowered) or not (_is_question(sentence, lowered) or _is_filler(sentence, lowered)):
+        words, hollow_free = _forms(lowered)
+        if _is_personal(lowered, words, hollow_free) or not (
+            _is_question(sentence, lowered) or _is_filler(sentence, hollow_free)
+        ):
             return False
     return True
 
@@ -373,36 +485,38 @@ def _user_verdict(text: str, previous_user_text: str | None) -> Verdict:
     stripped = text.strip()
     reason = _noise_reason(stripped)
     if reason:
-        return Verdict(DROP, reason)
+        return _verdict(DROP, reason)
     if stripped.startswith("/"):
         command = _SLASH_COMMAND.match(stripped)
-        if command and not _is_personal(_normalise(stripped[command.end() :])):
-            return Verdict(DROP, "slash-command")
+        if command:
+            lowered = _normalise(stripped[command.end() :])
+            if not _is_personal(lowered, *_forms(lowered)):
+                return _verdict(DROP, "slash-command")
     if _is_echo(stripped, previous_user_text):
-        return Verdict(DROP, "echo")
+        return _verdict(DROP, "echo")
     if len(stripped) > _OVERSIZED:
         first_person = _first_person_count(_normalise(stripped))
         if len(stripped) > _ALWAYS_OVERSIZED or first_person * 1000 < len(stripped):
-            return Verdict(DROP, "oversized-paste")
+            return _verdict(DROP, "oversized-paste")
     prose, had_code = _split_code(stripped)
     if had_code:
         kind = _classify_sentences(prose) if prose.strip() else "code"
-        if kind == "personal" or (kind == "content" and len(_WORD.findall(prose)) >= 12):
-            return Verdict(KEEP, kind)
-        return Verdict(DROP, "code-or-log")
+        if kind == "personal" or (kind == "content" and len(_words(prose)) >= 12):
+            return _verdict(KEEP, kind)
+        return _verdict(DROP, "code-or-log")
     if len(stripped) > _LONG_MESSAGE:
         opening = f" {stripped[:_LONG_MESSAGE].lower()} "
-        return Verdict(KEEP, "personal" if any(mark in opening for mark in _COMMON_FIRST_PERSON) else "content")
+        return _verdict(KEEP, "personal" if any(mark in opening for mark in _COMMON_FIRST_PERSON) else "content")
     if (
         _may_ask_recall(stripped.lower())
         and _META_QUESTION.search(_normalise(stripped))
         and _only_recall_queries(stripped)
     ):
-        return Verdict(DROP, "meta-question")
+        return _verdict(DROP, "meta-question")
     kind = _classify_sentences(stripped)
     if kind in ("personal", "content"):
-        return Verdict(KEEP, kind)
-    return Verdict(DROP, kind)
+        return _verdict(KEEP, kind)
+    return _verdict(DROP, kind)
 
 
 def prefilter(

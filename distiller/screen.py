@@ -13,9 +13,12 @@ from distiller.redact import redact
 DECISION_RANK = {KEEP: 2, CONTEXT: 1, DROP: 0}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Decision:
-    """The verdict on one item: a whole message, or one part of a queued batch (`item_id` "<id>#<n>")."""
+    """The verdict on one item: a whole message, or one part of a queued batch (`item_id` "<id>#<n>").
+
+    Not frozen, like Screened: both are made for every scanned message, and a frozen dataclass sets each field
+    through object.__setattr__, several times slower."""
 
     message: Message
     item_id: str
@@ -24,7 +27,7 @@ class Decision:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Screened:
     decisions: tuple[Decision, ...]
     clean_events: tuple[str, ...]
@@ -33,6 +36,8 @@ class Screened:
     @property
     def verdict(self) -> Decision:
         """The message's own verdict for the ledger: its most useful part."""
+        if len(self.decisions) == 1:
+            return self.decisions[0]
         return max(self.decisions, key=lambda d: DECISION_RANK[d.decision])
 
 
@@ -67,4 +72,4 @@ def screen(
             redactions[kind] = redactions.get(kind, 0) + count
         item_id = f"{message.message_id}#{number}" if many else message.message_id
         decisions.append(Decision(message, item_id, redacted.text, decision, reason))
-    return Screened(tuple(decisions), cleaned.events, tuple(sorted(redactions.items())))
+    return Screened(tuple(decisions), cleaned.events, tuple(sorted(redactions.items())) if redactions else ())

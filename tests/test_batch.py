@@ -49,6 +49,16 @@ def test_agents_get_their_own_requests_and_budgets_split_them():
     assert sum(len(r.items) for r in batch.requests) == 12
 
 
+def test_a_plan_counts_the_requests_and_tokens_build_packs():
+    entries = [screened("What did you decide?", role="assistant", message_id="a0")] + [
+        screened(f"I like hiking trail number {i} a lot", agent=agent, message_id=f"{agent}{i}")
+        for agent in ("main", "work") for i in range(6)]
+    for budget in (30, 6000):
+        batch = build(entries, budget=budget)
+        plan = batches.plan(entries, request_budget_tokens=budget, prompt_tokens=100)
+        assert (plan.requests, plan.estimated_tokens) == (len(batch.requests), batch.estimated_tokens)
+
+
 def test_nothing_kept_means_no_request():
     batch = build([screened("thanks!"), screened("HEARTBEAT_OK", role="assistant")])
     assert batch.requests == () and len(batch.ledger) == 2

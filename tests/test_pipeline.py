@@ -312,6 +312,18 @@ def test_chunked_commits_cover_a_file_exactly(settings, agents):
     assert run(settings, agents).messages == 1
 
 
+def test_an_echo_is_recognised_across_chunks_but_not_across_files(settings, agents):
+    settings = Settings(state_dir=settings.state_dir, commit_every_bytes=1)  # a chunk per message
+    first = new_session(agents)
+    append(first, message_line("I moved to Rome in 2021.", message_id="00000001"))
+    append(first, message_line("I moved to Rome in 2021.", role="assistant", message_id="00000002"))
+    append(first, message_line("My sister lives in Oslo.", message_id="00000003"))
+    second = new_session(agents)
+    append(second, message_line("My sister lives in Oslo.", role="assistant", message_id="00000004"))
+    tally = run(settings, agents)
+    assert tally.messages == 4 and tally.dropped == {"echo": 1}
+
+
 def test_session_id_comes_from_the_header_not_the_file_name(settings, agents):
     new_session(agents, name="not-the-session-id", n_messages=1)
     run(settings, agents)
