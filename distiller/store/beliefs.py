@@ -546,11 +546,12 @@ class _Upsert:
             {"rows": pack(session_id=[e.session_id for e in messages], message_id=[e.message_id for e in messages])},
         ).fetchall())
         # A pure replay needs nothing loaded: its belief and all its evidence are already stored.
-        live = [c for c in candidates if not self._replayed(c, self._exact_target(c))]
-        unmatched = [c for c in live if self._exact_target(c) is None and c.tokens]
+        targets = {c.order: self._exact_target(c) for c in candidates}
+        live = [c for c in candidates if not self._replayed(c, targets[c.order])]
+        unmatched = [c for c in live if targets[c.order] is None and c.tokens]
         if unmatched:
             self._find_near(unmatched)
-        exact = {target for c in live if (target := self._exact_target(c)) is not None}
+        exact = {targets[c.order] for c in live} - {None}
         near = {ref for pairs_ in self.near.values() for _, ref, _ in pairs_ if not ref.startswith("#")}
         ids = sorted(exact | near)
         slot_list = sorted({c.slot for c in live if c.slot})
