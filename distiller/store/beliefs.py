@@ -57,6 +57,11 @@ class StoreSettings:
     allow_newer_evidence: bool = False  # may a forgotten key return with evidence newer than its tombstone?
     scope_rules: tuple[ScopeRule, ...] = ()
 
+    def __post_init__(self) -> None:
+        if not word_index.INDEX_JACCARD <= self.near_jaccard <= 1:
+            raise DistillError(f"near_jaccard must be between {word_index.INDEX_JACCARD} (what the near-duplicate "
+                               f"index serves) and 1, not {self.near_jaccard}")
+
 
 @dataclass(frozen=True, slots=True)
 class UpsertResult:

@@ -237,5 +237,11 @@ def m011_word_index_keys_in_sql(con: duckdb.DuckDBPyConnection) -> None:
     word_index.rebuild(con)
 
 
+@migration
+def m012_word_index_prefix_triples(con: duckdb.DuckDBPyConnection) -> None:
+    """Near-duplicate keys are now triples of each wording's first words (prefix filtering), not all words and pairs."""
+    word_index.rebuild(con)
+
+
 def pending(applied: set[str]) -> list[tuple[str, Migration]]:
     return [(name, fn) for name, fn in MIGRATIONS if name not in applied]

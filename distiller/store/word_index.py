@@ -1,9 +1,15 @@
-"""The near-duplicate index: every content word of a belief's wording, and every pair of them, keyed within the
-belief's (scope, category, subject) group, so candidates find their near duplicates by lookups instead of scans.
+"""The near-duplicate index: a few keys per wording, chosen so that any two wordings of one (scope, category,
+subject) group whose word-level Jaccard reaches INDEX_JACCARD share at least one key. Candidates then find their
+near duplicates by key lookups instead of scans, and only true suspects reach the string comparisons.
 
-Keys are computed in SQL from `beliefs.words` (a word is md5 of group and word, a pair the xor of its two words),
-which makes the index derivable from the beliefs alone: a migration rebuilds it whenever this definition changes,
-and 20,000 wordings are indexed in one vectorized statement instead of half a million Python hash calls.
+This is prefix filtering, as in set-similarity joins. Order a wording's n distinct content words by a fixed hash.
+Two wordings with s shared words and Jaccard >= t have s >= a = ceil(t·n) for each one's own n, so each one's
+first three shared words lie among its first n - a + 3 words: every triple of those is a key. Pairs with s < 3
+are small enough to list whole: s = 2 needs n <= 3 (all pairs are keys), s = 1 needs n = 1 (the word is the key).
+A higher threshold than INDEX_JACCARD only needs fewer keys, so the index stays valid for it.
+
+Keys are computed in SQL from `beliefs.words` (md5 of group and word; a pair or triple is the xor of its words),
+so the index is derivable from the beliefs alone and a migration rebuilds it whenever this definition changes.
 """
 
 from __future__ import annotations
@@ -12,27 +18,34 @@ import duckdb
 
 from distiller.store.bulk import rows
 
+INDEX_JACCARD = 0.6  # the lowest near-duplicate Jaccard threshold the stored keys serve
+
 _SOURCE = {"id": "VARCHAR", "scope": "VARCHAR", "category": "VARCHAR", "subject": "VARCHAR", "words": "VARCHAR",
            "indexed": "VARCHAR"}
 SOURCE_ROWS = rows(_SOURCE)  # what add() indexes: each wording's words, and the wording `indexed` already covered
 
 
-def tokens(source: str, words: str = "words") -> str:
-    """(id, token, n, word_key) for each content word of each row of `source` (id, scope, category, subject, words)."""
-    return f"""
-        SELECT id, token, n, md5_number_lower(concat_ws(chr(31), scope, category, subject, token)) AS word_key
-        FROM (SELECT id, scope, category, subject, len(string_split({words}, ' ')) AS n,
-                     unnest(string_split({words}, ' ')) AS token
-              FROM {source} WHERE {words} <> '')"""
-
-
-def keys(token_rows: str) -> str:
-    """(id, key): each word and each pair of words (order-free) of the wordings in `token_rows`."""
-    return f"""
-        SELECT id, word_key AS key FROM {token_rows}
+def keys(source: str, words: str = "words") -> str:
+    """(id, key) for every key of the `words` of each row of `source` (id, scope, category, subject, words)."""
+    return f"""(
+        WITH ranked AS MATERIALIZED (
+            SELECT id, n, word_key, row_number() OVER (PARTITION BY id ORDER BY word_key) AS r
+            FROM (SELECT id, n, md5_number_lower(concat_ws(chr(31), scope, category, subject, token)) AS word_key
+                  FROM (SELECT id, scope, category, subject, len(string_split({words}, ' ')) AS n,
+                               unnest(string_split({words}, ' ')) AS token
+                        FROM {source} WHERE {words} <> ''))
+        ),
+        prefix AS MATERIALIZED (
+            SELECT * FROM ranked WHERE n >= 3 AND r <= n - ceil({INDEX_JACCARD} * n - 1e-9)::BIGINT + 3
+        )
+        SELECT id, word_key AS key FROM ranked WHERE n = 1
         UNION ALL
-        SELECT a.id, xor(a.word_key, b.word_key)
-        FROM {token_rows} a JOIN {token_rows} b ON a.id = b.id AND a.token < b.token"""
+        SELECT a.id, xor(a.word_key, b.word_key) FROM ranked a JOIN ranked b ON a.id = b.id AND a.r < b.r
+        WHERE a.n <= 3
+        UNION ALL
+        SELECT a.id, xor(xor(a.word_key, b.word_key), c.word_key)
+        FROM prefix a JOIN prefix b ON a.id = b.id AND a.r < b.r JOIN prefix c ON b.id = c.id AND b.r < c.r
+    )"""
 
 
 def add(con: duckdb.DuckDBPyConnection, source: str, params: dict | None = None) -> None:
@@ -40,10 +53,8 @@ def add(con: duckdb.DuckDBPyConnection, source: str, params: dict | None = None)
     con.execute(
         f"""
         INSERT INTO belief_words
-        WITH w AS MATERIALIZED (SELECT * FROM {source}),
-        new_words AS MATERIALIZED ({tokens("w")}),
-        old_words AS MATERIALIZED ({tokens("w", "indexed")})
-        SELECT n.key, n.id FROM ({keys("new_words")}) n ANTI JOIN ({keys("old_words")}) o USING (id, key)""",
+        WITH w AS MATERIALIZED (SELECT * FROM {source})
+        SELECT DISTINCT n.key, n.id FROM {keys("w")} n ANTI JOIN {keys("w", "indexed")} o USING (id, key)""",
         params,
     )
 
@@ -55,39 +66,17 @@ def rebuild(con: duckdb.DuckDBPyConnection) -> None:
 
 _CANDIDATES = {"id": "BIGINT", "scope": "VARCHAR", "category": "VARCHAR", "subject": "VARCHAR", "words": "VARCHAR",
                "sig": "VARCHAR"}
-# Jaccard >= t needs at least a = ceil(t·n) shared words, so any n - a + k of a candidate's n words include k shared
-# ones: with k = min(a, 3), every pair of those k (or the word itself, for k = 1) is a key the duplicate also holds,
-# and requiring all k·(k-1)/2 of them drops most chance hits before any string is compared. Any choice of words is
-# exact; the rarest in this batch keep the postings short.
 NEAR_SQL = f"""
 WITH cand AS MATERIALIZED (SELECT * FROM {rows(_CANDIDATES)}),
-words AS MATERIALIZED ({tokens("cand")}),
-ranked AS (
-    SELECT *, least(greatest(shared, 1), 3) AS k, row_number() OVER (PARTITION BY id ORDER BY in_batch, token) AS r
-    FROM (SELECT *, count(*) OVER (PARTITION BY word_key) AS in_batch, ceil($jaccard * n - 1e-9)::INTEGER AS shared
-          FROM words)
-),
-chosen AS MATERIALIZED (SELECT * FROM ranked WHERE r <= n - shared + k),
-probe AS (
-    SELECT id, word_key AS key, 1 AS need FROM chosen WHERE k = 1
-    UNION ALL
-    SELECT a.id, xor(a.word_key, b.word_key), a.k * (a.k - 1) // 2
-    FROM chosen a JOIN chosen b ON a.id = b.id AND a.r < b.r WHERE a.k > 1
-),
-stored AS MATERIALIZED (
-    SELECT p.id, w.belief_id FROM probe p JOIN belief_words w USING (key)
-    GROUP BY p.id, w.belief_id HAVING count(*) >= min(p.need)
-),
-batch AS MATERIALIZED (
-    SELECT p.id, w.id AS other FROM probe p JOIN ({keys("words")}) w USING (key) WHERE w.id <> p.id
-    GROUP BY p.id, w.id HAVING count(*) >= min(p.need)
-),
+probe AS MATERIALIZED {keys("cand")},
 other AS MATERIALIZED (  -- fenced: joining on the group first would pair every candidate with its whole group
     SELECT s.id, b.belief_id AS ref, b.sig, b.words, b.scope, b.category, b.subject
-    FROM stored s JOIN beliefs b ON b.belief_id = s.belief_id WHERE b.status <> 'archived'
+    FROM (SELECT DISTINCT p.id, w.belief_id FROM probe p JOIN belief_words w USING (key)) s
+    JOIN beliefs b ON b.belief_id = s.belief_id WHERE b.status <> 'archived'
     UNION ALL
     SELECT x.id, '#' || x.other, o.sig, o.words, o.scope, o.category, o.subject
-    FROM batch x JOIN cand o ON o.id = x.other
+    FROM (SELECT DISTINCT p.id, q.id AS other FROM probe p JOIN probe q USING (key) WHERE p.id <> q.id) x
+    JOIN cand o ON o.id = x.other
 ),
 alike AS MATERIALIZED (  -- fenced: Jaro-Winkler is ten times cheaper than the Jaccard, so it filters first
     SELECT o.id, o.ref, o.sig, c.words AS a, o.words AS b, jaro_winkler_similarity(c.words, o.words) AS jw
