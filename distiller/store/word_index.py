@@ -82,9 +82,11 @@ alike AS MATERIALIZED (  -- fenced: Jaro-Winkler is ten times cheaper than the J
     SELECT o.id, o.ref, o.sig, c.words AS a, o.words AS b, jaro_winkler_similarity(c.words, o.words) AS jw
     FROM other o JOIN cand c USING (id)
     WHERE (o.scope, o.category, o.subject) = (c.scope, c.category, c.subject) AND jw >= $jaro_winkler
+),
+scored AS MATERIALIZED (  -- fenced: a filter pushed into the Jaccard's projection would compute it twice
+    SELECT id, ref, sig, jw, token_jaccard(string_split(a, ' '), string_split(b, ' ')) AS jac FROM alike
 )
-SELECT id, ref, sig, jw, token_jaccard(string_split(a, ' '), string_split(b, ' ')) AS jac
-FROM alike WHERE jac >= $jaccard
+SELECT * FROM scored WHERE jac >= $jaccard
 """
 """(candidate id, '#' + other candidate id or belief id, its sig, Jaro-Winkler, Jaccard) of every near duplicate
 among the stored live beliefs and the batch's candidates, in the same group: `rows` packs _CANDIDATES."""

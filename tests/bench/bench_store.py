@@ -1,11 +1,15 @@
 """Benchmark of the belief store (not a test): candidate upserts per second, replay cost, DB size.
 
-    python tests/bench/bench_store.py [--candidates 100000] [--batch 1000] [--work DIR]
+    python tests/bench/bench_store.py [--candidates 100000] [--batch 1000] [--work DIR] [--floor]
 
 Synthetic candidates shaped like extractor output: most about the subject "user", six categories, four scopes,
 about 10% exact repeats from later sessions, 5% reworded near duplicates, 30% with a slot (some superseding),
 one or two evidence items each. Each batch is one transaction: `--batch 1000` is the size of a run's commit,
 `--batch 10000` or more a bulk load (an import, a reprocess), which the store takes in passes of 10,000.
+
+`--floor` also measures what no upsert can beat on this machine: the rows the first pass ended with, written into a
+fresh database in as many transactions (packing, inserts, commits; no lookups, no decisions), and normalizing every
+statement once.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from pathlib import Path
 
 from distiller.records import Belief, EvidenceItem
 from distiller.store import beliefs as store
+from distiller.store.bulk import pack, rows
 from distiller.store.db import connect, transaction
+from distiller.store.normalize import normalize
 
 VERBS = "likes prefers uses owns wants avoids enjoys dislikes reads plays visits builds studies collects".split()
 TAILS = ("in the morning|at work|on weekends|with friends|for relaxing|every day|when travelling|at home|"
@@ -85,11 +91,54 @@ def upsert_all(db: Path, batches: list[list[Belief]], now: datetime) -> tuple[fl
     return time.perf_counter() - started, totals
 
 
+WRITTEN = ("beliefs", "evidence", "belief_words", "belief_keys")
+
+
+def write_floor(db: Path, copy: Path, transactions: int) -> float:
+    """Seconds to write the final rows of `db` into `copy`, split by belief into `transactions` commits, each written
+    in parts of at most PASS_SIZE beliefs (as the store writes its passes)."""
+    with connect(db, read_only=True) as con:
+        tables = {}
+        for name in WRITTEN:
+            cursor = con.execute(f"SELECT * FROM {name}")
+            tables[name] = ([d[0] for d in cursor.description], [str(d[1]) for d in cursor.description],
+                            cursor.fetchall())
+    ids = sorted({row[0] for row in tables["beliefs"][2]})
+    per_transaction = -(-len(ids) // transactions // store.PASS_SIZE)  # parts per transaction
+    count = transactions * per_transaction
+    part_of = {belief_id: i * count // len(ids) for i, belief_id in enumerate(ids)}
+    parts = {name: [[] for _ in range(count)] for name in WRITTEN}
+    for name, (columns, _, data) in tables.items():
+        at = columns.index("belief_id")
+        for row in data:
+            parts[name][part_of.get(row[at], 0)].append(row)
+    with connect(copy) as con:
+        con.execute("DELETE FROM belief_words")
+        started = time.perf_counter()
+        for number in range(transactions):
+            with transaction(con):
+                for part in range(number * per_transaction, (number + 1) * per_transaction):
+                    for name, (columns, types, _) in tables.items():
+                        chunk = parts[name][part]
+                        con.execute(f"INSERT INTO {name} SELECT * FROM {rows(dict(zip(columns, types)))}",
+                                    {"rows": pack(**{c: [row[i] for row in chunk] for i, c in enumerate(columns)})})
+        return time.perf_counter() - started
+
+
+def normalize_floor(data: list[Belief]) -> float:
+    normalize.cache_clear()
+    started = time.perf_counter()
+    for belief in data:
+        normalize(belief.statement)
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", type=int, default=100_000)
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--work", type=Path, default=None, help="scratch dir (default: a temp dir, removed after)")
+    parser.add_argument("--floor", action="store_true", help="also measure the write-only and normalize-only floor")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="distill-bench-store-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -117,6 +166,13 @@ def main() -> None:
             "db_mb": round(db.stat().st_size / 1e6, 1),
             "small_batches_of_20_ms_each": round(small_seconds / 100 * 1000, 1),
         }
+        if args.floor:
+            write_seconds = write_floor(db, work / "floor.duckdb", len(batches))
+            normalize_seconds = normalize_floor(data)
+            report["floor"] = {
+                "write_only_seconds": round(write_seconds, 2), "normalize_only_seconds": round(normalize_seconds, 2),
+                "candidates_per_s_at_best": round(args.candidates / (write_seconds + normalize_seconds)),
+            }
         json.dump(report, sys.stdout, indent=2)
         print()
     finally:
