@@ -320,3 +320,13 @@ def test_a_reader_sees_the_committed_state_only(db):
             assert reader.execute("SELECT count(*) FROM beliefs").fetchone()[0] == 2
         finally:
             reader.close()
+
+
+def test_an_index_keyed_by_another_duckdb_hash_is_rebuilt_before_it_is_used(db):
+    upsert(db, [belief("User prefers dark mode in the editor")])
+    with duckdb.connect(str(db)) as raw:  # as if written by a DuckDB whose hash() differs
+        raw.execute("UPDATE belief_words SET key = key + 1")
+        raw.execute("UPDATE store_meta SET value = 'another engine' WHERE name = 'word_index_hash'")
+    result = upsert(db, [belief("The user prefers dark mode in editors, always", message="m2", session="s2")])
+    assert (result.merged, result.inserted) == (1, 0)
+    assert table(db, "SELECT value <> 'another engine' FROM store_meta")[0][0]

@@ -224,22 +224,23 @@ def m010_batches_and_llm_calls(con: duckdb.DuckDBPyConnection) -> None:
 
 @migration
 def m011_word_index_keys_in_sql(con: duckdb.DuckDBPyConnection) -> None:
-    """The near-duplicate index's keys are now computed in SQL, so the index is rebuilt from the beliefs' words."""
+    """The near-duplicate index's keys are now computed in SQL; m012 fills the table with their current definition."""
     con.execute("DROP TABLE belief_words")
     con.execute(
         """
         CREATE TABLE belief_words (
-            key       UBIGINT NOT NULL,          -- a content word or a pair of them within the belief's
-            belief_id VARCHAR NOT NULL           -- (scope, category, subject) group; see store/word_index.py
+            key       UBIGINT NOT NULL,          -- a near-duplicate key of one wording of the belief;
+            belief_id VARCHAR NOT NULL           -- see store/word_index.py
         )
         """
     )
-    word_index.rebuild(con)
 
 
 @migration
-def m012_word_index_prefix_triples(con: duckdb.DuckDBPyConnection) -> None:
-    """Near-duplicate keys are now triples of each wording's first words (prefix filtering), not all words and pairs."""
+def m012_word_index_prefix_triples_by_duckdb_hash(con: duckdb.DuckDBPyConnection) -> None:
+    """Near-duplicate keys are now prefix triples keyed by DuckDB's hash, which is recorded with the index so that
+    another version's hash triggers a rebuild."""
+    con.execute("CREATE TABLE store_meta (name VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)")
     word_index.rebuild(con)
 
 

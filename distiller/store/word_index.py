@@ -8,8 +8,10 @@ first three shared words lie among its first n - a + 3 words: every triple of th
 are small enough to list whole: s = 2 needs n <= 3 (all pairs are keys), s = 1 needs n = 1 (the word is the key).
 A higher threshold than INDEX_JACCARD only needs fewer keys, so the index stays valid for it.
 
-Keys are computed in SQL from `beliefs.words` (md5 of group and word; a pair or triple is the xor of its words),
-so the index is derivable from the beliefs alone and a migration rebuilds it whenever this definition changes.
+Keys are computed in SQL from `beliefs.words` (DuckDB's hash of group and word; a pair or triple is the xor of its
+words), so the index is derivable from the beliefs alone: a migration rebuilds it whenever this definition changes,
+and `ensure_current` whenever DuckDB's hash does (it is not promised stable across versions; md5 would be, at
+twice the cost of the whole key computation).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ def keys(source: str, words: str = "words") -> str:
     return f"""(
         WITH ranked AS MATERIALIZED (
             SELECT id, n, word_key, row_number() OVER (PARTITION BY id ORDER BY word_key) AS r
-            FROM (SELECT id, n, md5_number_lower(concat_ws(chr(31), scope, category, subject, token)) AS word_key
+            FROM (SELECT id, n, hash(scope, category, subject, token) AS word_key
                   FROM (SELECT id, scope, category, subject, len(string_split({words}, ' ')) AS n,
                                unnest(string_split({words}, ' ')) AS token
                         FROM {source} WHERE {words} <> ''))
@@ -59,9 +61,23 @@ def add(con: duckdb.DuckDBPyConnection, source: str, params: dict | None = None)
     )
 
 
+_FINGERPRINT = "hash('distill', 'word index')::VARCHAR"  # changes when DuckDB's hash does
+
+
 def rebuild(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DELETE FROM belief_words")
     add(con, "(SELECT belief_id AS id, scope, category, subject, words, '' AS indexed FROM beliefs)")
+    con.execute(f"INSERT OR REPLACE INTO store_meta VALUES ('word_index_hash', {_FINGERPRINT})")
+
+
+def ensure_current(con: duckdb.DuckDBPyConnection) -> None:
+    """Rebuild the index if it was keyed by another DuckDB version's hash."""
+    current = con.execute(
+        f"SELECT value IS NOT DISTINCT FROM {_FINGERPRINT} FROM (SELECT max(value) AS value FROM store_meta "
+        "WHERE name = 'word_index_hash')"
+    ).fetchone()[0]
+    if not current:
+        rebuild(con)
 
 
 _CANDIDATES = {"id": "BIGINT", "scope": "VARCHAR", "category": "VARCHAR", "subject": "VARCHAR", "words": "VARCHAR",
