@@ -753,7 +753,7 @@ class _Upsert:
     def _write(self) -> None:
         """Evidence first, so the existing beliefs' aggregates include it; new beliefs get theirs from the batch."""
         con, now, params = self.con, self.now, _aggregate_params(self.settings, self.now)
-        if self.evidence:
+        if self.evidence:  # none of it cited yet: the primary key is a guard here, not a filter
             keys = list(self.evidence)
             ev = list(self.evidence.values())
             con.execute(
@@ -761,7 +761,6 @@ class _Upsert:
                 INSERT INTO evidence SELECT belief_id, session_id, message_id, agent, file, byte_start, byte_end, ts,
                     quote, statement, confidence, explicit, run_id, $now
                 FROM {rows(_EVIDENCE)}
-                ON CONFLICT (belief_id, session_id, message_id) DO NOTHING
                 """,
                 {"rows": pack(
                     belief_id=[k[0] for k in keys], session_id=[k[1] for k in keys], message_id=[k[2] for k in keys],
