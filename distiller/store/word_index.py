@@ -10,8 +10,8 @@ A higher threshold than INDEX_JACCARD only needs fewer keys, so the index stays 
 
 Keys are computed in SQL from `beliefs.words` (DuckDB's hash of group and word; a pair or triple is the xor of its
 words), so the index is derivable from the beliefs alone: a migration rebuilds it whenever this definition changes,
-and `ensure_current` whenever DuckDB's hash does (it is not promised stable across versions; md5 would be, at
-twice the cost of the whole key computation).
+and `ensure_current` whenever DuckDB's hash does (it is not promised stable across versions; md5 is, but it
+doubled the cost of computing the keys).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def add(con: duckdb.DuckDBPyConnection, source: str, params: dict | None = None)
         f"""
         INSERT INTO belief_words
         WITH w AS MATERIALIZED (SELECT * FROM {source})
-        SELECT DISTINCT n.key, n.id FROM {keys("w")} n ANTI JOIN {keys("w", "indexed")} o USING (id, key)""",
+        SELECT n.key, n.id FROM {keys("w")} n ANTI JOIN {keys("w", "indexed")} o USING (id, key)""",
         params,
     )
 
