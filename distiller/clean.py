@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from distiller.textscan import contains_any
+
 DISTILLER_BLOCKS: tuple[str, ...] = ("distiller-recall", "distiller-profile")
 
 INJECTED_BLOCKS: tuple[str, ...] = (
@@ -236,20 +238,12 @@ _TAIL_TRIGGERS = ("_REPLY", "_reply")
 _LINE_TRIGGER_AFTER_NEWLINE = re.compile("\n(?:" + "|".join(re.escape(t) for t in _LINE_TRIGGERS) + ")")
 
 
-def _contains_any(text: str, needles: tuple[str, ...]) -> bool:
-    """`any(needle in text for needle in needles)` without a generator, whose frames cost more than the searches."""
-    for needle in needles:
-        if needle in text:
-            return True
-    return False
-
-
 def _has_trigger(text: str) -> bool:
     if "<" in text or "[" in text or "HEARTBEAT" in text:
         return True
-    if not text.isascii() and _contains_any(text, _NON_ASCII_TRIGGERS):
+    if not text.isascii() and contains_any(text, _NON_ASCII_TRIGGERS):
         return True
-    if _contains_any(text[-24:], _TAIL_TRIGGERS) or text.startswith(_LINE_TRIGGERS):
+    if contains_any(text[-24:], _TAIL_TRIGGERS) or text.startswith(_LINE_TRIGGERS):
         return True
     return "\n" in text and _LINE_TRIGGER_AFTER_NEWLINE.search(text) is not None
 

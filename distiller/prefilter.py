@@ -14,6 +14,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from distiller.textscan import blank_except
+
 KEEP = "keep"
 CONTEXT = "context"
 DROP = "drop"
@@ -198,15 +200,10 @@ _NOT_ALNUM = re.compile(r"[\W_]+")
 _CODE_SYMBOL_BYTES = _CODE_SYMBOLS.encode()
 
 
-def _ascii_table(keep: str) -> bytes:
-    """A bytes.translate table that turns every ASCII character not in keep into a blank."""
-    return bytes(code if chr(code) in keep else 32 for code in range(128)) + bytes(range(128, 256))
-
-
 # In ASCII text \w is [A-Za-z0-9_] and a word of `_WORD` holds only letters and apostrophes: blanking every other
 # byte and splitting finds the same runs as the regexes, without a match object per word.
-_BLANK_NON_WORD = _ascii_table(string.ascii_letters + string.digits + "_")
-_BLANK_NON_LETTER = _ascii_table(string.ascii_letters + "'")
+_BLANK_NON_WORD = blank_except(string.ascii_letters + string.digits + "_")
+_BLANK_NON_LETTER = blank_except(string.ascii_letters + "'")
 _ASCII_NON_ALNUM = bytes(code for code in range(128) if not chr(code).isalnum())
 
 

@@ -15,6 +15,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from distiller.textscan import contains_any
+
 PLACEHOLDER = "[REDACTED:{}]"
 
 
@@ -215,14 +217,6 @@ def _digit_tokens(text: str) -> list[str]:
     return [token for token in tokens if len(token) >= 12 and _DIGIT.search(token)]
 
 
-def _contains_any(text: str, needles: tuple[str, ...]) -> bool:
-    """`any(needle in text for needle in needles)` without a generator, whose frames cost more than the searches."""
-    for needle in needles:
-        if needle in text:
-            return True
-    return False
-
-
 _LOWERCASE_GATES = tuple(gate for rule in _RULES if rule.lowercase_gate for gate in rule.gates)
 
 
@@ -234,7 +228,7 @@ def _rules_in_play(text: str, tokens: list[str]) -> tuple[_Rule, ...]:
     blob = " ".join(tokens)
     lowered = text.lower() if ("=" in text or ":" in text) else ""
     if not (blob or "-----" in text or "@" in text or "hf_" in text) and not (
-        lowered and _contains_any(lowered, _LOWERCASE_GATES)
+        lowered and contains_any(lowered, _LOWERCASE_GATES)
     ):
         return ()
     in_play = []
@@ -249,7 +243,7 @@ def _rules_in_play(text: str, tokens: list[str]) -> tuple[_Rule, ...]:
             haystack = text if blob or "hf_" in text else ""
         else:
             haystack = blob
-        if haystack and _contains_any(haystack, rule.gates):
+        if haystack and contains_any(haystack, rule.gates):
             in_play.append(rule)
     return tuple(in_play)
 

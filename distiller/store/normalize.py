@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+import string
 import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
+
+from distiller.textscan import blank_except
 
 KEY_VERSION = "b1"
 
@@ -59,7 +62,7 @@ def _number(word: str) -> str:
 
 # ASCII text tokenizes by one C-level byte translate and split: apostrophes go, every other non-alphanumeric
 # separates.
-_ASCII_SEPARATORS = bytes(c if chr(c).isalnum() and c < 128 else ord(" ") for c in range(256))
+_ASCII_SEPARATORS = blank_except(string.ascii_letters + string.digits)
 _DECIMAL = re.compile(r"\d['`]*[.,]['`]*\d")
 
 
@@ -111,12 +114,8 @@ def slot_part(value: str) -> str:
     return "_".join(_TOKEN.findall(unicodedata.normalize("NFKC", value).casefold().translate(_APOSTROPHES)))
 
 
-def _digest_bytes(*parts: str) -> bytes:
-    return hashlib.blake2b("\0".join(parts).encode("utf-8"), digest_size=8).digest()
-
-
 def _digest(*parts: str) -> str:
-    return _digest_bytes(*parts).hex()
+    return hashlib.blake2b("\0".join(parts).encode("utf-8"), digest_size=8).hexdigest()
 
 
 def belief_key(scope: str, normalized_text: str) -> str:
