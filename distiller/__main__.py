@@ -1,3 +1,17 @@
-from distiller.cli import main
+"""`python -m distiller` and the `distill` script: signals are routed to the stop flag before anything heavy is
+imported, so an early Ctrl-C is one line too, never a traceback."""
 
-main()
+from distiller import stop
+
+
+def main() -> None:
+    stop.install()
+    try:
+        from distiller.cli import main as cli_main
+    except stop.Interrupted as exc:
+        stop.report(exc)
+    cli_main()
+
+
+if __name__ == "__main__":
+    main()
