@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 import orjson
 
-from distiller import batches_admin, pipeline, stop
+from distiller import batches_admin, pipeline
 from distiller import beliefs as beliefs_api
 from distiller.cli_beliefs import beliefs, runs_command
 from distiller.config import load_settings, override
@@ -313,8 +313,6 @@ def main() -> None:
     """Entry point: errors become one clear line on stderr and an exit code, never a traceback."""
     try:
         cli.main(prog_name="distill", standalone_mode=False)
-    except stop.Interrupted as exc:
-        stop.report(exc)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(130)

@@ -27,7 +27,8 @@ class Interrupted(DistillError):
     def __init__(self, signum: int) -> None:
         self.signum = signum
         self.exit_code = 128 + signum
-        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        super().__init__(f"interrupted by {signal.Signals(signum).name}: stopped at a safe point; what was "
+                         f"committed is kept, the next run goes on from there")
 
 
 _requested = threading.Event()
@@ -77,6 +78,5 @@ def deferred() -> Iterator[None]:
 
 def report(exc: Interrupted) -> None:
     """The one line a stopped command prints, and its exit (130 for SIGINT, 143 for SIGTERM)."""
-    sys.stderr.write(f"distill: {exc}: stopped at a safe point; what was committed is kept, "
-                     f"the next run goes on from there\n")
+    sys.stderr.write(f"Error: {exc}\n")
     sys.exit(exc.exit_code)
