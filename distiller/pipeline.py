@@ -40,7 +40,7 @@ from distiller.store import beliefs as belief_store
 from distiller.store import cursors, messages, runs
 from distiller.store.cursors import Cursor
 from distiller.store.db import connect, transaction
-from distiller.tail import complete_lines_end, read_lines, stat_of, tail_digest
+from distiller.tail import complete_lines_end, open_regular, read_lines, skip_reason, stat_of, tail_digest
 from distiller.track import ReadPlan, observe, plan_reads
 
 # What a pending message costs in memory beyond its text (record, ids, ledger lists): a chunk of many short
@@ -283,9 +283,9 @@ def _decode_failure(data: bytes) -> str:
 def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tally: Tally, committer: _Committer) -> None:
     target = plan.target
     try:
-        f = open(target.path, "rb")
+        f = open_regular(target.path)
     except OSError as exc:
-        tally.file_skipped("unreadable", target.path, exc.strerror or str(exc))
+        tally.file_skipped(skip_reason(exc), target.path, exc.strerror or str(exc))
         return
     with f:
         now = stat_of(os.fstat(f.fileno()))
@@ -438,9 +438,12 @@ def _present_ends(roots: list[str], settings: Settings, known: dict[str, Cursor]
         seen = observe(candidate.path, candidate.agent, Tally())
         if seen is None or seen.fingerprint in marks:
             continue
-        with open(seen.path, "rb") as f:
-            end = complete_lines_end(f, seen.stat.size)
-            digest = tail_digest(f, end)
+        try:
+            with open_regular(seen.path) as f:
+                end = complete_lines_end(f, seen.stat.size)
+                digest = tail_digest(f, end)
+        except OSError:
+            continue  # gone or changed since it was observed: the next run reads it
         cursor = Cursor(seen.fingerprint, seen.path, seen.agent, seen.session_id, seen.stat.dev, seen.stat.inode,
                         seen.stat.size, seen.stat.mtime_ns, end, digest)
         previous = known.get(seen.fingerprint)
