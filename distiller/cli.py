@@ -294,6 +294,9 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
     if d["batches"]:
         lines.append(f"batches waiting: {_counts(d['batches'])} (see `distill batches list`)")
     lines += [f"  quarantined {q['batch_id']}: {q['error']}" for q in d["quarantined"]]
+    d["unreadable_batch_files"] = [b.path for b in waiting if b.status == "unreadable"]
+    lines += [f"  unreadable batch file {path} (set aside; its messages are read again)"
+              for path in d["unreadable_batch_files"]]
     last = d["last_run"]
     if last is None:
         lines.append("last run: never")

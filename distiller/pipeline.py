@@ -368,6 +368,11 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
     run_id = "dry-run" if dry_run else uuid.uuid4().hex
     spent = (0, 0.0)
     tracked: list[Cursor] = []
+    if not dry_run:
+        tally.set_aside = batches.tidy(settings.state_dir)
+        for name in tally.set_aside:
+            log.warning("set aside batch file %s (it does not parse; its messages are read again)",
+                        batches.batches_dir(settings.state_dir) / name)
     waiting = [] if dry_run else batches.load_all(settings.state_dir)
     if not dry_run:
         with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:

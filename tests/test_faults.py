@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
+from pathlib import Path
 
 import orjson
 import pytest
@@ -37,3 +39,84 @@ def test_a_fifo_at_a_tracked_path_or_named_like_its_archive_is_never_opened(tmp_
         pytest.fail("run blocked on a FIFO")
     assert summary["files_skipped"]["not_regular"] == 2
     assert ingested_ids(Settings(state_dir=state)) == ["00000001", "00000002", "00000003"]
+
+
+def _kept_corpus(agents, sessions: int = 3, messages: int = 20) -> list[str]:
+    ids = []
+    for s in range(sessions):
+        path = new_session(agents)
+        for i in range(messages):
+            ids.append(f"{s:04x}{i:04x}")
+            append(path, message_line(f"I prefer tea over coffee, note {s}-{i}: " + "details " * 300,
+                                      message_id=ids[-1]))
+    return sorted(ids)
+
+
+@contextlib.contextmanager
+def _tmpfs(path, size: str):
+    path.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(path)],
+                             capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (the short-write unit test in test_batch covers the write)")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=True)
+
+
+def test_disk_full_fails_the_run_cleanly_and_every_command_keeps_working(tmp_path, agents):
+    state = tmp_path / "state"
+    ids = _kept_corpus(agents)
+    with _tmpfs(state / "batches", "32k"):
+        result = distill("run", "--source", str(agents), state_dir=state)
+        assert result.returncode == 1, result.stderr
+        assert "cannot write batch file" in result.stderr and "No space left on device" in result.stderr
+        assert "internal error" not in result.stderr and result.stderr.count("\n") == 1, result.stderr
+        assert list((state / "batches").iterdir()) == []  # no truncated file, no tmp left
+        for command in (["status"], ["batches", "list"], ["beliefs", "list"], ["runs"]):
+            assert distill(*command, state_dir=state).returncode == 0, command
+    summary = _run_json(state, agents)
+    assert ingested_ids(Settings(state_dir=state)) == ids and summary["messages"] == len(ids)
+
+
+def test_a_truncated_batch_file_is_named_by_status_then_set_aside_and_its_messages_read_again(tmp_path, agents):
+    state = tmp_path / "state"
+    ids = _kept_corpus(agents, sessions=1, messages=3)
+    staged = distill("--json", "run", "--no-llm", "--source", str(agents), state_dir=state)
+    (path,) = [Path(p) for p in orjson.loads(staged.stdout)["staged"]]
+    path.write_bytes(path.read_bytes()[:200])
+    listed = distill("--json", "batches", "list", state_dir=state)
+    assert listed.returncode == 0, listed.stderr
+    assert [(b["status"], b["path"]) for b in orjson.loads(listed.stdout)["batches"]] == [("unreadable", str(path))]
+    status = distill("status", state_dir=state)
+    assert status.returncode == 0 and str(path) in status.stdout, status.stderr
+    summary = _run_json(state, agents)
+    assert summary["batches_set_aside"] == [path.name]
+    assert ingested_ids(Settings(state_dir=state)) == ids
+    assert path.with_name(path.name + ".unreadable").exists() and not path.exists()
+    assert distill("status", state_dir=state).returncode == 0
+
+
+def test_orphan_tmp_batch_files_are_removed_when_a_run_starts(tmp_path, agents):
+    state = tmp_path / "state"
+    new_session(agents, n_messages=2)
+    orphan = state / "batches" / "0123456789ab-0001.json.tmp"
+    orphan.parent.mkdir(parents=True)
+    orphan.write_bytes(b'{"items": [{"text": "redacted but private"')
+    _run_json(state, agents)
+    assert not orphan.exists()
+
+
+@pytest.mark.parametrize("command", ["discard", "retry"])
+def test_batch_ids_from_the_command_line_are_checked_before_any_path_is_built(tmp_path, agents, command):
+    state = tmp_path / "state"
+    _kept_corpus(agents, sessions=1, messages=2)
+    staged = orjson.loads(distill("--json", "run", "--no-llm", "--source", str(agents), state_dir=state).stdout)
+    result = distill("batches", command, "../../x", state_dir=state)
+    assert result.returncode == 2 and "not a batch id" in result.stderr, result.stderr
+    assert all(Path(p).exists() for p in staged["staged"])
+    beliefs = tmp_path / "beliefs.jsonl"
+    beliefs.write_text("")
+    result = distill("commit", "../../x", "--beliefs", str(beliefs), state_dir=state)
+    assert result.returncode == 2, result.stderr
