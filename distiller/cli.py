@@ -75,7 +75,7 @@ source_option = click.option(
     "--source",
     "sources",
     multiple=True,
-    type=click.Path(path_type=Path),
+    type=click.Path(path_type=Path, readable=False),  # an unreadable source is skipped with a reason, not fatal
     help="Agents dir, sessions dir or one transcript file (repeatable). "
     "Default: $OPENCLAW_STATE_DIR/agents or ~/.openclaw/agents.",
 )

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import orjson
@@ -120,3 +123,54 @@ def test_batch_ids_from_the_command_line_are_checked_before_any_path_is_built(tm
     beliefs.write_text("")
     result = distill("commit", "../../x", "--beliefs", str(beliefs), state_dir=state)
     assert result.returncode == 2, result.stderr
+
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@pytest.fixture
+def world():
+    """A directory every user can reach, for runs as an unprivileged user (root reads anything)."""
+    root = Path(tempfile.mkdtemp(prefix="distill-faults-"))
+    root.chmod(0o777)
+    if os.geteuid() != 0:
+        yield root, []
+    elif subprocess.run([*NOBODY, sys.executable, "-c", "import distiller.cli"], cwd=root).returncode != 0:
+        pytest.skip("the interpreter is not reachable as an unprivileged user here")
+    else:
+        yield root, NOBODY
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _as_user(prefix, root, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*prefix, sys.executable, "-m", "distiller", *args], capture_output=True, text=True,
+                          cwd=root, env={**os.environ, "HOME": str(root)}, timeout=120)
+
+
+def _open_to_all(root: Path) -> None:
+    for p in [root, *root.rglob("*")]:
+        if not p.is_symlink():
+            p.chmod(0o777 if p.is_dir() else 0o666)
+
+
+def test_bad_directories_are_skipped_with_a_reason_and_everything_else_is_read(world):
+    root, prefix = world
+    agents = root / "agents"
+    new_session(agents, agent="good", n_messages=2)
+    new_session(agents, agent="locked", n_messages=1)
+    (agents / "loop1").symlink_to("loop2")
+    (agents / "loop2").symlink_to("loop1")
+    secret = root / "secret"
+    new_session(secret, agent="hidden", n_messages=1)
+    (root / "linked").symlink_to(secret)
+    _open_to_all(root)
+    (agents / "locked").chmod(0o000)
+    secret.chmod(0o700)
+    result = _as_user(prefix, root, "--json", "--state-dir", str(root / "state"), "run", "--source", str(agents),
+                      "--source", str(root / "linked"))
+    assert result.returncode == 0, result.stderr
+    summary = orjson.loads(result.stdout)
+    assert summary["messages"] == 2
+    assert summary["files_skipped"]["symlink_loop"] == 2
+    assert summary["files_skipped"]["unreadable_dir"] == 2
+    assert str(root / "linked") in result.stderr and "internal error" not in result.stderr
