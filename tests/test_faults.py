@@ -174,3 +174,58 @@ def test_bad_directories_are_skipped_with_a_reason_and_everything_else_is_read(w
     assert summary["files_skipped"]["symlink_loop"] == 2
     assert summary["files_skipped"]["unreadable_dir"] == 2
     assert str(root / "linked") in result.stderr and "internal error" not in result.stderr
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def test_every_file_distill_creates_is_private_to_the_user(tmp_path, agents):
+    _kept_corpus(agents, sessions=1, messages=3)
+    state = tmp_path / "fresh" / "state"
+    env = {**os.environ, "DISTILL_STATE_DIR": str(state)}
+    run = subprocess.run([sys.executable, "-m", "distiller", "--json", "run", "--no-llm", "--source", str(agents)],
+                         capture_output=True, text=True, env=env, preexec_fn=lambda: os.umask(0o022), timeout=60)
+    assert run.returncode == 0, run.stderr
+    (staged,) = orjson.loads(run.stdout)["staged"]
+    assert _mode(state) == 0o700 and _mode(state / "batches") == 0o700
+    assert _mode(state / "distill.duckdb") == 0o600 and _mode(Path(staged)) == 0o600
+    assert _mode(Settings(state_dir=state).lock_path) == 0o600
+    shared = tmp_path / "shared.jsonl"
+    shared.write_text("old")
+    shared.chmod(0o644)
+    for args, mode in ((["-o", str(shared)], 0o600), (["-o", str(tmp_path / "group.csv"), "--format", "csv",
+                                                       "--mode", "640"], 0o640)):
+        result = subprocess.run([sys.executable, "-m", "distiller", "beliefs", "export", *args], env=env,
+                                capture_output=True, text=True, preexec_fn=lambda: os.umask(0o022), timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert _mode(Path(args[1])) == mode, args
+
+
+def test_the_database_wal_is_private_even_under_a_permissive_umask(tmp_path):
+    from distiller.store.db import connect
+
+    db = tmp_path / "state" / "distill.duckdb"
+    old = os.umask(0o022)
+    try:
+        with connect(db) as con:
+            con.execute("CREATE TABLE probe (a INTEGER)")
+            con.execute("INSERT INTO probe VALUES (1)")
+            wal = db.with_name(db.name + ".wal")
+            assert wal.exists() and _mode(wal) == 0o600
+        db.chmod(0o644)  # left readable by an older version: made private on the next write open
+        with connect(db):
+            pass
+        assert _mode(db) == 0o600
+    finally:
+        os.umask(old)
+
+
+def test_learned_statements_reach_stdout_only_when_asked(tmp_path, agents):
+    path = new_session(agents)
+    append(path, message_line("I prefer green tea over coffee every morning"))
+    quiet = distill("run", "--source", str(agents), state_dir=tmp_path / "a", check=True)
+    assert "beliefs: inserted" in quiet.stdout and "green tea" not in quiet.stdout + quiet.stderr
+    for flags in (["-v", "run"], ["run", "--show-beliefs"]):
+        shown = distill(*flags, "--source", str(agents), state_dir=tmp_path / "-".join(flags), check=True)
+        assert "green tea" in shown.stdout, flags
