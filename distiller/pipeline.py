@@ -42,7 +42,7 @@ from distiller.store import cursors, messages, runs
 from distiller.store.cursors import Cursor
 from distiller.store.db import connect, transaction
 from distiller.tail import complete_lines_end, open_regular, read_lines, skip_reason, stat_of, tail_digest
-from distiller.track import ReadPlan, observe, plan_reads
+from distiller.track import ReadPlan, identity, observe, plan_reads
 
 # What a pending message costs in memory beyond its text (record, ids, ledger lists): a chunk of many short
 # messages is bounded too, not only one of a few long ones.
@@ -449,9 +449,13 @@ class InitSummary:
 def _present_ends(roots: list[str], settings: Settings, known: dict[str, Cursor]) -> list[tuple[Cursor, int | None]]:
     """A cursor at the last complete line of every live file, with the offset it replaces (None when new)."""
     marks: dict[str, tuple[Cursor, int | None]] = {}
+    by_path = {c.path: c for c in known.values() if c.state == "active"}
     for candidate in discover([Path(r) for r in roots], settings.excluded_agents).live:
         seen = observe(candidate.path, candidate.agent, Tally())
-        if seen is None or seen.fingerprint in marks:
+        if seen is None:
+            continue
+        file_id = identity(seen, known, by_path, set(marks))
+        if file_id in marks:
             continue
         try:
             with open_regular(seen.path) as f:
@@ -459,10 +463,10 @@ def _present_ends(roots: list[str], settings: Settings, known: dict[str, Cursor]
                 digest = tail_digest(f, end)
         except OSError:
             continue  # gone or changed since it was observed: the next run reads it
-        cursor = Cursor(seen.fingerprint, seen.path, seen.agent, seen.session_id, seen.stat.dev, seen.stat.inode,
+        cursor = Cursor(file_id, seen.path, seen.agent, seen.session_id, seen.stat.dev, seen.stat.inode,
                         seen.stat.size, seen.stat.mtime_ns, end, digest)
-        previous = known.get(seen.fingerprint)
-        marks[seen.fingerprint] = (cursor, previous.offset if previous else None)
+        previous = known.get(file_id)
+        marks[file_id] = (cursor, previous.offset if previous else None)
     return list(marks.values())
 
 

@@ -1,6 +1,7 @@
 """Reconcile the files on disk with the stored cursors: what to read this run, from where, and why.
 
-The key of a cursor is the fingerprint of the file's first line. A file at a tracked path whose inode changed
+The key of a cursor is the fingerprint of the file's first line, or, when that line cannot tell files apart (no id in
+it, a copied header), the fingerprint with the file's device and inode. A file at a tracked path whose inode changed
 (write-temp-and-rename), that shrank below its cursor (truncation), or whose consumed bytes no longer end in a
 newline (rewrite in place) is reread from 0; the ledger of ingested message ids keeps that from counting anything
 twice. A tracked path that now holds another file, or none, is followed to its renamed continuation
@@ -41,21 +42,30 @@ class Observed:
     stat: Stat
     fingerprint: str
     session_id: str
+    distinctive: bool  # the first line carries an id: its fingerprint tells this file from others
+
+    @property
+    def by_inode(self) -> str:
+        """The identity of a file whose first line does not tell it apart: fingerprint, device and inode."""
+        return f"{self.fingerprint}@{self.stat.dev}:{self.stat.inode}"
 
 
 def _unchanged(cursor: Cursor, stat: Stat) -> bool:
     return (cursor.dev, cursor.inode, cursor.size, cursor.mtime_ns) == (stat.dev, stat.inode, stat.size, stat.mtime_ns)
 
 
-def _session_id(head_line: bytes | None, path: str) -> str:
+def _read_header(head_line: bytes | None, path: str) -> tuple[str, bool]:
+    """The session id (from the header, else the file name) and whether the first line carries an id at all (a
+    blank line, an id-less header or a line past the probe does not)."""
+    entry = None
     if head_line is not None:
         try:
-            header = openclaw.parse_header(orjson.loads(head_line))
+            entry = orjson.loads(head_line)
         except orjson.JSONDecodeError:
-            header = openclaw.Header(session_id=None)
-        if header.session_id:
-            return header.session_id
-    return Path(path).name.split(".jsonl")[0]
+            entry = None
+    distinctive = isinstance(entry, dict) and isinstance(entry.get("id"), str) and bool(entry["id"].strip())
+    session_id = openclaw.parse_header(entry).session_id
+    return session_id or Path(path).name.split(".jsonl")[0], distinctive
 
 
 def observe(path: str, agent: str, tally: Tally) -> Observed | None:
@@ -72,7 +82,32 @@ def observe(path: str, agent: str, tally: Tally) -> Observed | None:
     if head is None:
         tally.file_skipped("header_incomplete" if stat.size else "empty", path)
         return None
-    return Observed(path, agent, stat, head.fingerprint, _session_id(head.line, path))
+    return Observed(path, agent, stat, head.fingerprint, *_read_header(head.line, path))
+
+
+def _still_there(cursor: Cursor) -> bool:
+    try:
+        st = os.stat(cursor.path)
+    except OSError:
+        return False
+    return cursor.state == "active" and (st.st_dev, st.st_ino) == (cursor.dev, cursor.inode)
+
+
+def identity(seen: Observed, by_id: dict[str, Cursor], by_path: dict[str, Cursor], claimed: set[str]) -> str:
+    """The cursor key of a file: the fingerprint of its first line, or fingerprint + device + inode when that
+    fingerprint cannot tell it from another file (no id in the first line, a copied header, a header already
+    claimed this run). A file keeps the key its cursor has at its path; a fingerprint whose tracked file has left
+    its path is a rename, followed."""
+    here = by_path.get(seen.path)
+    if (here is not None and here.file_id not in claimed and (here.dev, here.inode) == (seen.stat.dev, seen.stat.inode)
+            and here.file_id in (seen.fingerprint, seen.by_inode)):
+        return here.file_id
+    if not seen.distinctive or seen.fingerprint in claimed:
+        return seen.by_inode
+    tracked = by_id.get(seen.fingerprint)
+    if tracked is not None and tracked.path != seen.path and _still_there(tracked):
+        return seen.by_inode  # a copy of a tracked file that is still where it was
+    return seen.fingerprint
 
 
 def _consumed_bytes_intact(path: str, cursor: Cursor) -> bool:
@@ -83,9 +118,9 @@ def _consumed_bytes_intact(path: str, cursor: Cursor) -> bool:
         return False
 
 
-def _plan(seen: Observed, tracked: Cursor | None) -> ReadPlan:
+def _plan(seen: Observed, file_id: str, tracked: Cursor | None) -> ReadPlan:
     target = Cursor(
-        file_id=seen.fingerprint,
+        file_id=file_id,
         path=seen.path,
         agent=seen.agent,
         session_id=seen.session_id,
@@ -150,14 +185,17 @@ def plan_reads(
     by_path = {c.path: c for c in cursors if c.state == "active"}
     by_id = {c.file_id: c for c in cursors}
     claimed: set[str] = set()
+    inodes: set[tuple[int, int]] = set()  # of the files claimed: a hard link is the same file under two names
     plans: list[ReadPlan] = []
 
-    def consider(seen: Observed) -> None:
-        if seen.fingerprint in claimed:
+    def consider(seen: Observed, file_id: str) -> None:
+        inode = (seen.stat.dev, seen.stat.inode)
+        if file_id in claimed or inode in inodes:
             tally.file_skipped("duplicate_identity", seen.path)
             return
-        claimed.add(seen.fingerprint)
-        plan = _plan(seen, by_id.get(seen.fingerprint))
+        claimed.add(file_id)
+        inodes.add(inode)
+        plan = _plan(seen, file_id, by_id.get(file_id))
         tally.file_event(plan.event, seen.path)
         plans.append(plan)
 
@@ -167,13 +205,14 @@ def plan_reads(
             try:
                 if _unchanged(tracked, stat_of(os.stat(candidate.path))):
                     claimed.add(tracked.file_id)
+                    inodes.add((tracked.dev, tracked.inode))
                     tally.file_event("unchanged", candidate.path)
                     continue
             except OSError:
                 pass
         seen = observe(candidate.path, candidate.agent, tally)
         if seen is not None:
-            consider(seen)
+            consider(seen, identity(seen, by_id, by_path, claimed))
 
     gone: list[str] = []
     for cursor in cursors:
@@ -188,13 +227,14 @@ def plan_reads(
             try:
                 if path == cursor.path and _unchanged(cursor, stat_of(os.stat(path))):
                     claimed.add(cursor.file_id)
+                    inodes.add((cursor.dev, cursor.inode))
                     tally.file_event("unchanged", path)
                     break
             except OSError:
                 continue
             seen = observe(path, cursor.agent, tally)
-            if seen is not None and seen.fingerprint == cursor.file_id:
-                consider(seen)
+            if seen is not None and cursor.file_id in (seen.fingerprint, seen.by_inode):
+                consider(seen, cursor.file_id)
                 break
         else:
             gone.append(cursor.file_id)

@@ -433,3 +433,53 @@ def test_a_resumed_batch_too_big_to_commit_is_set_aside_and_its_messages_read_ag
     tally = run(settings, agents)
     assert tally.set_aside == ["0123456789ab-0001.json"]
     assert ingested_ids(settings) == ["00000001"]
+
+
+@pytest.mark.parametrize("first_line", [b"\n", b'{"type":"session","version":3}\n', b"not json at all\n"])
+def test_files_whose_first_lines_carry_no_id_are_told_apart(settings, agents, first_line):
+    sessions = agents / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    paths = [sessions / f"s{n}.jsonl" for n in range(3)]
+    for n, path in enumerate(paths):
+        path.write_bytes(first_line + message_line(f"file {n} says hello", message_id=f"0000000{n}"))
+    tally = run(settings, agents)
+    assert tally.messages == 3 and not tally.files_skipped.get("duplicate_identity")
+    append(paths[1], message_line("and more", message_id="00000009"))
+    archive = paths[2].with_name(paths[2].name + ".reset.2026-03-04T09-12-33.120Z")
+    append(paths[2], message_line("just before /new", message_id="0000000a"))
+    os.rename(paths[2], archive)
+    again = run(settings, agents)
+    assert (again.messages, again.file_events["appended"], again.file_events["renamed"]) == (2, 1, 1)
+    assert ingested_ids(settings) == ["00000000", "00000001", "00000002", "00000009", "0000000a"]
+    assert run(settings, agents).messages == 0
+
+
+def test_a_new_session_that_copies_a_tracked_header_is_read(settings, agents):
+    original = new_session(agents)
+    append(original, message_line("the original", message_id="00000001"))
+    run(settings, agents)
+    copy = original.with_name("copied.jsonl")
+    copy.write_bytes(header_line(original) + message_line("new words in the copy", message_id="00000002"))
+    tally = run(settings, agents)
+    assert tally.messages == 1 and tally.file_events["new"] == 1 and not tally.files_skipped.get("duplicate_identity")
+    append(original, message_line("the original goes on", message_id="00000003"))
+    append(copy, message_line("so does the copy", message_id="00000004"))
+    assert run(settings, agents).messages == 2
+    assert ingested_ids(settings) == ["00000001", "00000002", "00000003", "00000004"]
+    os.rename(original, original.with_name("moved.jsonl"))  # a rename is still followed, not read again
+    append(original.with_name("moved.jsonl"), message_line("after the move", message_id="00000005"))
+    moved = run(settings, agents)
+    assert (moved.messages, moved.file_events["renamed"]) == (1, 1)
+
+
+def test_a_hard_link_is_one_file(settings, agents):
+    path = new_session(agents)
+    append(path, message_line("once", message_id="00000001"))
+    os.link(path, path.with_name("link.jsonl"))
+    tally = run(settings, agents)
+    assert tally.messages == 1 and tally.files_skipped["duplicate_identity"] == 1
+
+
+def header_line(path) -> bytes:
+    with open(path, "rb") as f:
+        return f.readline()

@@ -1,5 +1,5 @@
-"""Hypothesis state machine: any mix of appends (whole and partial lines), truncations, renames and runs
-emits every complete message exactly once."""
+"""Hypothesis state machine: any mix of appends (whole and partial lines), truncations, renames and runs, over
+files whose first lines may tell them apart or not, emits every complete message exactly once."""
 
 from __future__ import annotations
 
@@ -53,6 +53,18 @@ class TranscriptFiles(RuleBasedStateMachine):
         self.next_file += 1
         path = self.sessions / f"s{self.next_file}.jsonl"
         path.write_bytes(header())
+        self.live[path] = []
+
+    @rule(data=st.data(), kind=st.sampled_from(["blank", "no id", "copied"]))
+    def create_ambiguous(self, data, kind) -> None:
+        """A first line that cannot tell files apart: blank, a header without an id, or a live file's header."""
+        if kind == "copied" and not self.live:
+            return
+        first = {"blank": b"\n", "no id": b'{"type":"session","version":3}\n'}.get(kind) or header_of(
+            data.draw(st.sampled_from(sorted(self.live))))
+        self.next_file += 1
+        path = self.sessions / f"s{self.next_file}.jsonl"
+        path.write_bytes(first)
         self.live[path] = []
 
     @precondition(lambda self: self.live)
