@@ -40,11 +40,15 @@ class BatchInfo:
 
 
 def list_batches(settings: Settings) -> list[BatchInfo]:
+    waiting = batches.scan(settings.state_dir)
     found = [
         BatchInfo(b.batch_id, "staged" if b.extractor == EXTERNAL and b.status == batches.PENDING else b.status,
                   len(b.requests), len(b.items), str(batches.path_of(settings.state_dir, b.batch_id)), None)
-        for b in batches.load_all(settings.state_dir)
+        for b in waiting.batches
     ]
+    found += [BatchInfo(p.name.split(".json")[0], "unreadable", 0, 0, str(p),
+                        "does not parse; set aside by the next run, its messages read again; delete it when done")
+              for p in waiting.unreadable]
     if settings.db_path.exists():
         with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
             found += [BatchInfo(q.batch_id, "quarantined", len(q.requests), len(q.items), None, q.error)
@@ -77,6 +81,7 @@ def _parse_candidates(path: Path) -> tuple[Candidate, ...]:
 
 def commit_external(settings: Settings, batch_id: str, beliefs_file: Path) -> Tally:
     """Verify and commit an external agent's beliefs for a staged batch, exactly as built-in extractions are."""
+    batches.checked_id(batch_id)
     candidates = _parse_candidates(beliefs_file)
     with run_lock(settings.lock_path):
         path = batches.path_of(settings.state_dir, batch_id)
@@ -99,6 +104,7 @@ def _start_run(settings: Settings, sources: list[str]) -> str:
 
 def retry(settings: Settings, batch_id: str, extractor: Extractor) -> Tally:
     """Extract a quarantined batch's failed requests again; what succeeds is committed, the rest stays."""
+    batches.checked_id(batch_id)
     with run_lock(settings.lock_path):
         with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
             match = [q for q in batch_rows.quarantined(con) if q.batch_id == batch_id]
@@ -131,6 +137,7 @@ def _retries(settings: Settings, batch_id: str) -> int:
 def discard(settings: Settings, batch_id: str) -> list[str]:
     """Unstage a staged batch and the ones staged after it (their cursors start where it ends), so their messages
     are read again next run; or give up on a quarantined batch. Returns the batch ids affected."""
+    batches.checked_id(batch_id)
     with run_lock(settings.lock_path):
         if batches.path_of(settings.state_dir, batch_id).exists():
             later = [b.batch_id for b in batches.load_all(settings.state_dir) if b.batch_id >= batch_id]

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import csv
 import io
+import os
+import stat
 import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
@@ -162,8 +164,13 @@ def _parquet(beliefs: list[StoredBelief], path: Path) -> None:
             con.execute(f"COPY ({query}) TO '{str(path).replace(chr(39), chr(39) * 2)}' (FORMAT parquet)")
 
 
-def export(settings: Settings, fmt: str, output: Path | None, statuses: Sequence[str] | None = None) -> tuple[Exported, bytes]:
-    """Write the beliefs to `output`, or return the bytes for stdout; markdown defaults to live beliefs only."""
+EXPORT_MODE = 0o600
+
+
+def export(settings: Settings, fmt: str, output: Path | None, statuses: Sequence[str] | None = None,
+           mode: int = EXPORT_MODE) -> tuple[Exported, bytes]:
+    """Write the beliefs to `output` (with permissions `mode`: private unless asked otherwise), or return the bytes
+    for stdout; markdown defaults to live beliefs only."""
     if fmt not in FORMATS:
         raise DistillError(f"unknown export format {fmt!r}")
     if fmt == "parquet" and output is None:
@@ -175,12 +182,37 @@ def export(settings: Settings, fmt: str, output: Path | None, statuses: Sequence
         beliefs = sorted(beliefs, key=lambda b: (-b.confidence, b.statement))
     if fmt == "parquet":
         _parquet(beliefs, output)
+        _set_mode(output, mode)
         return Exported(fmt, len(beliefs), str(output)), b""
     data = {"jsonl": _jsonl, "csv": _csv, "markdown": _markdown}[fmt](beliefs)
     if output is not None:
-        output.write_bytes(data)
+        _write_file(output, data, mode)
         return Exported(fmt, len(beliefs), str(output)), b""
     return Exported(fmt, len(beliefs), None), data
+
+
+def _set_mode(path: Path, mode: int) -> None:
+    """An existing regular file gets `mode` too (O_CREAT's mode applies only to a new file); /dev/stdout does not."""
+    try:
+        if stat.S_ISREG(os.stat(path).st_mode):
+            os.chmod(path, mode)
+    except OSError as exc:
+        raise DistillError(f"cannot set the permissions of {path}: {exc.strerror or exc}") from exc
+
+
+def _write_file(path: Path, data: bytes, mode: int) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise DistillError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def _evidence(item: dict) -> StoredEvidence:

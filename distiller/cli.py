@@ -22,6 +22,7 @@ from distiller.errors import EXIT_ERROR, DistillError
 from distiller.extract.select import make_extractor
 from distiller.prefilter import CONTEXT, DROP, KEEP
 from distiller.screen import Decision
+from distiller.terminal import EscapingFormatter, printable
 
 log = logging.getLogger("distiller")
 
@@ -34,7 +35,7 @@ class Output:
         if self.as_json:
             click.echo(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS).decode())
         else:
-            click.echo(human)
+            click.echo(printable(human, newlines=True))
 
 
 def _configure_logging(verbose: int, quiet: bool) -> None:
@@ -42,7 +43,7 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
     if verbose > 1:
         level = logging.DEBUG
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("distill: %(message)s"))
+    handler.setFormatter(EscapingFormatter("distill: %(message)s"))
     log.handlers[:] = [handler]
     log.setLevel(level)
     log.propagate = False
@@ -75,7 +76,7 @@ source_option = click.option(
     "--source",
     "sources",
     multiple=True,
-    type=click.Path(path_type=Path),
+    type=click.Path(path_type=Path, readable=False),  # an unreadable source is skipped with a reason, not fatal
     help="Agents dir, sessions dir or one transcript file (repeatable). "
     "Default: $OPENCLAW_STATE_DIR/agents or ~/.openclaw/agents.",
 )
@@ -111,7 +112,7 @@ def _decision_json(decision: Decision) -> dict:
 
 def _decision_row(decision: Decision) -> str:
     text = " ".join(decision.text.split())
-    return (
+    return printable(
         f"{decision.decision:<7} {decision.reason:<18} {decision.message.role:<9} {decision.item_id:<12} "
         f"{text[:70] + ('…' if len(text) > 70 else '')}"
     )
@@ -171,10 +172,13 @@ def _run_summary(d: dict, dry_run: bool) -> str:
 @click.option("--no-llm", is_flag=True, help="Stage batches for an external agent (see `distill commit`).")
 @click.option("--batch-api", is_flag=True, default=None,
               help="Submit through the Message Batches API (half price); later runs collect the results.")
+@click.option("--show-beliefs", is_flag=True,
+              help="Print the statements learned by this run (also with -v); by default only their counts, so a "
+              "scheduled run's log holds no belief text.")
 @click.pass_obj
 def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, extractor: str | None,
         model: str | None, allow_expensive_model: bool | None, budget_usd: float | None, budget_tokens: int | None,
-        no_llm: bool, batch_api: bool | None) -> None:
+        no_llm: bool, batch_api: bool | None, show_beliefs: bool) -> None:
     """Read the new tail of every transcript, screen it, distill it into verified beliefs, commit exactly once."""
     out: Output = obj["out"]
     settings = override(obj["settings"], extractor="external" if no_llm else extractor, model=model,
@@ -194,10 +198,12 @@ def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, e
     summary = pipeline.run_once(settings, sources, dry_run=dry_run, show=printer)
     d = summary.as_dict()
     human = _run_summary(d, dry_run)
-    if summary.run_id is not None and d["beliefs"] and not out.as_json:
+    asked = show_beliefs or log.isEnabledFor(logging.INFO)
+    if summary.run_id is not None and d["beliefs"] and not out.as_json and asked:
         learned = beliefs_api.from_run(settings, summary.run_id)
         human += "\nbeliefs from this run:\n" + "\n".join(
-            f"  [{b.category}, {b.status}, {b.confidence:.2f}] {b.statement}" for b in learned[:LEARNED_SHOWN]
+            f"  [{b.category}, {b.status}, {b.confidence:.2f}] {printable(b.statement)}"
+            for b in learned[:LEARNED_SHOWN]
         ) + (f"\n  … and {len(learned) - LEARNED_SHOWN} more (`distill beliefs list`)"
              if len(learned) > LEARNED_SHOWN else "")
     if show is not None and out.as_json:
@@ -294,6 +300,9 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
     if d["batches"]:
         lines.append(f"batches waiting: {_counts(d['batches'])} (see `distill batches list`)")
     lines += [f"  quarantined {q['batch_id']}: {q['error']}" for q in d["quarantined"]]
+    d["unreadable_batch_files"] = [b.path for b in waiting if b.status == "unreadable"]
+    lines += [f"  unreadable batch file {path} (set aside; its messages are read again)"
+              for path in d["unreadable_batch_files"]]
     last = d["last_run"]
     if last is None:
         lines.append("last run: never")
@@ -322,7 +331,7 @@ def main() -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except DistillError as exc:
-        click.echo(f"Error: {exc}", err=True)
+        click.echo(f"Error: {printable(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)

@@ -13,6 +13,7 @@ from distiller import beliefs as api
 from distiller.extract.base import CATEGORIES
 from distiller.store.belief_reads import SORTS, BeliefRow, Filters
 from distiller.store.beliefs import STATUSES
+from distiller.terminal import printable
 
 
 def _since(value: str | None) -> datetime | None:
@@ -29,10 +30,20 @@ def _since(value: str | None) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
+def _file_mode(value: str) -> int:
+    try:
+        mode = int(value, 8)
+    except ValueError:
+        mode = -1
+    if not 0 <= mode <= 0o777:
+        raise click.BadParameter(f"expected octal permissions like 600 or 640, not {value!r}")
+    return mode
+
+
 def _line(b: BeliefRow) -> str:
     activation = "" if b.activation is None else f" act {b.activation:5.2f}"
     return (f"{b.id}  {b.status:<18} {b.category:<18} conf {b.confidence:.2f}{activation}  {b.scope:<12} "
-            f"{b.statement}")
+            f"{printable(b.statement)}")
 
 
 def _rows(out, rows: list[BeliefRow]) -> None:
@@ -80,7 +91,7 @@ def show(obj: dict, belief_id: str) -> None:
     detail = api.show(obj["settings"], belief_id)
     b = detail.belief
     lines = [
-        f"{b.id}  {b.statement}",
+        f"{b.id}  {printable(b.statement)}",
         f"  {b.category} · {b.status} · {b.scope} · slot {b.subject}/{b.attribute or '-'}",
         f"  confidence {b.confidence:.2f} ({b.evidence_type}) · activation "
         f"{'-' if b.activation is None else f'{b.activation:.2f}'} · importance {b.importance} · "
@@ -94,7 +105,7 @@ def show(obj: dict, belief_id: str) -> None:
     for e in detail.evidence:
         lines.append(f"  - {e.ts} {e.agent}/{e.session} message {e.message_id} ({e.evidence_type}, run {e.run[:12]})")
         lines.append(f"    {e.file} bytes {e.byte_start}-{e.byte_end}")
-        lines.append(f"    “{e.quote}”")
+        lines.append(f"    “{printable(e.quote)}”")
     obj["out"].emit(detail.as_dict(), "\n".join(lines))
 
 
@@ -104,7 +115,8 @@ def show(obj: dict, belief_id: str) -> None:
 def history(obj: dict, belief_id: str) -> None:
     """The belief's slot over time: what it superseded, what superseded it, and lifecycle events."""
     result = api.history(obj["settings"], belief_id)
-    lines = [f"{b.valid_from or b.first_seen} → {b.valid_to or 'now':<25} {b.status:<18} {b.id}  {b.statement}"
+    lines = [f"{b.valid_from or b.first_seen} → {b.valid_to or 'now':<25} {b.status:<18} {b.id}  "
+             f"{printable(b.statement)}"
              for b in result.timeline]
     lines += [f"  {e.at} {e.event:<16} {e.belief_id}" + (f" ↔ {e.other_id}" if e.other_id else "")
               for e in result.events]
@@ -132,10 +144,12 @@ def forget(obj: dict, belief_ids: tuple[str, ...], match: str | None, source: st
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="File (default: stdout).")
 @click.option("--status", "statuses", multiple=True, type=click.Choice(STATUSES),
               help="Only these statuses (repeatable). Default: all; markdown: active and provisional.")
+@click.option("--mode", default="600", callback=lambda _c, _p, v: _file_mode(v),
+              help="Permissions of the --output file, in octal (e.g. 640 to share it with your group).")
 @click.pass_obj
-def export(obj: dict, fmt: str, output: Path | None, statuses: tuple[str, ...]) -> None:
+def export(obj: dict, fmt: str, output: Path | None, statuses: tuple[str, ...], mode: int) -> None:
     """Export beliefs with their evidence as JSONL, CSV, Parquet or MEMORY.md-style markdown."""
-    summary, data = api.export(obj["settings"], fmt, output, statuses or None)
+    summary, data = api.export(obj["settings"], fmt, output, statuses or None, mode=mode)
     if summary.path is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()

@@ -17,7 +17,7 @@ from pathlib import Path
 import orjson
 
 from distiller import batch as batches
-from distiller import distill
+from distiller import distill, stop
 from distiller.batch import Batch
 from distiller.config import Settings
 from distiller.errors import Unavailable
@@ -40,7 +40,7 @@ from distiller.store import beliefs as belief_store
 from distiller.store import cursors, messages, runs
 from distiller.store.cursors import Cursor
 from distiller.store.db import connect, transaction
-from distiller.tail import complete_lines_end, read_lines, stat_of, tail_digest
+from distiller.tail import complete_lines_end, open_regular, read_lines, skip_reason, stat_of, tail_digest
 from distiller.track import ReadPlan, observe, plan_reads
 
 # What a pending message costs in memory beyond its text (record, ids, ledger lists): a chunk of many short
@@ -179,6 +179,7 @@ class _Committer:
                 raise BudgetReached(f"{name} {limit:g} would be passed by the next batch (≈{would_be:.4g})")
 
     def flush(self, *, final: bool = False, gone: Sequence[str] = ()) -> None:
+        stop.check()
         fresh = self._fresh(self._screened())
         self.batches_made += 1
         if self.dry_run:
@@ -244,6 +245,7 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
                    waiting: list[Batch]) -> None:
     """Finish what an earlier run left: commit distilled batches, extract pending ones, before reading anything."""
     for batch in waiting:
+        stop.check()
         with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
             done = batch_rows.is_committed(con, batch.batch_id)
         if done:
@@ -281,9 +283,9 @@ def _decode_failure(data: bytes) -> str:
 def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tally: Tally, committer: _Committer) -> None:
     target = plan.target
     try:
-        f = open(target.path, "rb")
+        f = open_regular(target.path)
     except OSError as exc:
-        tally.file_skipped("unreadable", target.path, exc.strerror or str(exc))
+        tally.file_skipped(skip_reason(exc), target.path, exc.strerror or str(exc))
         return
     with f:
         now = stat_of(os.fstat(f.fileno()))
@@ -297,7 +299,10 @@ def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tall
         )
         read = _FileRead()
         offset = plan.start
+        stopping = stop.requested
         for line in read_lines(f, plan.start, plan.stop, max_line_bytes=settings.max_line_bytes):
+            if stopping():
+                stop.check()  # a safe point: what was read but not committed is simply read again next run
             tally.lines += 1
             tally.bytes_read += line.end - line.start
             offset = line.end
@@ -351,8 +356,9 @@ def run_once(
     roots = resolve_sources(sources)
     extractor = extractor or make_extractor(settings)
     if dry_run:
-        return _run(settings, roots, extractor, dry_run=True, show=show)
-    with run_lock(settings.lock_path):
+        with stop.deferred():
+            return _run(settings, roots, extractor, dry_run=True, show=show)
+    with stop.deferred(), run_lock(settings.lock_path):
         return _run(settings, roots, extractor, dry_run=False, show=show)
 
 
@@ -362,6 +368,11 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
     run_id = "dry-run" if dry_run else uuid.uuid4().hex
     spent = (0, 0.0)
     tracked: list[Cursor] = []
+    if not dry_run:
+        tally.set_aside = batches.tidy(settings.state_dir)
+        for name in tally.set_aside:
+            log.warning("set aside batch file %s (it does not parse; its messages are read again)",
+                        batches.batches_dir(settings.state_dir) / name)
     waiting = [] if dry_run else batches.load_all(settings.state_dir)
     if not dry_run:
         with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
@@ -384,19 +395,25 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
         plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
         committer = _Committer(settings, run_id, dry_run, tally, extractor, show, spent)
         for plan in plans:
+            stop.check()
             _read(plan, settings, discovery.session_keys, tally, committer)
         committer.flush(final=True, gone=gone)
-    except BudgetReached as stop:
-        tally.budget_stop = str(stop)
-        log.warning("budget reached: %s; the rest stays ahead of the cursors for the next run", stop)
+    except BudgetReached as reached:
+        tally.budget_stop = str(reached)
+        log.warning("budget reached: %s; the rest stays ahead of the cursors for the next run", reached)
         if not dry_run:
             _finish(settings, run_id, tally, "budget")
     except BaseException as exc:
         if not dry_run:
-            _finish(settings, run_id, tally, "unavailable" if isinstance(exc, Unavailable) else "failed",
-                    f"{type(exc).__name__}: {exc}")
+            _finish(settings, run_id, tally, _ended_as(exc), f"{type(exc).__name__}: {exc}")
         raise
     return RunSummary(None if dry_run else run_id, dry_run, tuple(roots), tally)
+
+
+def _ended_as(exc: BaseException) -> str:
+    if isinstance(exc, (stop.Interrupted, KeyboardInterrupt)):
+        return "interrupted"
+    return "unavailable" if isinstance(exc, Unavailable) else "failed"
 
 
 def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:
@@ -426,9 +443,12 @@ def _present_ends(roots: list[str], settings: Settings, known: dict[str, Cursor]
         seen = observe(candidate.path, candidate.agent, Tally())
         if seen is None or seen.fingerprint in marks:
             continue
-        with open(seen.path, "rb") as f:
-            end = complete_lines_end(f, seen.stat.size)
-            digest = tail_digest(f, end)
+        try:
+            with open_regular(seen.path) as f:
+                end = complete_lines_end(f, seen.stat.size)
+                digest = tail_digest(f, end)
+        except OSError:
+            continue  # gone or changed since it was observed: the next run reads it
         cursor = Cursor(seen.fingerprint, seen.path, seen.agent, seen.session_id, seen.stat.dev, seen.stat.inode,
                         seen.stat.size, seen.stat.mtime_ns, end, digest)
         previous = known.get(seen.fingerprint)

@@ -65,13 +65,30 @@ def _needs_migration(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(pending(applied))
 
 
-def _create(path: Path, wait_seconds: float) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+@contextmanager
+def private_files() -> Iterator[None]:
+    """Files created meanwhile (the database, its .wal, DuckDB's temp files) are readable by their owner only."""
     old_umask = os.umask(0o077)
     try:
-        con = _open(path, False, wait_seconds)
+        yield
     finally:
         os.umask(old_umask)
+
+
+def _tighten(path: Path) -> None:
+    """A database (or .wal) left readable by others by an older version is made private again."""
+    for file in (path, path.with_name(path.name + ".wal")):
+        try:
+            st = os.stat(file)
+            if st.st_mode & 0o077 and st.st_uid == os.geteuid():
+                os.chmod(file, 0o600)
+        except OSError:
+            continue
+
+
+def _create(path: Path, wait_seconds: float) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    con = _open(path, False, wait_seconds)
     try:
         migrate(con)
     finally:
@@ -96,17 +113,20 @@ def _ensure_migrated(path: Path, wait_seconds: float) -> None:
 @contextmanager
 def connect(path: Path, *, read_only: bool = False, wait_seconds: float = 5.0) -> Iterator[duckdb.DuckDBPyConnection]:
     """A migrated connection, closed on exit; a read-only open migrates first through a brief write open."""
-    if not path.exists():
-        _create(path, wait_seconds)
-    elif read_only:
-        _ensure_migrated(path, wait_seconds)
-    con = _open(path, read_only, wait_seconds)
-    try:
-        if not read_only:
-            migrate(con)
-        yield con
-    finally:
-        con.close()
+    with private_files():
+        if not path.exists():
+            _create(path, wait_seconds)
+        elif read_only:
+            _ensure_migrated(path, wait_seconds)
+        else:
+            _tighten(path)
+        con = _open(path, read_only, wait_seconds)
+        try:
+            if not read_only:
+                migrate(con)
+            yield con
+        finally:
+            con.close()
 
 
 @contextmanager
