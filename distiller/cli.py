@@ -7,17 +7,20 @@ progress always go to stderr.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 
 import click
 import orjson
+from click.core import ParameterSource
 
 from distiller import batches_admin, pipeline
 from distiller import beliefs as beliefs_api
 from distiller.cli_beliefs import beliefs, runs_command
-from distiller.config import load_settings, override
+from distiller.config import describe, load_settings, override
 from distiller.errors import EXIT_ERROR, DistillError
 from distiller.extract.select import make_extractor
 from distiller.prefilter import CONTEXT, DROP, KEEP
@@ -27,13 +30,15 @@ log = logging.getLogger("distiller")
 
 
 class Output:
-    def __init__(self, as_json: bool) -> None:
+    def __init__(self, as_json: bool, quiet: bool = False) -> None:
         self.as_json = as_json
+        self.quiet = quiet
 
     def emit(self, payload: dict, human: str) -> None:
+        """The result: JSON with --json (even with -q, it is what was asked for), else text unless -q."""
         if self.as_json:
             click.echo(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS).decode())
-        else:
+        elif not self.quiet:
             click.echo(human)
 
 
@@ -48,27 +53,100 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
     log.propagate = False
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
+# Global options a user may also type after the command (`distill beliefs list --json`).
+_GLOBAL_FLAGS = frozenset({"--json", "--verbose", "--quiet", "-q"})
+_GLOBAL_WITH_VALUE = "--state-dir"
+_GROUP_WITH_VALUE = frozenset({"--state-dir", "--config"})
+
+
+def hoist_global_options(args: list[str]) -> list[str]:
+    """Move global options found after the command name in front of it; `--` ends the search."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        i += 2 if args[i] in _GROUP_WITH_VALUE else 1
+    if i >= len(args) or args[i] == "--":
+        return list(args)
+    moved: list[str] = []
+    kept: list[str] = []
+    rest = args[i + 1:]
+    j = 0
+    while j < len(rest):
+        arg = rest[j]
+        if arg == "--":
+            kept += rest[j:]
+            break
+        if arg in _GLOBAL_FLAGS or re.fullmatch(r"-v+", arg) or arg.startswith(_GLOBAL_WITH_VALUE + "="):
+            moved.append(arg)
+        elif arg == _GLOBAL_WITH_VALUE and j + 1 < len(rest):
+            moved += rest[j:j + 2]
+            j += 1
+        else:
+            kept.append(arg)
+        j += 1
+    return [*args[:i], *moved, args[i], *kept]
+
+
+class DistillGroup(click.Group):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_global_options(args))
+
+    def main(self, *args, **kwargs):  # type: ignore[override]
+        """Errors become one clear line on stderr and an exit code, never a traceback (in-process too)."""
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except click.exceptions.Abort:
+            click.echo("Aborted.", err=True)
+            sys.exit(130)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except DistillError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            sys.exit(130)
+        except Exception as exc:  # a bug: say so plainly; -vv shows the traceback
+            if log.isEnabledFor(logging.DEBUG):
+                log.exception("internal error")
+            click.echo(f"Error: internal error: {type(exc).__name__}: {exc}", err=True)
+            sys.exit(EXIT_ERROR)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+_ORIGINS = {ParameterSource.COMMANDLINE: "flag --state-dir", ParameterSource.ENVIRONMENT: "env DISTILL_STATE_DIR"}
+
+
+@click.group(cls=DistillGroup, context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
 @click.option(
     "--state-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("state"),
     envvar="DISTILL_STATE_DIR",
     show_envvar=True,
-    help="Directory holding the database, the run lock and distill.toml.",
+    help="Directory holding the database, the run lock and distill.toml.  "
+    "[default: $XDG_STATE_HOME/distiller, i.e. ~/.local/state/distiller]",
 )
 @click.option(
     "--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), help="Settings file (TOML)."
 )
 @click.option("--json", "as_json", is_flag=True, envvar="DISTILL_JSON", help="Machine-readable JSON on stdout.")
 @click.option("-v", "--verbose", count=True, help="More diagnostics on stderr (-vv for debug).")
-@click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr.")
+@click.option("-q", "--quiet", is_flag=True, help="Only errors: no text summary (JSON is still printed with --json).")
 @click.version_option(package_name="distiller", prog_name="distill")
 @click.pass_context
-def cli(ctx: click.Context, state_dir: Path, config_file: Path | None, as_json: bool, verbose: int, quiet: bool):
-    """Distill AI-agent transcripts into atomic beliefs about the user, kept in DuckDB."""
+def cli(ctx: click.Context, state_dir: Path | None, config_file: Path | None, as_json: bool, verbose: int,
+        quiet: bool):
+    """Distill AI-agent transcripts into atomic beliefs about the user, kept in DuckDB.
+
+    Global options (--json, -v, -q, --state-dir) may come before or after the command."""
     _configure_logging(verbose, quiet)
-    ctx.obj = {"settings": load_settings(state_dir, config_file), "out": Output(as_json)}
+    origin = _ORIGINS.get(ctx.get_parameter_source("state_dir"), "default")
+    settings = load_settings(state_dir, config_file, state_dir_origin=origin)
+    log.info("state dir: %s (%s)", settings.state_dir, origin)
+    ctx.obj = {"settings": settings, "out": Output(as_json, quiet)}
 
 
 source_option = click.option(
@@ -305,30 +383,35 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
     obj["out"].emit(d, "\n".join(lines))
 
 
+@cli.group("config")
+def config_group() -> None:
+    """The effective settings and where each came from."""
+
+
+@config_group.command("show")
+@click.pass_obj
+def config_show(obj: dict) -> None:
+    """Every setting's effective value and its origin (default, file, env, flag); secrets masked."""
+    shown = describe(obj["settings"])
+    width = max(len(s.name) for s in shown)
+    human = "\n".join(f"{s.name:<{width}}  {_shown_value(s.value)}  ({s.origin})" for s in shown)
+    obj["out"].emit({"settings": [asdict(s) for s in shown]}, human)
+
+
+def _shown_value(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ", ".join(value) or "[]"
+    return str(value)
+
+
 cli.add_command(beliefs)
 cli.add_command(runs_command)
 
 
 def main() -> None:
     """Entry point: errors become one clear line on stderr and an exit code, never a traceback."""
-    try:
-        cli.main(prog_name="distill", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
-        sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except DistillError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        click.echo("Interrupted.", err=True)
-        sys.exit(130)
-    except Exception as exc:  # a bug: say so plainly; -vv shows the traceback
-        if log.isEnabledFor(logging.DEBUG):
-            log.exception("internal error")
-        click.echo(f"Error: internal error: {type(exc).__name__}: {exc}", err=True)
-        sys.exit(EXIT_ERROR)
+    cli.main(prog_name="distill")
