@@ -288,12 +288,28 @@ def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, e
 @click.argument("batch_id")
 @click.option("--beliefs", "beliefs_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="JSONL written by the external agent: one candidate per line, citing the batch's item ids.")
+@click.option("--dry-run", is_flag=True, help="Verify every line and report; commit nothing.")
+@click.option("--accept-empty", is_flag=True,
+              help="Commit even when no line passes (the batch's messages are then marked read without a belief).")
 @click.pass_obj
-def commit(obj: dict, batch_id: str, beliefs_file: Path) -> None:
+def commit(obj: dict, batch_id: str, beliefs_file: Path, dry_run: bool, accept_empty: bool) -> None:
     """Verify and commit an external agent's beliefs for a batch staged by `distill run --no-llm`."""
-    tally = batches_admin.commit_external(obj["settings"], batch_id, beliefs_file)
-    d = tally.as_dict()
-    obj["out"].emit({"batch_id": batch_id, **d}, f"committed {batch_id}\n" + _distill_summary(d))
+    result = batches_admin.commit_external(obj["settings"], batch_id, beliefs_file, dry_run=dry_run,
+                                           accept_empty=accept_empty)
+    for verdict in result.lines:
+        if verdict.reason is not None:
+            click.echo(f"{beliefs_file}:{verdict.line}: rejected: {verdict.reason}", err=True)
+    d = result.as_dict()
+    if result.committed:
+        human = f"committed {batch_id}\n" + _distill_summary(d)
+    else:
+        human = (f"{'dry run: ' if dry_run else ''}{result.accepted} of {len(result.lines)} line(s) pass "
+                 f"verification; {batch_id} stays staged")
+    obj["out"].emit({**d, "dry_run": dry_run}, human)
+    if not dry_run and not result.committed:
+        raise DistillError(f"no line of {beliefs_file} passes verification, so nothing would be stored and the "
+                           f"batch's messages would be marked read: {batch_id} stays staged (fix the file, or pass "
+                           f"--accept-empty to commit it anyway)")
 
 
 @cli.group()

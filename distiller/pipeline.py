@@ -197,8 +197,10 @@ class _Committer:
             request_budget_tokens=self.settings.request_budget_tokens,
             prompt_tokens=prompt_tokens(self.extractor),
         )
-        if self.extractor.name == EXTERNAL:
-            # Staged for an external agent: committed later, in order, by `distill commit`.
+        if self.extractor.name == EXTERNAL and (built.requests or self.tally.staged):
+            # Staged for an external agent: committed later, in order, by `distill commit`. A batch with nothing
+            # to extract is committed at once instead (unless it must follow a staged one), so nothing new never
+            # stages an empty batch that would hold up every later run.
             self.tally.staged.append(str(batches.write(self.settings.state_dir, built)))
             self._counted(fresh)
             if final:
