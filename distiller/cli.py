@@ -282,6 +282,9 @@ def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, e
         click.echo(human, err=True)
     else:
         out.emit(d, human)
+    missing = d["files_skipped"].get("missing_source")
+    if missing:
+        raise DistillError(f"{missing} source(s) not found (named above); everything else was read")
 
 
 @cli.command()

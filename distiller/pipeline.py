@@ -34,7 +34,8 @@ from distiller.lock import run_lock
 from distiller.records import Message
 from distiller.screen import Decision, Screened, screen
 from distiller.sources import openclaw
-from distiller.sources.discover import default_source, discover, session_skip
+from distiller.sources import formats
+from distiller.sources.discover import Discovery, default_source, discover, session_skip
 from distiller.store import batches as batch_rows
 from distiller.store import beliefs as belief_store
 from distiller.store import cursors, messages, runs
@@ -383,6 +384,7 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
         for missing in discovery.missing:
             tally.file_skipped("missing_source", missing)
             log.warning("source not found: %s", missing)
+        _name_unrecognised(roots, discovery, tally)
         plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
         committer = _Committer(settings, run_id, dry_run, tally, extractor, show, spent)
         for plan in plans:
@@ -399,6 +401,30 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
                     f"{type(exc).__name__}: {exc}")
         raise
     return RunSummary(None if dry_run else run_id, dry_run, tuple(roots), tally)
+
+
+def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> None:
+    """A source given as a file of another assistant's format is not misread line by line as OpenClaw; a source
+    dir with no OpenClaw transcript says what it holds instead."""
+    found = [c.path for c in (*discovery.live, *discovery.archives)]
+    for root in roots:
+        if root in discovery.missing:
+            continue
+        if os.path.isfile(root):
+            kind = formats.sniff(root)
+            if kind not in (formats.OPENCLAW, formats.EMPTY):
+                discovery.live[:] = [c for c in discovery.live if c.path != root]
+                tally.file_skipped("unsupported_format", root)
+                log.warning("not read: %s is a %s transcript, not an OpenClaw one (not supported yet)", root,
+                            formats.LABELS[kind])
+        elif not any(p.startswith(root.rstrip(os.sep) + os.sep) for p in found):
+            kinds = formats.survey(Path(root))
+            if kinds[formats.OPENCLAW]:
+                continue  # there are some, only excluded or archived
+            held = ", ".join(f"{n} {formats.LABELS[k]} file(s)" for k, n in kinds.most_common())
+            tally.file_skipped("no_transcripts", root)
+            log.warning("no OpenClaw transcripts under %s (expected <agent>/sessions/*.jsonl)%s", root,
+                        f"; it holds {held}, which are not supported yet" if held else "")
 
 
 def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:
