@@ -356,12 +356,15 @@ def batches_discard(obj: dict, batch_id: str) -> None:
 
 @cli.command()
 @source_option
-@click.option("--from-now", "mode", flag_value="from-now", help="Mark everything present as already read.")
-@click.option("--from-start", "mode", flag_value="from-start", help="Forget all cursors: reread from byte 0.")
+@click.option("--from-now", is_flag=True, help="Mark everything present as already read.")
+@click.option("--from-start", is_flag=True, help="Forget all cursors: reread from byte 0.")
 @click.pass_obj
-def init(obj: dict, sources: tuple[Path, ...], mode: str | None) -> None:
+def init(obj: dict, sources: tuple[Path, ...], from_now: bool, from_start: bool) -> None:
     """Create the state directory and database (optionally setting where reading starts)."""
-    summary = pipeline.init(obj["settings"], sources, mode=mode or "create")
+    if from_now and from_start:
+        raise click.UsageError("--from-now and --from-start are opposites: pass one of them")
+    mode = "from-now" if from_now else "from-start" if from_start else "create"
+    summary = pipeline.init(obj["settings"], sources, mode=mode)
     human = f"state ready: {summary.db_path}"
     if summary.mode == "from-now":
         human += f"\nmarked {summary.files_marked} file(s) as read up to their last complete line"

@@ -20,7 +20,7 @@ from distiller import batch as batches
 from distiller import distill
 from distiller.batch import Batch
 from distiller.config import Settings
-from distiller.errors import Unavailable
+from distiller.errors import DistillError, Unavailable
 from distiller.events import Tally, log
 from distiller.extract.base import Extractor
 from distiller.extract.select import (
@@ -353,10 +353,25 @@ def run_once(
     `show` is called with every decision on a newly read message (the tool for tuning the filters)."""
     roots = resolve_sources(sources)
     extractor = extractor or make_extractor(settings)
+    _check_options(settings, extractor)
     if dry_run:
         return _run(settings, roots, extractor, dry_run=True, show=show)
     with run_lock(settings.lock_path):
         return _run(settings, roots, extractor, dry_run=False, show=show)
+
+
+def _check_options(settings: Settings, extractor: Extractor) -> None:
+    """Options that only the Anthropic extractor honours are errors when another one runs, not silently ignored."""
+    if extractor.name != "rules":
+        return
+    why = ("ANTHROPIC_API_KEY is not set" if settings.extractor == "auto" else
+           f"extractor = rules ({settings.origin('extractor')})")
+    if settings.batch_api:
+        raise DistillError(f"the Message Batches API needs the Anthropic extractor, but the offline rules run ({why}): "
+                           f"set ANTHROPIC_API_KEY, or drop batch_api ({settings.origin('batch_api')})")
+    if settings.origin("model").startswith("flag"):
+        raise DistillError(f"--model {settings.model} would be ignored: the offline rules extractor runs ({why}); "
+                           f"set ANTHROPIC_API_KEY, or drop --model")
 
 
 def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run: bool,

@@ -226,3 +226,39 @@ def test_timestamps_are_rfc3339_utc_whatever_the_zone(agents):
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stamp), stamp
         parsed = datetime.fromisoformat(stamp)
         assert abs((datetime.now(timezone.utc) - parsed).total_seconds()) < 600
+
+
+def test_init_refuses_both_directions():
+    result = invoke("init", "--from-now", "--from-start")
+    assert result.exit_code == 2 and "opposites" in result.stderr
+
+
+def test_options_the_rules_extractor_cannot_honour_are_errors(agents):
+    new_session(agents, n_messages=1)
+    model = invoke("run", "--model", "claude-sonnet-5-5", "--source", str(agents))
+    assert model.exit_code == 1 and "--model claude-sonnet-5-5 would be ignored" in model.stderr
+    assert "ANTHROPIC_API_KEY" in model.stderr
+    batch_api = invoke("run", "--batch-api", "--source", str(agents))
+    assert batch_api.exit_code == 1 and "set ANTHROPIC_API_KEY" in batch_api.stderr
+    assert invoke("--json", "run", "--source", str(agents)).exit_code == 0  # nothing was read by the refusals
+
+
+def test_lock_message_names_the_real_holder_not_a_stale_pid(tmp_path, agents):
+    state = tmp_path / "state"
+    state.mkdir()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    (state / "lock").write_text(f"{gone.pid}\n")  # left by an earlier run
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl,sys,time; f=open(sys.argv[1],'a'); fcntl.flock(f, fcntl.LOCK_EX); "
+         "print(1, flush=True); time.sleep(60)", str(state / "lock")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "1"
+        result = distill("run", "--source", str(agents))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.returncode == 75
+    assert f"pid {gone.pid}" not in result.stderr
+    if Path("/proc/locks").exists():
+        assert f"(pid {holder.pid})" in result.stderr
