@@ -20,6 +20,7 @@ from click.core import ParameterSource
 from distiller import batches_admin, pipeline
 from distiller import beliefs as beliefs_api
 from distiller.cli_beliefs import beliefs, runs_command
+from distiller.doctor import diagnose
 from distiller.config import describe, load_settings, override
 from distiller.errors import EXIT_ERROR, DistillError
 from distiller.extract.select import make_extractor
@@ -403,6 +404,20 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
         if last.get("error"):
             lines.append(f"  error: {last['error']}")
     obj["out"].emit(d, "\n".join(lines))
+
+
+@cli.command()
+@source_option
+@click.pass_obj
+def doctor(obj: dict, sources: tuple[Path, ...]) -> None:
+    """Check everything an unattended run needs; each problem one line with its fix; exit 1 if any."""
+    report = diagnose(obj["settings"], sources)
+    marks = {"ok": "ok     ", "warning": "warning", "problem": "PROBLEM"}
+    lines = [f"state dir: {report.state_dir} ({report.state_dir_origin})"]
+    lines += [f"{marks[c.level]} {c.name}: {c.detail}" + (f" — fix: {c.fix}" if c.fix else "") for c in report.checks]
+    obj["out"].emit(report.as_dict(), "\n".join(lines))
+    if not report.healthy:
+        raise DistillError(f"{sum(c.level == 'problem' for c in report.checks)} problem(s) found (see above)")
 
 
 @cli.group("config")

@@ -11,7 +11,7 @@ from pathlib import Path
 from distiller.errors import Unavailable
 
 
-def _holder(fd: int) -> int | None:
+def lock_holder(fd: int) -> int | None:
     """The pid that holds the lock: the kernel's answer where there is one (Linux /proc/locks), else the pid the
     last distill wrote if that process is alive. A pid left by an earlier run while another tool (flock(1) in a
     cron line) holds the lock is never named."""
@@ -46,7 +46,7 @@ def run_lock(path: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = _holder(fd)
+            holder = lock_holder(fd)
             raise Unavailable(
                 f"another distill run is in progress{f' (pid {holder})' if holder else ''}; lock held on {path}"
             ) from None

@@ -113,6 +113,16 @@ def connect(path: Path, *, read_only: bool = False, wait_seconds: float = 5.0) -
 
 
 @contextmanager
+def open_existing(path: Path, *, wait_seconds: float = 5.0) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection to an existing database as it is: not created, not migrated (for diagnosis)."""
+    con = _open(path, True, wait_seconds)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+@contextmanager
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """BEGIN … COMMIT, with an explicit ROLLBACK on error (DuckDB's commit silently rolls back aborted work)."""
     con.execute("BEGIN TRANSACTION")
