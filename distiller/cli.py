@@ -17,7 +17,8 @@ import click
 import orjson
 from click.core import ParameterSource
 
-from distiller import batches_admin, pipeline
+from distiller import batches_admin, install, pipeline
+from distiller import schedule as scheduling
 from distiller import beliefs as beliefs_api
 from distiller.cli_beliefs import beliefs, runs_command
 from distiller.doctor import diagnose
@@ -418,6 +419,106 @@ def doctor(obj: dict, sources: tuple[Path, ...]) -> None:
     obj["out"].emit(report.as_dict(), "\n".join(lines))
     if not report.healthy:
         raise DistillError(f"{sum(c.level == 'problem' for c in report.checks)} problem(s) found (see above)")
+
+
+def _extraction_options(fn):
+    """The run options `schedule` passes on to each run (and `schedule install` writes into the unit)."""
+    for option in reversed([
+        source_option,
+        click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]), help="[default: auto]"),
+        click.option("--model", help="Anthropic model.  [default: claude-haiku-5-5]"),
+        click.option("--budget-usd", type=float, help="Per-run dollar budget (0: no limit)."),
+        click.option("--budget-tokens", type=int, help="Per-run token budget (0: no limit)."),
+        click.option("--batch-api", is_flag=True, default=None, help="Submit through the Message Batches API."),
+    ]):
+        fn = option(fn)
+    return fn
+
+
+def _run_args(sources, extractor, model, budget_usd, budget_tokens, batch_api) -> list[str]:
+    """The same run options as command-line words, sources made absolute (a unit has no working directory)."""
+    args = [word for source in pipeline.resolve_sources(sources) for word in ("--source", source)]
+    for flag, value in (("--extractor", extractor), ("--model", model), ("--budget-usd", budget_usd),
+                        ("--budget-tokens", budget_tokens)):
+        if value is not None:
+            args += [flag, str(value)]
+    return args + (["--batch-api"] if batch_api else [])
+
+
+@cli.group(invoke_without_command=True)
+@click.option("--cron", "cron_expr", metavar="EXPR", help="Five-field crontab expression, local time (0 = Sunday).")
+@click.option("--every", help="Interval: 15m, 1h, 6h, 1d.  [default: 1h]")
+@click.option("--jitter", type=click.IntRange(0, 3600), help="Random delay of up to S seconds per fire.")
+@click.option("--run-now", is_flag=True, help="Run once at start, then on the schedule.")
+@_extraction_options
+@click.pass_context
+def schedule(ctx: click.Context, cron_expr, every, jitter, run_now, sources, extractor, model, budget_usd,
+             budget_tokens, batch_api) -> None:
+    """Run `distill run` in-process on a schedule until SIGTERM/SIGINT (then exit 0); one summary line per run.
+
+    For hosts without cron or systemd. `schedule install` writes a systemd timer, crontab line or launchd agent
+    instead."""
+    if ctx.invoked_subcommand is not None:
+        return
+    obj = ctx.obj
+    out: Output = obj["out"]
+    settings = override(obj["settings"], extractor=extractor, model=model, budget_usd=budget_usd,
+                        budget_tokens=budget_tokens, batch_api=batch_api)
+    when = scheduling.timing(cron_expr, every, jitter)
+
+    def report(outcome: scheduling.Outcome) -> None:
+        if out.as_json:
+            click.echo(orjson.dumps(outcome.as_dict(), option=orjson.OPT_SORT_KEYS).decode())
+        elif not out.quiet:
+            click.echo(_outcome_line(outcome))
+
+    code = scheduling.serve(settings, sources or None, when, run_now=run_now, report=report,
+                            request_stop=scheduling.REQUEST_STOP)
+    ctx.exit(code)
+
+
+def _outcome_line(outcome) -> str:
+    if outcome.summary is None:
+        return f"{outcome.at} {outcome.status}: {outcome.error}"
+    d = outcome.summary
+    beliefs = _counts(d["beliefs"]) or "none"
+    return (f"{outcome.at} {outcome.status}: {d['files']} file(s), {d['messages']:,} message(s), beliefs: {beliefs}"
+            f" (run {(d['run_id'] or '-')[:12]})" + (f"; stopped: {d['budget_stop']}" if d.get("budget_stop") else ""))
+
+
+_KIND = click.argument("kind", type=click.Choice(install.KINDS))
+_DIR = click.option("--dir", "target", type=click.Path(file_okay=False, path_type=Path),
+                    help="Write the files here instead of their usual place.")
+
+
+@schedule.command("install")
+@_KIND
+@click.option("--every", default="1h", help="Interval: 15m, 1h, 6h, 1d.")
+@_DIR
+@_extraction_options
+@click.pass_obj
+def schedule_install(obj: dict, kind: str, every: str, target: Path | None, sources, extractor, model, budget_usd,
+                     budget_tokens, batch_api) -> None:
+    """Write a systemd user timer, crontab line or launchd agent running this distill on this state dir."""
+    settings = override(obj["settings"], extractor=extractor, model=model, budget_usd=budget_usd,
+                        budget_tokens=budget_tokens, batch_api=batch_api)
+    args = _run_args(sources, extractor, model, budget_usd, budget_tokens, batch_api)
+    done = install.install(install.plan(kind, settings.state_dir, args, install.every_seconds(every), target))
+    human = "\n".join([f"wrote {path}" for path in done.written] + ["enable it with:"]
+                      + [f"  {step}" for step in done.next_steps])
+    obj["out"].emit(done.as_dict(), human)
+
+
+@schedule.command("uninstall")
+@_KIND
+@_DIR
+@click.pass_obj
+def schedule_uninstall(obj: dict, kind: str, target: Path | None) -> None:
+    """Remove what `schedule install` wrote, and print how to disable it first."""
+    done = install.uninstall(install.plan(kind, obj["settings"].state_dir, [], 3600, target))
+    human = "\n".join([f"removed {path}" for path in done.removed] or [f"no {kind} files installed"])
+    human += "\ndisable it with:\n" + "\n".join(f"  {step}" for step in done.next_steps)
+    obj["out"].emit(done.as_dict(), human)
 
 
 @cli.group("config")
