@@ -20,7 +20,7 @@ from distiller import batch as batches
 from distiller import distill, stop
 from distiller.batch import Batch
 from distiller.config import Settings
-from distiller.errors import Unavailable
+from distiller.errors import DistillError, Unavailable
 from distiller.events import Tally, log
 from distiller.extract.base import Extractor
 from distiller.extract.select import (
@@ -34,7 +34,8 @@ from distiller.lock import run_lock
 from distiller.records import Message
 from distiller.screen import Decision, Screened, screen
 from distiller.sources import openclaw
-from distiller.sources.discover import default_source, discover, session_skip
+from distiller.sources import formats
+from distiller.sources.discover import Discovery, default_source, discover, session_skip
 from distiller.store import batches as batch_rows
 from distiller.store import beliefs as belief_store
 from distiller.store import cursors, messages, runs
@@ -198,8 +199,10 @@ class _Committer:
             request_budget_tokens=self.settings.request_budget_tokens,
             prompt_tokens=prompt_tokens(self.extractor),
         )
-        if self.extractor.name == EXTERNAL:
-            # Staged for an external agent: committed later, in order, by `distill commit`.
+        if self.extractor.name == EXTERNAL and (built.requests or self.tally.staged):
+            # Staged for an external agent: committed later, in order, by `distill commit`. A batch with nothing
+            # to extract is committed at once instead (unless it must follow a staged one), so nothing new never
+            # stages an empty batch that would hold up every later run.
             self.tally.staged.append(str(batches.write(self.settings.state_dir, built)))
             self._counted(fresh)
             if final:
@@ -355,11 +358,26 @@ def run_once(
     `show` is called with every decision on a newly read message (the tool for tuning the filters)."""
     roots = resolve_sources(sources)
     extractor = extractor or make_extractor(settings)
+    _check_options(settings, extractor)
     if dry_run:
         with stop.deferred():
             return _run(settings, roots, extractor, dry_run=True, show=show)
     with stop.deferred(), run_lock(settings.lock_path):
         return _run(settings, roots, extractor, dry_run=False, show=show)
+
+
+def _check_options(settings: Settings, extractor: Extractor) -> None:
+    """Options that only the Anthropic extractor honours are errors when another one runs, not silently ignored."""
+    if extractor.name != "rules":
+        return
+    why = ("ANTHROPIC_API_KEY is not set" if settings.extractor == "auto" else
+           f"extractor = rules ({settings.origin('extractor')})")
+    if settings.batch_api:
+        raise DistillError(f"the Message Batches API needs the Anthropic extractor, but the offline rules run ({why}): "
+                           f"set ANTHROPIC_API_KEY, or drop batch_api ({settings.origin('batch_api')})")
+    if settings.origin("model").startswith("flag"):
+        raise DistillError(f"--model {settings.model} would be ignored: the offline rules extractor runs ({why}); "
+                           f"set ANTHROPIC_API_KEY, or drop --model")
 
 
 def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run: bool,
@@ -392,6 +410,7 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
         for missing in discovery.missing:
             tally.file_skipped("missing_source", missing)
             log.warning("source not found: %s", missing)
+        _name_unrecognised(roots, discovery, tally)
         plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
         committer = _Committer(settings, run_id, dry_run, tally, extractor, show, spent)
         for plan in plans:
@@ -414,6 +433,30 @@ def _ended_as(exc: BaseException) -> str:
     if isinstance(exc, (stop.Interrupted, KeyboardInterrupt)):
         return "interrupted"
     return "unavailable" if isinstance(exc, Unavailable) else "failed"
+
+
+def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> None:
+    """A source given as a file of another assistant's format is not misread line by line as OpenClaw; a source
+    dir with no OpenClaw transcript says what it holds instead."""
+    found = [c.path for c in (*discovery.live, *discovery.archives)]
+    for root in roots:
+        if root in discovery.missing:
+            continue
+        if os.path.isfile(root):
+            kind = formats.sniff(root)
+            if kind not in (formats.OPENCLAW, formats.EMPTY):
+                discovery.live[:] = [c for c in discovery.live if c.path != root]
+                tally.file_skipped("unsupported_format", root)
+                log.warning("not read: %s is a %s transcript, not an OpenClaw one (not supported yet)", root,
+                            formats.LABELS[kind])
+        elif not any(p.startswith(root.rstrip(os.sep) + os.sep) for p in found):
+            kinds = formats.survey(Path(root))
+            if kinds[formats.OPENCLAW]:
+                continue  # there are some, only excluded or archived
+            held = ", ".join(f"{n} {formats.LABELS[k]} file(s)" for k, n in kinds.most_common())
+            tally.file_skipped("no_transcripts", root)
+            log.warning("no OpenClaw transcripts under %s (expected <agent>/sessions/*.jsonl)%s", root,
+                        f"; it holds {held}, which are not supported yet" if held else "")
 
 
 def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:
