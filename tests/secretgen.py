@@ -78,18 +78,27 @@ SECRETS: dict[str, st.SearchStrategy[str]] = {
 _NEAR = ["sk-", "sk_", "AIza", "Bearer", "BASIC", "pass", "PIN", "pin", "key", "token", "secret", "://", "@",
          "-----", "eyJ", "hf_", "xox", "gl", "=", ":", "ſ", "K", "ı", "İ", "<", "[", "HEARTBEAT", "System:", "\n",
          "\t", " is ", "42", "the ", "password", "for the vpn"]
-PROSE = st.lists(st.one_of(st.sampled_from(_NEAR), _chars(string.ascii_letters + " .,", 0, 12)), max_size=8).map(
-    "".join)
+# What the clean stage removes or splits on, for the texts its shortcut is tested on.
+CLEAN_MARKERS = ["[Queued messages while agent was busy]\n\n---\nQueued #1\n", "[WebChat 2026-03-01 10:00] ",
+                 "[Mon 2026-03-01 10:00 UTC] ", "<relevant-memories>I like tea</relevant-memories>", "<think>x</think>",
+                 "[[reply_to_current]] ", "Read HEARTBEAT.md", "System: [2026-03-01] done\n", "NO_REPLY",
+                 "[media attached: a.png]\n", "<media:image>", "MEDIA: ./a.png\n", "\r\n", "\n\n\n\n",
+                 "Conversation info (untrusted metadata):\n```json\n{}\n```\n", "[message_id: 12]\n", "<@123> "]
+
+
+def prose(extra: tuple[str, ...] = ()) -> st.SearchStrategy[str]:
+    return st.lists(st.one_of(st.sampled_from(_NEAR + list(extra)), _chars(string.ascii_letters + " .,", 0, 12)),
+                    max_size=8).map("".join)
 
 
 @st.composite
-def texts_with_secrets(draw: st.DrawFn) -> str:
-    """Prose with one to three secrets, at least one of a rule drawn uniformly."""
+def texts_with_secrets(draw: st.DrawFn, extra: tuple[str, ...] = ()) -> str:
+    """Prose with one to three secrets, at least one of a rule drawn uniformly; `extra` adds words to the prose."""
     kinds = draw(st.lists(st.sampled_from(sorted(SECRETS)), min_size=1, max_size=3))
-    pieces = [draw(PROSE)]
+    pieces = [draw(prose(extra))]
     for kind in kinds:
         pieces.append(draw(st.sampled_from([" ", "\n", "\t", " (", ": ", "\"", ""])))
         pieces.append(draw(SECRETS[kind]))
         pieces.append(draw(st.sampled_from([" ", "\n", ".", ")", "\"", ""])))
-        pieces.append(draw(PROSE))
+        pieces.append(draw(prose(extra)))
     return "".join(pieces)
