@@ -36,6 +36,7 @@ class Committed:
     candidates: int
     rejected: tuple[tuple[str, int], ...]
     quarantined_requests: int
+    sanitized: tuple[tuple[str, int], ...] = ()
 
 
 def extract_splitting(extractor: Extractor, request: ExtractRequest, depth: int = 0
@@ -98,26 +99,36 @@ def collect(state_dir: Path, batch: Batch, extractor: Extractor) -> Batch | None
     return batch
 
 
-def verified_beliefs(batch: Batch) -> tuple[list[Belief], Counter[str], int]:
+def verified_beliefs(batch: Batch) -> tuple[list[Belief], Counter[str], Counter[str], int]:
+    """Each extraction is verified against the items of the request it answers; an external agent's single
+    extraction for the whole batch (its id is the batch's) answers every request."""
     sources = batch.sources()
+    scopes: dict[str, set[str]] = {}
+    for item in batch.items:
+        scopes.setdefault(item.request_id, set()).add(item.item.item_id)
     beliefs: list[Belief] = []
     rejected: Counter[str] = Counter()
+    sanitized: Counter[str] = Counter()
     candidates = 0
     for extraction in batch.results:
         candidates += len(extraction.candidates)
+        whole = extraction.request_id not in scopes
         checked = verify(extraction, sources, extractor=batch.extractor, model=batch.model,
-                         prompt_version=batch.prompt_version)
+                         prompt_version=batch.prompt_version, scope=None if whole else scopes[extraction.request_id],
+                         requests=len(batch.requests) if whole else 1)
         beliefs.extend(checked.beliefs)
         rejected.update(dict(checked.rejected))
-    return beliefs, rejected, candidates
+        sanitized.update(dict(checked.sanitized))
+    return beliefs, rejected, sanitized, candidates
 
 
 def commit(con: duckdb.DuckDBPyConnection, batch: Batch, run_id: str) -> Committed:
     """Everything a batch covers, in the caller's transaction."""
-    beliefs, rejected, candidates = verified_beliefs(batch)
+    beliefs, rejected, sanitized, candidates = verified_beliefs(batch)
     messages.record(con, [row.verdict for row in batch.ledger], [row.file_id for row in batch.ledger], run_id)
     result = belief_store.upsert(con, beliefs, run_id)
     cursors.save(con, list(batch.cursors))
     if batch.requests:
         batch_rows.record(con, batch, run_id, candidates, dict(rejected))
-    return Committed(result, candidates, tuple(sorted(rejected.items())), len(batch.failed))
+    return Committed(result, candidates, tuple(sorted(rejected.items())), len(batch.failed),
+                     tuple(sorted(sanitized.items())))

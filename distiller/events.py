@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from distiller.prefilter import DROP
-from distiller.screen import Screened
+from distiller.screen import DEMOTIONS, Screened
 
 if TYPE_CHECKING:
     from distiller.batch import Batch, Plan
@@ -33,6 +33,7 @@ class Tally:
     file_events: Counter[str] = field(default_factory=Counter)
     decisions: Counter[str] = field(default_factory=Counter)
     dropped: Counter[str] = field(default_factory=Counter)
+    demoted: Counter[str] = field(default_factory=Counter)  # kept by the filters, sent as context only: why
     redactions: Counter[str] = field(default_factory=Counter)
     cleaned: Counter[str] = field(default_factory=Counter)
     extractor: str = ""
@@ -42,6 +43,7 @@ class Tally:
     requests: int = 0
     candidates: int = 0
     rejected: Counter[str] = field(default_factory=Counter)
+    sanitized: Counter[str] = field(default_factory=Counter)
     beliefs: Counter[str] = field(default_factory=Counter)
     quarantined_requests: int = 0
     tokens: int = 0
@@ -64,6 +66,8 @@ class Tally:
             self.decisions[decision.decision] += 1
             if decision.decision == DROP:
                 self.dropped[decision.reason] += 1
+            elif decision.reason in DEMOTIONS:
+                self.demoted[decision.reason] += 1
         if screened.clean_events:  # Counter.update costs more than a test, even for nothing
             self.cleaned.update(screened.clean_events)
         for kind, count in screened.redactions:
@@ -94,6 +98,7 @@ class Tally:
         self.requests += len(batch.requests)
         self.candidates += done.candidates
         self.rejected.update(dict(done.rejected))
+        self.sanitized.update(dict(done.sanitized))
         self.beliefs.update({k: v for k, v in done.beliefs.as_dict().items() if v})
         self.quarantined_requests += done.quarantined_requests
         for extraction in batch.results:
@@ -131,6 +136,7 @@ class Tally:
             "file_events": dict(sorted(self.file_events.items())),
             "decisions": dict(sorted(self.decisions.items())),
             "dropped": dict(sorted(self.dropped.items())),
+            "demoted": dict(sorted(self.demoted.items())),
             "redactions": dict(sorted(self.redactions.items())),
             "cleaned": dict(sorted(self.cleaned.items())),
             "extractor": self.extractor,
@@ -140,6 +146,7 @@ class Tally:
             "requests": self.requests,
             "candidates": self.candidates,
             "rejected": dict(sorted(self.rejected.items())),
+            "sanitized": dict(sorted(self.sanitized.items())),
             "beliefs": dict(sorted(self.beliefs.items())),
             "quarantined_requests": self.quarantined_requests,
             "tokens": self.tokens,

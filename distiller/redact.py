@@ -303,6 +303,54 @@ def redact(text: str) -> Redacted:
 
 
 def find_secret(text: str) -> str | None:
-    """The type of the earliest secret in text, every rule tried (no shortcut): the store's last guard."""
+    """The type of the earliest secret in text, every rule tried (no shortcut)."""
     first = min(_spans(text, _RULES), default=None)
     return first[2] if first else None
+
+
+# The last guard is stricter than redaction: a belief is short, so refusing one that merely looks like it carries a
+# credential costs little, where redacting a message that looks like one would damage what it says.
+_MARKER = re.compile(r"(?i)\[\s*REDACTED")
+_KEY_PREFIX = re.compile(
+    r"(?<![A-Za-z0-9])(?:sk-ant-|sk-or-|sk-proj-|sk-|sk_live_|sk_test_|rk_live_|rk_test_|whsec_|gh[pousr]_|"
+    r"github_pat_|gl(?:pat|dt|rt|cbt|ptt|ft|soat|oas)-|xox[abposre]-|AIza|AKIA|ASIA|npm_|hf_|eyJ)[A-Za-z0-9_-]{8,}"
+)
+_CREDENTIAL_WORDS = (r"(?:pin|pin code|pin number|passwords?|passcodes?|passphrases?|passwd|cvv|cvc|cvv2|"
+                     r"security code|(?:bank |credit |debit )?card(?: number)?|account(?: number)?|routing number|"
+                     r"sort code|iban|social security number|ssn|tax id|passport number)")
+_CREDENTIAL_FACT = re.compile(
+    r"(?ai)\b" + _CREDENTIAL_WORDS + r"\b[^.;\n]{0,40}?(?:\bis\b|\bwas\b|\bare\b|:|=|\bof\b|\bending in\b)"
+    r"\s*[\"'`]?(?=[^\s\"'`]*\d)[^\s\"'`]{3,}"
+)
+_DIGIT_RUN = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,4})?\b")
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for index, char in enumerate(reversed(digits)):
+        value = int(char) * (2 if index % 2 else 1)
+        total += value - 9 if value > 9 else value
+    return total % 10 == 0
+
+
+def refusal(text: str) -> str | None:
+    """Why the store must refuse a belief with this text (statement or quote), or None: a secret any rule finds
+    (every rule tried), a redaction marker (a belief about a redacted thing is no belief), a known key prefix with
+    eight or more key characters, a credential stated in plain words, or a card or IBAN number."""
+    if _MARKER.search(text):
+        return "redaction-marker"
+    secret = find_secret(text)
+    if secret is not None:
+        return secret
+    if _KEY_PREFIX.search(text):
+        return "key-prefix"
+    if _CREDENTIAL_FACT.search(text):
+        return "credential"
+    for match in _DIGIT_RUN.finditer(text):
+        digits = re.sub(r"\D", "", match.group())
+        if _luhn(digits) and len(set(digits)) > 1:
+            return "card-number"
+    if _IBAN.search(text):
+        return "account-number"
+    return None
