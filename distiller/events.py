@@ -51,6 +51,9 @@ class Tally:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
+    model_calls: int = 0
+    sdk_retries: int = 0  # attempts the SDK repeated before a reply: each may have been billed
+    estimated_calls: int = 0  # refused calls that report no usage, counted at their estimated input
     estimated_tokens: int = 0
     estimated_cost_usd: float = 0.0
     budget_stop: str | None = None
@@ -108,6 +111,9 @@ class Tally:
                 self.cache_read_tokens += usage.cache_read_tokens
                 self.cache_write_tokens += usage.cache_write_tokens
                 self.cost_usd += usage.cost_usd
+                self.model_calls += 1
+                self.sdk_retries += usage.retries
+                self.estimated_calls += usage.estimated
         if done.quarantined_requests:
             log.warning("batch %s: %d request(s) quarantined", batch.batch_id, done.quarantined_requests)
 
@@ -154,6 +160,9 @@ class Tally:
             "cache_read_tokens": self.cache_read_tokens,
             "cache_write_tokens": self.cache_write_tokens,
             "cost_usd": round(self.cost_usd, 6),
+            "model_calls": self.model_calls,
+            "sdk_retries": self.sdk_retries,
+            "estimated_calls": self.estimated_calls,
             "estimated_tokens": self.estimated_tokens,
             "estimated_cost_usd": round(self.estimated_cost_usd, 6),
             "budget_stop": self.budget_stop,

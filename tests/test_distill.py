@@ -73,8 +73,9 @@ def test_hallucinated_ids_fabricated_quotes_and_secrets_are_refused(api, fake_an
         candidate("m2", "live in Lisbon", "The user lives in Lisbon.", attribute="home-city"),
     ])
     summary = run_json(api)
-    assert summary["rejected"] == {"context-cited": 1, "quote-not-found": 1, "unknown-item": 1}
-    assert summary["beliefs"].get("refused_secret") == 1
+    # a key the messages never showed is a statement they do not support; a key they did show was redacted
+    assert summary["rejected"] == {"context-cited": 1, "quote-not-found": 1, "unknown-item": 1,
+                                   "unsupported-statement": 1}
     assert [s for s, _ in beliefs(settings)] == ["The user lives in Lisbon."]
 
 
@@ -108,7 +109,7 @@ def test_refused_requests_are_split_then_quarantined_and_can_be_retried(api, fak
     path = new_session(agents)
     append(path, message_line("I'm allergic to peanuts", message_id="u0000001"))
     append(path, message_line("I live in Lisbon", message_id="u0000002"))
-    for _ in range(3):  # the request, then its two halves
+    for _ in range(6 if failure == "truncated" else 3):  # the request, then its halves; truncated: twice each
         if failure == "400":
             fake_anthropic.enqueue_error(400, "invalid_request_error", "prompt is too long")
         elif failure == "refusal":
