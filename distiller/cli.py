@@ -207,6 +207,10 @@ def _distill_summary(d: dict) -> str:
         lines.append(f"beliefs: {_counts(d['beliefs'])}")
     if d["rejected"]:
         lines.append(f"rejected candidates: {_counts(d['rejected'])}")
+    if d["sanitized"]:
+        lines.append(f"sanitized beliefs: {_counts(d['sanitized'])}")
+    if d["demoted"]:
+        lines.append(f"context only: {_counts(d['demoted'])}")
     if d["tokens"] or d["cost_usd"]:
         lines.append(f"model tokens: {d['tokens']:,} (cache read {d['cache_read_tokens']:,}), cost ${d['cost_usd']:.4f}")
     if d["estimated_tokens"]:

@@ -162,22 +162,32 @@ class _Committer:
                 for decision in screened.decisions:
                     self.show(decision)
 
-    def _check_budget(self, batch: Batch) -> None:
+    def _limits(self) -> list[tuple[float, float, str, bool]]:
+        """(limit, spent so far, name, in tokens) of every budget set."""
         settings, tally = self.settings, self.tally
-        if self.extractor.model is None or not batch.requests:
-            return
-        tokens = batch.estimated_tokens + estimated_output_tokens(batch.estimated_tokens)
-        cost = estimated_cost_usd(self.extractor.model, batch.estimated_tokens)
         day_tokens, day_cost = self.spent_today
         limits = [
-            (settings.budget_tokens, tally.tokens + tokens, "--budget-tokens"),
-            (settings.budget_usd, tally.cost_usd + cost, "--budget-usd"),
-            (settings.budget_tokens_per_day, day_tokens + tally.tokens + tokens, "budget_tokens_per_day"),
-            (settings.budget_usd_per_day, day_cost + tally.cost_usd + cost, "budget_usd_per_day"),
+            (settings.budget_tokens, tally.tokens, "--budget-tokens", True),
+            (settings.budget_usd, tally.cost_usd, "--budget-usd", False),
+            (settings.budget_tokens_per_day, day_tokens + tally.tokens, "budget_tokens_per_day", True),
+            (settings.budget_usd_per_day, day_cost + tally.cost_usd, "budget_usd_per_day", False),
         ]
-        for limit, would_be, name in limits:
-            if limit and would_be > limit:
+        return [limit for limit in limits if limit[0]]
+
+    def _check_budget(self, batch: Batch) -> distill.Allowance:
+        """Stop before a batch whose estimate would pass a budget; else what its calls may spend, splits and
+        retries included."""
+        if self.extractor.model is None or not batch.requests:
+            return distill.Allowance()
+        tokens = batch.estimated_tokens + estimated_output_tokens(batch.estimated_tokens)
+        cost = estimated_cost_usd(self.extractor.model, batch.estimated_tokens)
+        for limit, spent, name, in_tokens in self._limits():
+            would_be = spent + (tokens if in_tokens else cost)
+            if would_be > limit:
                 raise BudgetReached(f"{name} {limit:g} would be passed by the next batch (≈{would_be:.4g})")
+        token_room = [limit - spent for limit, spent, _, in_tokens in self._limits() if in_tokens]
+        usd_room = [limit - spent for limit, spent, _, in_tokens in self._limits() if not in_tokens]
+        return distill.Allowance(min(token_room, default=None), min(usd_room, default=None))
 
     def flush(self, *, final: bool = False, gone: Sequence[str] = ()) -> None:
         stop.check()
@@ -215,11 +225,16 @@ class _Committer:
             self.tally.submitted.append(distill.submit(self.settings.state_dir, built, self.extractor).batch_id)
             self._counted(fresh)
         else:
+            allowance = distill.Allowance()
             if built.requests:
-                self._check_budget(built)
-                built = distill.extract(self.settings.state_dir, built, self.extractor)  # writes it pending first
+                allowance = self._check_budget(built)
+                built = distill.extract(self.settings.state_dir, built, self.extractor, allowance)  # pending first
             self._counted(fresh)
             commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone)
+            if allowance.stopped:
+                self._advance()
+                raise BudgetReached(f"{allowance.stopped}; the requests not sent are quarantined "
+                                    "(`distill batches retry`)")
         self._advance()
 
     def _advance(self) -> None:
