@@ -28,6 +28,8 @@ REASONS: tuple[str, ...] = (
     "emoji-only",
     "too-short",
     "question",
+    "other-party",
+    "reaction",
     "command",
     "slash-command",
     "code-or-log",
@@ -86,16 +88,58 @@ _STANDING_INSTRUCTION = re.compile(
 _HOLLOW_FIRST_PERSON = re.compile(
     r"\b(?:i (?:see|agree|guess|know|bet|mean|understand|wonder|think|believe|feel you|hear you|can imagine|"
     r"can'?t wait|cannot wait|hope so|think so|appreciate (?:it|that|you|this))|"
-    r"i (?:really |totally |just )?(?:love|like|adore|enjoyed|loved) (?:it|that|this|them|you|your)|"
+    r"i (?:really |totally |just |also )?(?:love|like|adore|enjoy|enjoyed|loved|liked) "
+    r"(?:it|that|this|them|these|those|you|your|(?:how|what|the way) (?=you|your))|"
     r"i'?m (?:so |really |very |super |just )?(?:happy|glad|sorry|proud|excited|thrilled|sure|not sure|curious|"
     r"in|good|fine|ok|okay|great|well|here|listening|all ears|rooting)(?: for you| to hear| that you| to see)?|"
     r"i'?m doing (?:well|good|great|fine|ok|okay|alright)|i'?d love to (?:hear|see|know)|"
     r"i hope (?:you|your|that|it|everything|so)|i wish you|i'?ll (?:keep that in mind|try|check)|"
     r"me too|me neither|same here|let me know|tell me|show me|give me|my pleasure|my bad|oh my|my god|"
-    r"my goodness|we'?ll see|shall we|let'?s)\b"
+    r"my goodness|we'?ll see|shall we|let'?s|"
+    r"i(?:'ll| will| might| may| should| need to| have to)(?: have to| need to| definitely| totally| probably| really)*"
+    r" (?:check (?:it|that|them|those) out|give (?:it|that|them) a (?:try|shot|go)|try (?:it|that|them)|"
+    r"look (?:it|that) up|look into (?:it|that))|i'?ve been meaning to|"
+    r"we (?:should|could|must|can|will|'ll|'re going to|are going to)(?: definitely| totally| really)?"
+    r" (?:hang out|get together|meet up|talk|chat|be (?:best |good |great )?friends))\b"
+)
+# A feeling about something else ("I'm sure you'll love it", "I love that book"): once removed, a sentence without
+# another first-person word is a reaction, not news about the speaker. Opinions ("I think the bus is late") are not
+# feelings: their remainder is judged as any sentence.
+_EMOTIVE_STANCE = re.compile(
+    r"\bi(?:'m| am)?(?: so| really| just| totally| truly| also| too| very| absolutely| definitely)* (?:love|like|"
+    r"adore|enjoy|glad|happy|sure|sorry|proud|excited|thrilled|impressed|amazed|jealous|admire|appreciate|bet|hope|"
+    r"wish|can tell|can see|can imagine|can't believe|agree)\b(?: (?:that|how|what|the way|when|for|to hear|to see|with))?"
+    r" (?:you|your|u|ur|it|that|this|these|those|they|them|he|she|him|her)\b"
+)
+# Second-person words: a sentence with one and no first-person word is about the other party.
+_SECOND_PERSON_WORDS = frozenset("you your yours yourself yourselves youre youve youll youd u ur".split())
+# Reactions: what the other said, judged. A deictic opener, or a judging verb, and a judging word.
+_REACTION_OPENER = re.compile(
+    r"^(?:\W*(?:oh|ohh|wow|well|yeah|yes|haha|man|dude|omg|ah|aw|aww|ooh|hmm|cool|nice|great|awesome|really)\b\W*)*"
+    r"(?:that|this|those|these|sounds|looks|seems|what an?|how|so|such)\b"
+)
+_THANKS = frozenset("thanks thank thx ty".split())
+_JUDGING_VERBS = frozenset("sounds sound sounded looks look looked seems seem seemed".split())
+_EVALUATIVE_WORDS = frozenset(
+    """
+    great good nice cool awesome amazing fantastic wonderful lovely beautiful gorgeous incredible funny hilarious
+    interesting exciting sweet perfect excellent brilliant neat wild crazy insane cute adorable sad tough hard bad
+    terrible awful rough scary impressive inspiring special fun delicious tasty challenging rewarding relaxing
+    fascinating unique amazingly fantastic delightful fabulous terrific superb stunning epic beautiful peaceful
+    meaningful powerful touching heartwarming emotional wise smart talented strong brave kind thoughtful generous
+    creative dedicated admirable noble fulfilling satisfying stressful exhausting frustrating difficult dangerous
+    unfortunate shame pity blast dream nightmare heartbreaking devastating tragic hopeful glad happy proud healthy
+    """.split()
+)
+# Statements that drop their "I" start with a verb in the past, or with one of these: they are news, not reactions.
+_PRONOUN_DROP_LEADS = frozenset(
+    """
+    just finally recently been got went started moved bought lost won made took saw met had did found left became
+    built sold ran began came quit joined adopted finished booked signed spent gave
+    """.split()
 )
 # The first word (\w run) of every hollow phrase: text with none of them has no hollow phrase.
-_HOLLOW_LEADS = frozenset("i im id ill me same let lets tell show give my oh we well shall".split())
+_HOLLOW_LEADS = frozenset("i im id ill ive me same let lets tell show give my oh we well shall".split())
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
 _FILLER_WORDS = frozenset(
@@ -123,7 +167,8 @@ _FILLER_WORDS = frozenset(
     honestly actually basically just still even always never much many lot lots bit little more most less enough
     all some any every such something anything everything nothing must've sounds like what's up lovely nice man
     dude bro buddy friend guys everyone someone awesome tho though anyway anyways hopefully maybe probably
-    perhaps sometimes wonderful rooting forward outstanding acknowledged noted understood saved roger
+    perhaps sometimes wonderful rooting forward outstanding acknowledged noted understood saved roger either
+    neither problem worries worry advice meet chat chatting talking makes worth spirit
     gracias merci danke grazie obrigado obrigada спасибо hola bonjour salut hallo ciao привет vale claro genial
     bien bueno bon oui non ja nein sí si jaja jajaja jeje mdr super top perfecto parfait toll prima bravo
     felicidades félicitations glückwunsch хорошо да нет ок круто класс ага ладно понятно отлично de nada rien
@@ -291,12 +336,36 @@ def _is_question(sentence: str, lowered: str) -> bool:
     return bool(_QUESTION_START.match(lowered.lstrip())) and not stripped.endswith((".", "!", "。", "！"))
 
 
+def _is_reaction(sentence: str, lowered: str, words: list[str], hollow_free: str) -> bool:
+    """A judgement of what the other said ("Those are great games!", "I love that book!", "It's so rewarding"),
+    or thanks for it."""
+    if hollow_free != lowered and _EMOTIVE_STANCE.search(lowered):
+        return True
+    if words and words[0] in _THANKS:
+        return True
+    if _EVALUATIVE_WORDS.isdisjoint(words) and _JUDGING_VERBS.isdisjoint(words):
+        return False
+    if _REACTION_OPENER.match(lowered.lstrip()):
+        return True
+    return all(word in _FILLER_WORDS or word in _EVALUATIVE_WORDS for word in _words(hollow_free))
+
+
+def _is_exclaimed_aside(sentence: str, words: list[str]) -> bool:
+    """An exclamation that judges ("Man, Apex Legends looks tough!") and is not news told without its "I"."""
+    if not sentence.rstrip().endswith("!") or not words or words[0] in _PRONOUN_DROP_LEADS:
+        return False
+    if words[0].endswith("ed"):
+        return False
+    return not (_EVALUATIVE_WORDS.isdisjoint(words) and _JUDGING_VERBS.isdisjoint(words))
+
+
 def _classify_sentences(text: str) -> str:
-    """Return 'personal', 'content', or the drop reason every sentence of text shares.
+    """Return 'personal', 'content', or the drop reason of the message's sentences.
 
     Content outranks every drop reason, so once a sentence is content the rest are only asked whether they are
-    personal."""
+    personal. A judging exclamation is content unless a question follows it: then the pair is a reaction."""
     kinds = set()
+    aside = False
     for sentence in _SENTENCE.findall(text):
         if not sentence.strip():
             continue
@@ -308,13 +377,25 @@ def _classify_sentences(text: str) -> str:
             continue
         if _is_question(sentence, lowered):
             kinds.add("question")
+            if aside:
+                kinds.discard("aside")
+                kinds.add("reaction")
         elif _is_filler(sentence, hollow_free):
             kinds.add("ack-filler")
         elif _IMPERATIVE.match(lowered.lstrip()):
             kinds.add("command")
+        elif not _SECOND_PERSON_WORDS.isdisjoint(words):
+            kinds.add("other-party")
+        elif _is_reaction(sentence, lowered, words, hollow_free):
+            kinds.add("reaction")
+        elif _is_exclaimed_aside(sentence, words):
+            kinds.add("aside")
+            aside = True
         else:
             kinds.add("content")
-    for kind in ("content", "question", "command"):
+    if "aside" in kinds:
+        return "content"
+    for kind in ("content", "other-party", "reaction", "question", "command"):
         if kind in kinds:
             return kind
     return "ack-filler"
