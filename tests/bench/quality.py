@@ -117,9 +117,17 @@ def self_containment_problem(statement: str) -> str | None:
     """Why a belief cannot be read on its own a month later, or None."""
     lowered = statement.lower().replace("\u2019", "'")
     words = _TOKEN.findall(lowered)
-    pronouns = [word for word in words if word.split("'")[0] in _NOT_SELF_CONTAINED_WORDS]
-    if pronouns:
-        return f"pronoun:{pronouns[0].split(chr(39))[0]}"
+    for position, word in enumerate(words):
+        bare = word.split("'")[0]
+        following = words[position + 1] if position + 1 < len(words) else None
+        if bare == "one" and following is not None and following not in STOP:
+            continue  # "one older sister" names something; "a new one" does not
+        if bare == "that" and position > 0 and words[position - 1] not in STOP:
+            continue  # a relative clause: "a dog that barks"
+        if bare == "ones" and position > 0 and words[position - 1] == "loved":
+            continue
+        if bare in _NOT_SELF_CONTAINED_WORDS:
+            return f"pronoun:{bare}"
     if _RELATIVE_TIME.search(lowered):
         return "relative-time"
     if words and words[-1] in _DANGLING_END:
