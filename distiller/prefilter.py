@@ -127,7 +127,11 @@ _REACTION_OPENER = re.compile(
     r"^(?:\W*(?:oh|ohh|wow|well|yeah|yes|haha|man|dude|omg|ah|aw|aww|ooh|hmm|cool|nice|great|awesome|really)\b\W*)*"
     r"(?:that|this|those|these|sounds|looks|seems|what an?|how|so|such)\b"
 )
-_THANKS = frozenset("thanks thank thx ty".split())
+_WELL_WISH = re.compile(
+    r"^(?:thanks|thank you|thx|ty|good luck|best of luck|congrats|congratulations|happy (?:birthday|anniversary)|"
+    r"have (?:a|an|fun)|take care|talk soon|see you|bye)\b"
+)
+_WELL_WISH_LEADS = frozenset("thanks thank thx ty good best congrats congratulations happy have take talk see bye".split())
 _JUDGING_VERBS = frozenset("sounds sound sounded looks look looked seems seem seemed".split())
 _EVALUATIVE_WORDS = frozenset(
     """
@@ -177,7 +181,7 @@ _FILLER_WORDS = frozenset(
     all some any every such something anything everything nothing must've sounds like what's up lovely nice man
     dude bro buddy friend guys everyone someone awesome tho though anyway anyways hopefully maybe probably
     perhaps sometimes wonderful rooting forward outstanding acknowledged noted understood saved roger either
-    neither problem worries worry advice meet chat chatting talking makes worth spirit
+    neither problem worries worry advice meet chat chatting talking talk makes worth spirit sometime someday
     gracias merci danke grazie obrigado obrigada спасибо hola bonjour salut hallo ciao привет vale claro genial
     bien bueno bon oui non ja nein sí si jaja jajaja jeje mdr super top perfecto parfait toll prima bravo
     felicidades félicitations glückwunsch хорошо да нет ок круто класс ага ладно понятно отлично de nada rien
@@ -350,7 +354,7 @@ def _is_reaction(sentence: str, lowered: str, words: list[str], hollow_free: str
     or thanks for it."""
     if hollow_free != lowered and _EMOTIVE_STANCE.search(lowered):
         return True
-    if words and words[0] in _THANKS:
+    if words and words[0] in _WELL_WISH_LEADS and _WELL_WISH.match(lowered.lstrip()):
         return True
     if _EVALUATIVE_WORDS.isdisjoint(words) and _JUDGING_VERBS.isdisjoint(words):
         return False

@@ -109,3 +109,49 @@ def test_large_paste_without_first_person_is_oversized():
 )
 def test_hollow_phrases_are_discounted_but_first_person_in_any_script_counts(text, verdict):
     assert prefilter(text, "user") == verdict
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("Thanks, Deb! Your support really means a lot.", "other-party"),
+        ("Wow, Maria, glad you found something that brings you joy.", "other-party"),
+        ("Cool! Wall lighting adds beauty to your workspace.", "other-party"),
+        ("I'm sure you'll have a blast at the wedding.", "other-party"),
+        ("I love how you're using art to heal.", "other-party"),
+        ("Man, Apex Legends looks tough! How does it stack up?", "reaction"),
+        ("Those are great games!", "reaction"),
+        ("I love that book!", "reaction"),
+        ("It's so rewarding.", "reaction"),
+        ("Good luck with the move, I know it's stressful!", "reaction"),
+        ("Have fun at the concert!", "reaction"),
+        ("You got this!", "ack-filler"),
+        ("Yes, I do.", "ack-filler"),
+        ("Maybe I will!", "ack-filler"),
+        ("I'll text you later!", "ack-filler"),
+        ("We should hang out sometime!", "ack-filler"),
+        ("Bye, talk soon!", "ack-filler"),
+        ("Thanks for the advice!", "ack-filler"),
+        ("Oh, I've heard good things about it. I'll have to check it out.", "ack-filler"),
+    ],
+)
+def test_pleasantries_reactions_and_farewells_are_dropped_per_sentence(text, reason):
+    assert prefilter(text, "user") == Verdict(DROP, reason)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thanks, Deb! I'm gonna keep pushing forward with my pottery.",  # a fact inside the pleasantries
+        "Wow, that's great! I signed up for a pottery class.",
+        "Just got back from Japan! Have you been?",  # news told without its "I", then a question
+        "Apex Legends looks tough!",  # an exclamation without a question after it stays content
+        "New job starts Monday!",
+        "I'm excited to become a nurse.",  # a feeling about the speaker's own plan
+        "I love the way folk music tells stories.",
+        "I love how my dog greets me.",
+        "It's a lot of work, but it's a great place to live.",
+    ],
+)
+def test_a_fact_among_pleasantries_keeps_the_message(text):
+    assert prefilter(text, "user").decision == KEEP

@@ -54,6 +54,7 @@ _RELATIVE_TIME = (
     r"in a (?:few|couple of) (?:days|weeks|months)"
 )
 _TRAILING_TIME = re.compile(rf"(?:,?\s+(?:{_RELATIVE_TIME}))+$", re.I)
+_NOW = re.compile(r",?\s+(?:right now|at the moment|these days|nowadays)\b", re.I)  # "my favorite song right now is"
 _ANY_TIME = re.compile(rf"\b(?:{_RELATIVE_TIME})\b", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -62,7 +63,7 @@ _DEICTIC = frozenset(
     """
     it it's its itself this these those they they're they've them their theirs themselves there here you you're
     you've you'll your yours yourself u ur he he's him his himself she she's her hers herself we we're we've us our
-    ours ourselves i i'm i've i'd i'll me mine myself y'all somebody someone ones same
+    ours ourselves i i'm i've i'd i'll y'all somebody someone ones same
     """.split()
 )
 # Words that carry no content of their own: a statement made only of them says nothing.
@@ -223,7 +224,11 @@ def _object_problem(rest: str) -> str | None:
 def _object(clause: str, end: int) -> str | None:
     """What follows the lead-in, trimmed to a phrase that can stand alone; None when no such phrase exists."""
     rest = _CLAUSE_END.split(clause[end:])[0].rstrip(" .!。！,")
+    head, comma_and, _ = rest.partition(", and ")
+    if comma_and and "," not in head:  # "a, b, and c" is a list; "x, and always y" starts another statement
+        rest = head
     for attempt in (rest, rest.split(",")[0]):
+        attempt = _NOW.sub("", attempt)
         attempt = _TRAILING_TIME.sub("", _TRAILING_FILLER.sub("", attempt.strip())).rstrip(" .!,")
         attempt = _TRAILING_FILLER.sub("", attempt).rstrip(" .!,")
         if _object_problem(attempt) is None:
