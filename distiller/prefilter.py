@@ -133,8 +133,7 @@ _WELL_WISH = re.compile(
 )
 _WELL_WISH_LEADS = frozenset("thanks thank thx ty good best congrats congratulations happy have take talk see bye".split())
 _JUDGING_VERBS = frozenset("sounds sound sounded looks look looked seems seem seemed".split())
-_EVALUATIVE_WORDS = frozenset(
-    """
+_EVALUATIVE_WORDS_TEXT = """
     great good nice cool awesome amazing fantastic wonderful lovely beautiful gorgeous incredible funny hilarious
     interesting exciting sweet perfect excellent brilliant neat wild crazy insane cute adorable sad tough hard bad
     terrible awful rough scary impressive inspiring special fun delicious tasty challenging rewarding relaxing
@@ -142,7 +141,18 @@ _EVALUATIVE_WORDS = frozenset(
     meaningful powerful touching heartwarming emotional wise smart talented strong brave kind thoughtful generous
     creative dedicated admirable noble fulfilling satisfying stressful exhausting frustrating difficult dangerous
     unfortunate shame pity blast dream nightmare heartbreaking devastating tragic hopeful glad happy proud healthy
-    """.split()
+    classic convenient important confusing realistic friendly best worst favorite underrated overrated popular
+    fascinating informative entertaining enjoyable memorable unforgettable beautifully hard
+    """
+_EVALUATIVE_WORDS = frozenset(_EVALUATIVE_WORDS_TEXT.split())
+# "It's such a classic.", "They're so smart!": a pronoun judged, and at most a word after the judgement.
+_PRONOUN_VERDICT = re.compile(
+    r"^(?:\W*(?:oh|ohh|wow|well|yeah|yes|haha|man|omg|ah|aw|aww|ooh|and|but)\b\W*)*"
+    r"(?:it|they|he|she)(?:'s|'re| is| are| was| were| must be| must have been| can be| seems?| sounds?| looks?)"
+    r"(?: (?:so|very|really|pretty|quite|such|too|a|an|the|just|also|always|super|totally|truly|absolutely|"
+    r"definitely|one of the|of the))* (?:[a-z]+ )?(?:"
+    + "|".join(sorted(_EVALUATIVE_WORDS_TEXT.split()))
+    + r")(?: [a-z]+)?\W*$"
 )
 # Statements that drop their "I" start with a verb in the past, or with one of these: they are news, not reactions.
 _PRONOUN_DROP_LEADS = frozenset(
@@ -358,7 +368,7 @@ def _is_reaction(sentence: str, lowered: str, words: list[str], hollow_free: str
         return True
     if _EVALUATIVE_WORDS.isdisjoint(words) and _JUDGING_VERBS.isdisjoint(words):
         return False
-    if _REACTION_OPENER.match(lowered.lstrip()):
+    if _REACTION_OPENER.match(lowered.lstrip()) or _PRONOUN_VERDICT.match(lowered.lstrip()):
         return True
     return all(word in _FILLER_WORDS or word in _EVALUATIVE_WORDS for word in _words(hollow_free))
 
