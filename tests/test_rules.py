@@ -113,3 +113,17 @@ def test_a_repeated_statement_is_one_candidate_more_confident_than_a_single_one(
     assert [ref.item_id for ref in porto.evidence] == ["m1", "m2"]
     assert porto.confidence > tea.confidence
     assert tea.confidence < 0.75  # one mention stays provisional in the store
+
+
+@pytest.mark.parametrize(
+    ("text", "statements"),
+    [
+        ("I am an animal activist.", ["The user is an animal activist."]),
+        ("I was born in 1990.", ["The user was born in 1990."]),
+        ("I love the food and the culture.", []),  # the food of what the other party spoke of
+        ("I like the movies.", []),
+        ("My dog is a beagle.", ["The user's dog is a beagle."]),
+    ],
+)
+def test_articles_prepositions_and_anaphoric_definites(text, statements):
+    assert [candidate.statement for candidate in candidates_from("m1", text)] == statements

@@ -91,6 +91,13 @@ _DANGLING = frozenset(
     "a an the and or but of to with for in on at so than how what when that which because like from by as is are "
     "was were be very really my their into about".split()
 )
+# A thing named only as "the <aspect>" points back at what the other party talked about.
+_ASPECT = (
+    r"(?:food|people|culture|story|plot|characters?|atmosphere|scenery|views?|weather|colou?rs?|walls|design|taste|"
+    r"smell|sound|vibe|energy|idea|concept|challenge|ending|writing|acting|graphics|gameplay|soundtrack|staff|"
+    r"service|movies?|books?|show|songs?|music|game|place|way|feeling|part)"
+)
+_ANAPHORIC_DEFINITE = re.compile(rf"the {_ASPECT}(?:(?:,| and| or) the {_ASPECT})*")
 _NAME_PLACEHOLDER = re.compile(r"[\[\](){}<>]|\bname\b", re.I)
 
 
@@ -99,7 +106,8 @@ class _Rule:
     pattern: re.Pattern[str]
     category: str
     attribute: str | None  # a fixed slot, or None to key the slot on what follows the verb
-    rewrite: str  # third-person replacement of the matched lead-in ("{0}" for a captured verb, in third person)
+    rewrite: str  # third-person replacement of the lead-in: "{verb}" is its captured verb in the third person,
+    # "{word}" its captured word as it is
     importance: int
     decay: str
 
@@ -123,11 +131,11 @@ _RELATIONS = (
 
 RULES: tuple[_Rule, ...] = (
     _rule(r"my name is", "identity", "The user's name is", "name", 9, "low"),
-    _rule(r"i(?:'m| am) (?:a|an)(?= )", "identity", "The user is a", "role", 8, "low"),
+    _rule(r"i(?:'m| am) (a|an)(?= )", "identity", "The user is {word}", "role", 8, "low"),
     _rule(r"i work (?:as|at|for|on|in)", "identity", "The user works", "work", 8, "low"),
     _rule(r"i live in", "identity", "The user lives in", "home-location", 8, "low"),
     _rule(r"i grew up in", "identity", "The user grew up in", "origin", 7, "low"),
-    _rule(r"i was born (?:in|on)", "identity", "The user was born", "birth", 7, "low"),
+    _rule(r"i was born(?= (?:in|on) )", "identity", "The user was born", "birth", 7, "low"),
     _rule(r"i(?:'m| am) from", "identity", "The user is from", "origin", 7, "low"),
     _rule(r"i(?:'m| am) allergic to", "fact", "The user is allergic to", None, 9, "low"),
     _rule(r"i(?:'m| am) (?:vegetarian|vegan)", "identity", "The user is", "diet", 7, "low"),
@@ -157,11 +165,11 @@ RULES: tuple[_Rule, ...] = (
     _rule(r"i (?:just |recently |finally )?(?=(?:switched|moved|joined|started|quit|left|adopted|bought|graduated|"
           r"finished|signed up|visited|won|got (?:married|engaged|divorced|promoted|a new)|began|became|retired)\b)",
           "fact", "The user", None, 6),
-    _rule(rf"i (?:usually |often |also |still |regularly |sometimes )?({_ACTIVITY_VERBS})", "fact", "The user {0}",
+    _rule(rf"i (?:usually |often |also |still |regularly |sometimes )?({_ACTIVITY_VERBS})", "fact", "The user {verb}",
           None, 5),
     _rule(r"i can(?!'t| not)", "fact", "The user can", None, 4),
     _rule(rf"my ({_RELATIONS})(?= (?:is|was|are|has|have|works|lives|loves|likes|turns|turned|just|started|got|"
-          r"passed|recently|plays|goes|names?d?)\b)", "fact", "The user's {0}", None, 5),
+          r"passed|recently|plays|goes|names?d?)\b)", "fact", "The user's {word}", None, 5),
     _rule(r"i(?:'m| am) on call", "fact", "The user is on call", "on-call", 5, "high"),
     _rule(r"i(?:'m| am) (?:now )?the", "identity", "The user is the", "role", 7, "low"),
 )
@@ -216,6 +224,8 @@ def _object_problem(rest: str) -> str | None:
         return "relative-time"
     if all(word in _EMPTY or word in _WEAK_VERBS for word in words):
         return "empty"
+    if _ANAPHORIC_DEFINITE.fullmatch(rest.lower()):
+        return "deictic"  # "the food and the culture": of what?
     if words[0] in _WEAK_VERBS or (words[0] == "to" and len(words) > 1 and words[1] in _WEAK_VERBS | _EMPTY):
         return "empty"
     return None
@@ -239,8 +249,8 @@ def _object(clause: str, end: int) -> str | None:
 def _statement(rule: _Rule, lead: re.Match[str], rest: str) -> str:
     rewrite = rule.rewrite
     if lead.groups():
-        captured = lead.group(1)
-        rewrite = rewrite.format(captured.lower() if "'s" in rewrite else _third_person_verb(captured))
+        captured = lead.group(1).lower()
+        rewrite = rewrite.format(verb=_third_person_verb(captured) if "{verb}" in rewrite else "", word=captured)
     return f"{rewrite} {_third_person(rest)}."
 
 

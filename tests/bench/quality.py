@@ -22,9 +22,10 @@ Definitions, operational and deliberately simple (read the figures with them in 
   persona counts against it); recall is the share of persona sentences that some belief recalls.
 - A belief is **not self-contained** when, a month later and without the conversation, it cannot be read as a
   fact: it holds a pronoun or deictic word whose referent is not the user (it, this, that, these, those, them,
-  they, there, here, one, you, your, he, she, his, her, we, our …), a relative time (today, yesterday, tomorrow,
-  tonight, last/next/this week …), ends on a word that needs a continuation ("to", "the", "and" …), or has no
-  content stem beyond its verb ("The user likes to.").
+  they, there, here, one, you, your, he, she, his, her, we, our …), names its object only as "the <aspect>" ("The
+  user likes the food."), holds a relative time (today, yesterday, tomorrow, tonight, last/next/this week …), ends
+  on a word that needs a continuation ("to", "the", "and" …), or has no content stem beyond its verb ("The user
+  likes to.").
 - A fact-carrying turn **yields a belief** when the extractor returns a belief that cites it.
 """
 
@@ -74,6 +75,12 @@ _NOT_SELF_CONTAINED_WORDS = frozenset(
 )
 _RELATIVE_TIME = re.compile(r"\b(?:last|next|this|coming) (?:week|weekend|month|year|night|morning|summer|winter|"
                             r"spring|fall|autumn|time)\b|\b(?:right now|the other day|a while ago)\b")
+# "The user likes the food." — the food of what the other party spoke of.
+_BARE_ASPECT = re.compile(
+    r"^the user(?:'s)? \w+(?: to)? the (?:food|people|culture|story|plot|characters?|atmosphere|scenery|views?|"
+    r"weather|colou?rs?|design|taste|sound|vibe|energy|idea|challenge|ending|movies?|books?|show|songs?|music|game|"
+    r"place|way|part)(?:(?:,| and) the \w+)*\.?$"
+)
 _DANGLING_END = frozenset(
     "to a an the and or but of with for in on at so than how what when that which because like from by as my their "
     "is are was were be".split()
@@ -128,6 +135,8 @@ def self_containment_problem(statement: str) -> str | None:
             continue
         if bare in _NOT_SELF_CONTAINED_WORDS:
             return f"pronoun:{bare}"
+    if _BARE_ASPECT.match(lowered):
+        return "anaphoric-definite"
     if _RELATIVE_TIME.search(lowered):
         return "relative-time"
     if words and words[-1] in _DANGLING_END:
