@@ -198,6 +198,13 @@ _FILLER_WORDS = frozenset(
     bitte schön muchas beaucoup mucho molto vielen dank très muy sehr gut ça va que qué mille
     """.split()
 )
+# Filler, the first person and verbs that name no activity: what a first-person sentence that says nothing is made of.
+_EMPTY_FIRST_PERSON = _FILLER_WORDS | frozenset(
+    """
+    i i'm i've i'd i'll me my mine myself we we're we've we'll we'd us our ours im ive id
+    tried trying wanted needed need met seen heard asking asked wondering hoping meant
+    """.split()
+)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _CJK_FILLER = re.compile(
     r"(?:好的|好吧|好呀|好啊|好滴|好|行|可以|嗯+|哦+|噢|哈+|呵+|嘿+|谢谢你?|多谢|感谢|谢啦|没问题|收到|明白了?|知道了|了解|"
@@ -320,8 +327,17 @@ def _is_personal(lowered: str, words: list[str], hollow_free: str) -> bool:
     if _has_first_person(lowered, words) and (
         hollow_free == lowered or _has_first_person(hollow_free, _word_runs(hollow_free))
     ):
-        return True
+        if not _says_nothing(hollow_free):
+            return True
     return bool(_STANDING_INSTRUCTION.match(lowered.lstrip()))
+
+
+def _says_nothing(lowered: str) -> bool:
+    """A first-person sentence of filler words only ("I've always wanted to do that", "I try my best"): it answers
+    the other party, and tells nothing without them. A number is always something."""
+    if any(ch.isdigit() for ch in lowered):
+        return False
+    return _EMPTY_FIRST_PERSON.issuperset(_words(lowered))
 
 
 def _normalise(text: str) -> str:
