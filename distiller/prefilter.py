@@ -202,7 +202,8 @@ _FILLER_WORDS = frozenset(
 _EMPTY_FIRST_PERSON = _FILLER_WORDS | frozenset(
     """
     i i'm i've i'd i'll me my mine myself we we're we've we'll we'd us our ours im ive id
-    tried trying wanted needed need met seen heard asking asked wondering hoping meant
+    tried trying wanted needed need met seen heard asking asked wondering hoping meant favorite favorites favourite
+    favourites fan recommend recommended highly enjoying forget forgot imagined wondered before
     """.split()
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -357,7 +358,7 @@ def _is_filler(sentence: str, hollow_free: str) -> bool:
     if _has_cjk(sentence):
         bare = _NOT_ALNUM.sub("", sentence)
         return len(bare) <= 30 and bool(_CJK_FILLER.fullmatch(bare))
-    return _FILLER_WORDS.issuperset(_words(hollow_free))
+    return _EMPTY_FIRST_PERSON.issuperset(_words(hollow_free))
 
 
 def _forms(lowered: str) -> tuple[list[str], str]:

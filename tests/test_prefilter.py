@@ -133,6 +133,10 @@ def test_hollow_phrases_are_discounted_but_first_person_in_any_script_counts(tex
         ("Bye, talk soon!", "ack-filler"),
         ("Thanks for the advice!", "ack-filler"),
         ("Oh, I've heard good things about it. I'll have to check it out.", "ack-filler"),
+        ("I've always wanted to do that.", "ack-filler"),  # first person, but filler words only
+        ("I am doing well, thank you for asking.", "ack-filler"),
+        ("I would love that!", "ack-filler"),
+        ("Yeah, it's one of my favorites.", "ack-filler"),
     ],
 )
 def test_pleasantries_reactions_and_farewells_are_dropped_per_sentence(text, reason):
@@ -151,6 +155,9 @@ def test_pleasantries_reactions_and_farewells_are_dropped_per_sentence(text, rea
         "I love the way folk music tells stories.",
         "I love how my dog greets me.",
         "It's a lot of work, but it's a great place to live.",
+        "I'm 34.",  # a number is always something
+        "I have two cats.",
+        "My favorite is pizza.",
     ],
 )
 def test_a_fact_among_pleasantries_keeps_the_message(text):
