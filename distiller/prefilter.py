@@ -127,6 +127,13 @@ _REACTION_OPENER = re.compile(
     r"^(?:\W*(?:oh|ohh|wow|well|yeah|yes|haha|man|dude|omg|ah|aw|aww|ooh|hmm|cool|nice|great|awesome|really)\b\W*)*"
     r"(?:that|this|those|these|sounds|looks|seems|what an?|how|so|such)\b"
 )
+# "It's a great way to stay in shape": praise of what the other does, whatever follows.
+_GOOD_WAY = re.compile(
+    r"^(?:\W*(?:oh|wow|well|yeah|yes|and|but|i agree|me too)\b\W*)*(?:it|that|this|they)(?:'s|'re| is| are| was| were|"
+    r"'ll be| will be| can be| would be)(?: \w+)? (?:a|an|the|such a)(?: \w+)? (?:great|good|fun|nice|best|wonderful|"
+    r"perfect|fantastic|awesome|amazing|excellent|healthy|easy|cool|interesting) (?:way|reason|idea|start|goal|"
+    r"opportunity|choice|option|hobby|skill|thing to do)\b"
+)
 _WELL_WISH = re.compile(
     r"^(?:thanks|thank you|thx|ty|good luck|best of luck|congrats|congratulations|happy (?:birthday|anniversary)|"
     r"have (?:a|an|fun)|take care|talk soon|see you|bye)\b"
@@ -148,7 +155,8 @@ _EVALUATIVE_WORDS = frozenset(_EVALUATIVE_WORDS_TEXT.split())
 # "It's such a classic.", "They're so smart!": a pronoun judged, and at most a word after the judgement.
 _PRONOUN_VERDICT = re.compile(
     r"^(?:\W*(?:oh|ohh|wow|well|yeah|yes|haha|man|omg|ah|aw|aww|ooh|and|but)\b\W*)*"
-    r"(?:it|they|he|she)(?:'s|'re| is| are| was| were| must be| must have been| can be| seems?| sounds?| looks?)"
+    r"(?:it|they|he|she)(?:'s|'re| is| are| was| were| must be| must have been| can be|'ll be| will be| would be|"
+    r"'d be| seems?| sounds?| looks?)"
     r"(?: (?:so|very|really|pretty|quite|such|too|a|an|the|just|also|always|super|totally|truly|absolutely|"
     r"definitely|one of the|of the))* (?:[a-z]+ )?(?:"
     + "|".join(sorted(_EVALUATIVE_WORDS_TEXT.split()))
@@ -191,7 +199,7 @@ _FILLER_WORDS = frozenset(
     all some any every such something anything everything nothing must've sounds like what's up lovely nice man
     dude bro buddy friend guys everyone someone awesome tho though anyway anyways hopefully maybe probably
     perhaps sometimes wonderful rooting forward outstanding acknowledged noted understood saved roger either
-    neither problem worries worry advice meet chat chatting talking talk makes worth spirit sometime someday
+    neither problem worries worry advice meet chat chatting talking talk makes worth spirit sometime someday together
     gracias merci danke grazie obrigado obrigada спасибо hola bonjour salut hallo ciao привет vale claro genial
     bien bueno bon oui non ja nein sí si jaja jajaja jeje mdr super top perfecto parfait toll prima bravo
     felicidades félicitations glückwunsch хорошо да нет ок круто класс ага ладно понятно отлично de nada rien
@@ -385,7 +393,8 @@ def _is_reaction(sentence: str, lowered: str, words: list[str], hollow_free: str
         return True
     if _EVALUATIVE_WORDS.isdisjoint(words) and _JUDGING_VERBS.isdisjoint(words):
         return False
-    if _REACTION_OPENER.match(lowered.lstrip()) or _PRONOUN_VERDICT.match(lowered.lstrip()):
+    opening = lowered.lstrip()
+    if _REACTION_OPENER.match(opening) or _PRONOUN_VERDICT.match(opening) or _GOOD_WAY.match(opening):
         return True
     return all(word in _FILLER_WORDS or word in _EVALUATIVE_WORDS for word in _words(hollow_free))
 

@@ -137,6 +137,8 @@ def test_hollow_phrases_are_discounted_but_first_person_in_any_script_counts(tex
         ("I am doing well, thank you for asking.", "ack-filler"),
         ("I would love that!", "ack-filler"),
         ("Yeah, it's one of my favorites.", "ack-filler"),
+        ("You should! It's a great way to stay in shape.", "reaction"),
+        ("It'll be a great adventure.", "reaction"),
     ],
 )
 def test_pleasantries_reactions_and_farewells_are_dropped_per_sentence(text, reason):
