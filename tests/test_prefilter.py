@@ -164,3 +164,20 @@ def test_pleasantries_reactions_and_farewells_are_dropped_per_sentence(text, rea
 )
 def test_a_fact_among_pleasantries_keeps_the_message(text):
     assert prefilter(text, "user").decision == KEEP
+
+
+def test_the_hollow_phrase_lookahead_only_skips_words_no_phrase_starts_with():
+    import re
+
+    from distiller.prefilter import _HOLLOW_FIRST_PERSON, _SENTENCE, _normalise
+
+    plain = re.compile(_HOLLOW_FIRST_PERSON.pattern.replace(r"\b(?=[gilmostw])", r"\b", 1))
+    assert plain.pattern != _HOLLOW_FIRST_PERSON.pattern
+    texts = [block["text"] for row in ROWS for block in row["line"].get("message", {}).get("content", [])
+             if isinstance(block, dict) and block.get("type") == "text"]
+    texts += ["I'll have to check it out.", "we should hang out", "oh my god", "same here", "tell me more",
+              "give me a sec", "shall we", "let's go", "my bad", "I might just have to give it a try"]
+    sentences = [_normalise(sentence) for text in texts for sentence in _SENTENCE.findall(text)]
+    assert len(sentences) > 200
+    for sentence in sentences:
+        assert _HOLLOW_FIRST_PERSON.sub(" ", sentence) == plain.sub(" ", sentence)
