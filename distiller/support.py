@@ -58,13 +58,13 @@ def content_stems(text: str) -> set[str]:
     return {_stem(w) for w in _WORD.findall(text) if w.casefold() not in _FUNCTION_WORDS and not w.isdigit()}
 
 
+# Number words count as their digits ("two" supports "2"); "one" does not, being a pronoun as often as a number.
 _NUMBER_WORDS = {word: str(n) for n, word in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
+    "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split()) if word != "_"}
 _NUMBER_WORDS.update({word: str(n) for n, word in zip(range(30, 100, 10),
                                                       "thirty forty fifty sixty seventy eighty ninety".split())})
-_NUMBER_WORDS.update(dozen="12", hundred="100", thousand="1000", once="1", twice="2", single="1", couple="2",
-                     pair="2", first="1", second="2", third="3", half="2")
+_NUMBER_WORDS.update(dozen="12", hundred="100", thousand="1000", twice="2")
 
 
 def _numbers(text: str) -> set[str]:
