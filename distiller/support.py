@@ -14,6 +14,7 @@ from datetime import date
 MIN_QUOTE_WORDS = 3
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_SQUASH = re.compile(r"[\W_]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|[\"“(]\s*)([^\W\d_][\w'’-]*)")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -30,6 +31,13 @@ while who whom why will with would you your yours yourself yourselves user user'
 i'm i've i'd i'll don't doesn't didn't isn't aren't wasn't weren't won't can't cannot really quite still already
 likes like loves love enjoys enjoy wants want prefers prefer says said thinks think feels feel has have is was
 currently usually often sometimes always never much many lot lots get gets got one
+""".split())
+_OPENERS = frozenset("""
+since as after before when while during every each both all most many some several neither either none one two
+three four five later recently currently previously formerly now today yesterday tomorrow lately once already also
+besides apart aside according although though despite because if unless until whenever wherever overall generally
+usually often sometimes originally initially eventually finally still instead otherwise therefore however like
+hey hello hi whats what's yes no yeah well oh ok okay so
 """.split())
 _SUFFIXES = ("ingly", "ings", "ing", "edly", "ies", "ied", "ed", "es", "er", "ly", "s")
 
@@ -83,12 +91,16 @@ def _bare_words(text: str) -> set[str]:
 
 
 def _names(statement: str) -> set[str]:
-    """Capitalised words that do not start a sentence: the proper nouns a statement may only repeat."""
+    """Capitalised words, the proper nouns a statement may only repeat; a sentence's first word counts unless it is
+    a word that opens sentences anyway ("The user…", "Since…")."""
     starts = {m.start(1) for m in _SENTENCE_START.finditer(statement)}
     names = set()
     for match in _WORD.finditer(statement):
         word = match.group()
-        if match.start() in starts or not word[0].isupper() or word == "I" or word.casefold() in _CALENDAR:
+        folded = word.casefold()
+        if not word[0].isupper() or word == "I" or folded in _CALENDAR:
+            continue
+        if match.start() in starts and (folded in _FUNCTION_WORDS or folded in _OPENERS):
             continue
         names.add(_bare(word))
     return names
@@ -115,7 +127,8 @@ def unsupported(statement: str, quotes: Iterable[str], cited_texts: Iterable[str
     words = _bare_words(texts) | {_bare(n) for n in known_names}
     if _numbers(statement) - _numbers(texts) - _years_near(cited_days):
         return True
-    if any(name not in words for name in _names(statement)):
+    squashed = _SQUASH.sub("", texts.casefold())  # "Spider-Man" names Spiderman
+    if any(name not in words and _SQUASH.sub("", name) not in squashed for name in _names(statement)):
         return True
     quoted = set().union(*(content_stems(q) for q in quotes))
     said = content_stems(statement)

@@ -88,8 +88,9 @@ def test_quotes_must_be_three_words_and_statements_supported_by_what_they_cite()
         replace(GOOD, statement="The user has used Neovim for 12 years."),
         replace(GOOD, statement="The user prefers Neovim over VS Code since 2026."),  # the message's year
         replace(GOOD, statement="The user likes it."),
+        replace(GOOD, statement="Zorblax prefers Neovim over VS Code."),  # a name first in the sentence, too
     )
-    assert dict(result.rejected) == {"trivial-quote": 1, "unsupported-statement": 3}
+    assert dict(result.rejected) == {"trivial-quote": 1, "unsupported-statement": 4}
     assert [b.statement for b in result.beliefs] == ["The user prefers Neovim over VS Code since 2026."]
 
 
