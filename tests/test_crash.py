@@ -10,6 +10,8 @@ import sys
 import time
 from collections import Counter
 
+import pytest
+
 from conftest import append, distill, ingested, message_line, new_session
 
 from distiller.config import Settings
@@ -23,6 +25,7 @@ def _start(state_dir, agents) -> subprocess.Popen:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_converges(tmp_path, agents):
     for s in range(12):
         path = new_session(agents, agent=f"agent{s % 3}")

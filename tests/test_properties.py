@@ -9,6 +9,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from conftest import header, ingested, message_line
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -118,4 +119,4 @@ def header_of(path: Path) -> bytes:
 TranscriptFiles.TestCase.settings = settings(
     max_examples=40, stateful_step_count=20, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-test_any_file_history_emits_each_message_exactly_once = TranscriptFiles.TestCase
+test_any_file_history_emits_each_message_exactly_once = pytest.mark.slow(TranscriptFiles.TestCase)
