@@ -1,6 +1,7 @@
 """Does a statement say only what its cited messages say? A real quote can carry a made-up statement, so verify.py
-asks three cheap questions of every candidate: is the quote more than a fragment, does every number and name of the
-statement occur in the cited messages, and does the statement share at least one content word with its quotes.
+asks cheap questions of every candidate: is the quote more than a fragment, does every number and name of the
+statement occur in the cited messages, does the statement share a content word with its quotes, and do at least
+half of its content words occur in the cited messages.
 
 Paraphrase is allowed (stems, not exact words), inference is not checked: this catches fabrication, not error.
 """
@@ -12,6 +13,7 @@ from collections.abc import Iterable
 from datetime import date
 
 MIN_QUOTE_WORDS = 3
+MIN_BACKED_SHARE = 0.5  # of the statement's content words, the share that must occur in the cited messages
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _SQUASH = re.compile(r"[\W_]+")
@@ -51,7 +53,7 @@ def _stem(word: str) -> str:
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
-    return word
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word  # ride / riding, hike / hiking
 
 
 def _related(a: str, b: str) -> bool:
@@ -121,8 +123,8 @@ def _years_near(days: Iterable[str | None]) -> set[str]:
 
 def unsupported(statement: str, quotes: Iterable[str], cited_texts: Iterable[str], cited_days: Iterable[str | None],
                 known_names: Iterable[str] = ()) -> bool:
-    """True when the statement carries a number or a name its cited messages do not, or shares no content word
-    with its quotes."""
+    """True when the statement carries a number or a name its cited messages do not, shares no content word with
+    its quotes, or has fewer than half of its content words in the cited messages."""
     texts = " \n ".join(cited_texts)
     words = _bare_words(texts) | {_bare(n) for n in known_names}
     if _numbers(statement) - _numbers(texts) - _years_near(cited_days):
@@ -132,4 +134,8 @@ def unsupported(statement: str, quotes: Iterable[str], cited_texts: Iterable[str
         return True
     quoted = set().union(*(content_stems(q) for q in quotes))
     said = content_stems(statement)
-    return not any(_related(a, b) for a in said for b in quoted)
+    if not any(_related(a, b) for a in said for b in quoted):
+        return True
+    cited = content_stems(texts)
+    backed = sum(any(_related(a, b) for b in cited) for a in said)
+    return backed < MIN_BACKED_SHARE * len(said)

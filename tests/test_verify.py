@@ -89,8 +89,9 @@ def test_quotes_must_be_three_words_and_statements_supported_by_what_they_cite()
         replace(GOOD, statement="The user prefers Neovim over VS Code since 2026."),  # the message's year
         replace(GOOD, statement="The user likes it."),
         replace(GOOD, statement="Zorblax prefers Neovim over VS Code."),  # a name first in the sentence, too
+        replace(GOOD, statement="The user prefers Neovim and keeps pet pythons at home."),  # mostly made up
     )
-    assert dict(result.rejected) == {"trivial-quote": 1, "unsupported-statement": 4}
+    assert dict(result.rejected) == {"trivial-quote": 1, "unsupported-statement": 5}
     assert [b.statement for b in result.beliefs] == ["The user prefers Neovim over VS Code since 2026."]
 
 
