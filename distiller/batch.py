@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from distiller.errors import EXIT_USAGE, DistillError
+from distiller.errors import EXIT_USAGE, DistillError, os_fault
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, Extractor, ExtractRequest, Item, Usage
 from distiller.prefilter import DROP, KEEP
 from distiller.records import EvidenceItem, Message
@@ -246,10 +246,8 @@ def write(state_dir: Path, batch: Batch) -> Path:
             os.close(dir_fd)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise DistillError(
-            f"cannot write batch file {target}: {exc.strerror or exc}; free space or fix the permissions of "
-            f"{directory} (nothing was lost: what this batch holds is read again next run)"
-        ) from exc
+        raise os_fault("write batch file", target, exc,
+                       "nothing was lost: what this batch holds is read again next run") from exc
     return target
 
 

@@ -21,9 +21,9 @@ from distiller import batches_admin, install, pipeline
 from distiller import schedule as scheduling
 from distiller import beliefs as beliefs_api
 from distiller.cli_beliefs import beliefs, runs_command
-from distiller.doctor import diagnose
 from distiller.config import describe, load_settings, override
-from distiller.errors import EXIT_ERROR, DistillError
+from distiller.doctor import diagnose
+from distiller.errors import EXIT_ERROR, DistillError, os_fault
 from distiller.extract.select import make_extractor
 from distiller.prefilter import CONTEXT, DROP, KEEP
 from distiller.screen import Decision
@@ -112,6 +112,9 @@ class DistillGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             sys.exit(130)
+        except OSError as exc:  # a fault of the machine no layer below named: still one line, with the path
+            click.echo(f"Error: {printable(str(os_fault('use', exc.filename or 'a file', exc)))}", err=True)
+            sys.exit(EXIT_ERROR)
         except Exception as exc:  # a bug: say so plainly; -vv shows the traceback
             if log.isEnabledFor(logging.DEBUG):
                 log.exception("internal error")

@@ -479,8 +479,8 @@ def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: s
     try:
         with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
             runs.update(con, run_id, tally.as_dict(), status, error)
-    except Exception as inner:
-        log.warning("could not record the end of the run: %s", inner)
+    except Exception as inner:  # the fault that ended the run is likely this one too: the error says it once
+        log.info("could not record the end of the run: %s", inner)
 
 
 @dataclass(frozen=True)

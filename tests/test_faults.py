@@ -15,6 +15,7 @@ import pytest
 from conftest import append, distill, ingested_ids, message_line, new_session
 
 from distiller.config import Settings
+from distiller.errors import DistillError
 
 
 def _run_json(state, agents, timeout: float = 60) -> dict:
@@ -229,3 +230,76 @@ def test_learned_statements_reach_stdout_only_when_asked(tmp_path, agents):
     for flags in (["-v", "run"], ["run", "--show-beliefs"]):
         shown = distill(*flags, "--source", str(agents), state_dir=tmp_path / "-".join(flags), check=True)
         assert "green tea" in shown.stdout, flags
+
+
+SAMPLE = Path(__file__).resolve().parent.parent / "distiller" / "sample" / "agents"
+COMMANDS = (["run", "--source", str(SAMPLE)], ["status"], ["beliefs", "list"], ["beliefs", "export"], ["runs"],
+            ["batches", "list"])
+
+
+def _one_clear_line(result: subprocess.CompletedProcess, *words: str) -> None:
+    assert result.returncode == 1, (result.returncode, result.stderr)
+    assert result.stderr.count("\n") == 1 and "internal error" not in result.stderr, result.stderr
+    assert all(word in result.stderr for word in words), result.stderr
+
+
+def test_a_damaged_database_is_one_clear_line_in_every_command(tmp_path):
+    reference = tmp_path / "reference"
+    distill("run", "--source", str(SAMPLE), state_dir=reference, check=True)
+    db = Settings(state_dir=reference).db_path
+    damaged = 0
+    for block in (None, 1, 3, 9):  # None: the file is truncated; else one data block is overwritten
+        state = tmp_path / f"damaged-{block}"
+        shutil.copytree(reference, state)
+        path = Settings(state_dir=state).db_path
+        if block is None:
+            os.truncate(path, db.stat().st_size // 3)
+        else:
+            with open(path, "r+b") as f:
+                f.seek(3 * 4096 + block * 262144 + 100)
+                f.write(bytes(range(256)) * 8)
+        for command in COMMANDS:
+            result = distill(*command, state_dir=state)
+            if result.returncode != 0 or (block is None and command[0] in ("run", "status", "runs")):
+                _one_clear_line(result, str(path), "is damaged", "restore a backup")
+                damaged += 1
+    assert damaged > len(COMMANDS)
+
+
+def test_a_read_only_state_dir_is_one_clear_line_and_reading_commands_still_work(tmp_path):
+    state = tmp_path / "state"
+    with _tmpfs(state, "8m"):
+        distill("run", "--source", str(SAMPLE), state_dir=state, check=True)
+        subprocess.run(["mount", "-o", "remount,ro", str(state)], check=True)
+        for command in (["run", "--source", str(SAMPLE)], ["init"]):
+            _one_clear_line(distill(*command, state_dir=state), str(state), "Read-only file system",
+                            "choose another state dir")
+        for command in COMMANDS[1:]:
+            assert distill(*command, state_dir=state).returncode == 0, command
+
+
+def test_a_state_dir_of_another_user_is_one_clear_line(world):
+    root, prefix = world
+    if not prefix:
+        pytest.skip("needs root to make a state dir another user cannot write")
+    state = root / "state"
+    state.mkdir(mode=0o755)
+    result = _as_user(prefix, root, "--state-dir", str(state), "run", "--source", str(SAMPLE))
+    _one_clear_line(result, str(state), "Permission denied", "make it writable by you")
+    result = _as_user(prefix, root, "--state-dir", str(state / "sub"), "status")
+    assert result.returncode in (0, 1) and "internal error" not in result.stderr, result.stderr
+
+
+def test_a_full_disk_under_the_database_is_one_clear_line(tmp_path):
+    from distiller.store.db import connect, transaction
+
+    state = tmp_path / "state"
+    with _tmpfs(state, "6m"):
+        db = Settings(state_dir=state).db_path
+        with connect(db):
+            pass
+        free = os.statvfs(state)
+        (state / "filler").write_bytes(b"\0" * (free.f_bavail * free.f_frsize - 1_500_000))
+        with pytest.raises(DistillError, match="No space left on device; free space on that file system"):
+            with connect(db) as con, transaction(con):
+                con.execute("CREATE TABLE big AS SELECT md5(i::VARCHAR) || repeat('x', 200) AS s FROM range(200000) t(i)")

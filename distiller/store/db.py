@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from distiller.errors import DistillError, Unavailable
+from distiller.errors import DistillError, Unavailable, db_fault, os_fault
 from distiller.store.migrations import pending
 
 _HOLDER = re.compile(r"Conflicting lock is held in (.+?) \(PID (\d+)\)")
@@ -41,7 +41,7 @@ def _open(path: Path, read_only: bool, wait_seconds: float) -> duckdb.DuckDBPyCo
             return con
         except duckdb.Error as exc:
             if not _is_lock_error(exc):
-                raise DistillError(f"cannot open database {path}: {exc}") from exc
+                raise db_fault(path, str(exc)) or DistillError(f"cannot open database {path}: {exc}") from exc
             if time.monotonic() >= deadline:
                 raise Unavailable(f"database {path} is busy: held by {_holder(exc)}; try again shortly") from exc
         time.sleep(delay)
@@ -90,7 +90,10 @@ def _tighten(path: Path) -> None:
 
 
 def _create(path: Path, wait_seconds: float) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise os_fault("create the state dir", path.parent, exc) from exc
     con = _open(path, False, wait_seconds)
     try:
         migrate(con)
@@ -115,21 +118,30 @@ def _ensure_migrated(path: Path, wait_seconds: float) -> None:
 
 @contextmanager
 def connect(path: Path, *, read_only: bool = False, wait_seconds: float = 5.0) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A migrated connection, closed on exit; a read-only open migrates first through a brief write open."""
+    """A migrated connection, closed on exit; a read-only open migrates first through a brief write open.
+
+    Every command reaches the database through here, so each one reports a full disk, a read-only state dir or a
+    damaged file the same way: one line naming the file and what to do."""
     with private_files():
-        if not path.exists():
-            _create(path, wait_seconds)
-        elif read_only:
-            _ensure_migrated(path, wait_seconds)
-        else:
-            _tighten(path)
-        con = _open(path, read_only, wait_seconds)
         try:
-            if not read_only:
-                migrate(con)
-            yield con
-        finally:
-            con.close()
+            if not path.exists():
+                _create(path, wait_seconds)
+            elif read_only:
+                _ensure_migrated(path, wait_seconds)
+            else:
+                _tighten(path)
+            con = _open(path, read_only, wait_seconds)
+            try:
+                if not read_only:
+                    migrate(con)
+                yield con
+            finally:
+                con.close()
+        except duckdb.Error as exc:
+            fault = db_fault(path, str(exc))
+            if fault is None:
+                raise
+            raise fault from exc
 
 
 @contextmanager
@@ -149,6 +161,9 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        con.execute("ROLLBACK")
+        try:
+            con.execute("ROLLBACK")
+        except duckdb.Error:
+            pass  # a connection a fatal error invalidated cannot roll back; the first error says what happened
         raise
     con.execute("COMMIT")
