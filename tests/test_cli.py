@@ -275,3 +275,13 @@ def test_shell_completion_as_the_readme_documents_it():
     result = distill(env=env)
     assert result.returncode == 0 and "schedule" in result.stdout
     assert "_DISTILL_COMPLETE=bash_source" in README.read_text(encoding="utf-8")
+
+
+def test_readme_try_it_and_ci_run_the_same_command_on_an_explicit_state_dir():
+    readme = README.read_text(encoding="utf-8")
+    block = readme.split("## Try it", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    try_it = "distill " + block.split("&& distill ", 1)[1].strip()
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+    ci_line = next(line for line in ci.splitlines() if line.startswith("distill "))
+    assert try_it.startswith("distill --state-dir state ")  # the repository's state/, named explicitly
+    assert ci_line.replace('"$(mktemp -d)"', "state") == try_it
