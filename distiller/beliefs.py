@@ -41,10 +41,20 @@ def _now() -> datetime:
 
 
 def _read(settings: Settings):
+    """A read never creates a database: an empty one in the wrong state dir would hide the real one."""
+    if not settings.db_path.exists():
+        raise DistillError(no_database(settings))
     return connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds)
 
 
+def no_database(settings: Settings) -> str:
+    return (f"no database at {settings.db_path} yet (state dir from {settings.origin('state_dir')}): "
+            f"`distill run` creates it, or pass --state-dir")
+
+
 def list_beliefs(settings: Settings, filters: Filters) -> list[BeliefRow]:
+    if not settings.db_path.exists():
+        return []
     with _read(settings) as con:
         return belief_reads.select(con, filters, store_settings(settings), _now())
 
@@ -117,6 +127,8 @@ def forget(
     A dry run does the same work and rolls it back, so it reports exactly what would go."""
     if sum(bool(x) for x in (refs, match, source)) != 1:
         raise DistillError("forget needs exactly one of: belief ids, --match TEXT, --source FILE|SESSION")
+    if not settings.db_path.exists():
+        raise DistillError(no_database(settings))
     if source and never_ingested(settings, source):
         raise DistillError(f"{source} was never ingested (no message or evidence comes from it): nothing to "
                            f"forget, no tombstone written")

@@ -399,7 +399,10 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
     waiting = batches_admin.list_batches(obj["settings"])
     d["batches"] = dict(Counter(b.status for b in waiting))
     d["quarantined"] = [b.as_dict() for b in waiting if b.status == "quarantined"]
+    settings = obj["settings"]
+    d["state_dir"], d["state_dir_origin"] = str(settings.state_dir), settings.origin("state_dir")
     lines = [
+        f"state dir: {d['state_dir']} ({d['state_dir_origin']})",
         f"database: {d['db']}",
         f"files tracked: {d['files_tracked']} (gone: {d['files_gone']}, untracked: {d['files_untracked']})",
         f"bytes behind: {d['bytes_behind']:,}",

@@ -49,6 +49,8 @@ def _line(b: BeliefRow) -> str:
 
 def _rows(obj: dict, rows: list[BeliefRow], filters: Filters) -> None:
     out = obj["out"]
+    if not obj["settings"].db_path.exists():
+        click.echo(api.no_database(obj["settings"]), err=True)
     hidden = api.hidden_archived(obj["settings"], filters)
     if hidden and not out.quiet:
         click.echo(f"{hidden} archived match(es) not shown: --status all", err=True)

@@ -211,3 +211,12 @@ def test_bulk_forget_asks_on_a_terminal(seeded):
     assert len(cli_json("beliefs", "list", "--status", "all")["beliefs"]) == 6
     assert forget_on_tty(b"", "--yes")[0] == 0
     assert len(cli_json("beliefs", "list", "--status", "all")["beliefs"]) == 4
+
+
+def test_reading_beliefs_never_creates_a_state_dir(tmp_path):
+    listed = distill("beliefs", "list")
+    assert listed.returncode == 0 and "no beliefs" in listed.stdout
+    assert f"no database at {tmp_path / 'state' / 'distill.duckdb'} yet" in listed.stderr
+    shown = distill("beliefs", "show", "b1:abc")
+    assert shown.returncode == 1 and "no database at" in shown.stderr
+    assert not (tmp_path / "state").exists()

@@ -262,3 +262,26 @@ def test_lock_message_names_the_real_holder_not_a_stale_pid(tmp_path, agents):
     assert f"pid {gone.pid}" not in result.stderr
     if Path("/proc/locks").exists():
         assert f"(pid {holder.pid})" in result.stderr
+
+
+def test_status_says_which_state_dir_it_used(tmp_path):
+    human = invoke("status")
+    assert human.exit_code == 0 and f"state dir: {tmp_path / 'state'} (env DISTILL_STATE_DIR)" in human.stdout
+    assert orjson.loads(invoke("status", "--json").stdout)["state_dir"] == str(tmp_path / "state")
+
+
+def test_shell_completion_as_the_readme_documents_it():
+    env = {"_DISTILL_COMPLETE": "bash_complete", "COMP_WORDS": "distill sch", "COMP_CWORD": "1"}
+    result = distill(env=env)
+    assert result.returncode == 0 and "schedule" in result.stdout
+    assert "_DISTILL_COMPLETE=bash_source" in README.read_text(encoding="utf-8")
+
+
+def test_readme_try_it_and_ci_run_the_same_command_on_an_explicit_state_dir():
+    readme = README.read_text(encoding="utf-8")
+    block = readme.split("## Try it", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    try_it = "distill " + block.split("&& distill ", 1)[1].strip()
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+    ci_line = next(line for line in ci.splitlines() if line.startswith("distill "))
+    assert try_it.startswith("distill --state-dir state ")  # the repository's state/, named explicitly
+    assert ci_line.replace('"$(mktemp -d)"', "state") == try_it

@@ -23,7 +23,6 @@ from conftest import append, message_line, new_session
 from distiller import install
 from distiller import schedule as scheduling
 from distiller.cli import cli
-from distiller.config import Settings
 from distiller.errors import DistillError
 
 
@@ -193,4 +192,3 @@ def test_every_and_intervals():
     assert install.every_seconds("1h") == 3600 and install.every_seconds("90") == 90
     with pytest.raises(DistillError):
         install.plan("systemd", Path("/s"), [], install.every_seconds("7m"), Path("/tmp"))
-    assert Settings  # the settings type the scheduler runs with
