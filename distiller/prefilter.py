@@ -123,6 +123,9 @@ _EMOTIVE_STANCE = re.compile(
 )
 # Second-person words: a sentence with one and no first-person word is about the other party.
 _SECOND_PERSON_WORDS = frozenset("you your yours yourself yourselves youre youve youll youd u ur".split())
+_INSTRUCTION_WORDS = frozenset("always never remember forget stop please don future forward".split())
+_INSTRUCTION_START = re.compile(r"(?:please |so |and |ok,? |okay,? )?(?:you (?:should|must|need to|have to|can)\b|"
+                                r"please\b|don'?t\b|do not\b|never\b|always\b|remember\b|stop\b)")
 # Reactions: what the other said, judged. A deictic opener, or a judging verb, and a judging word.
 _REACTION_OPENER = re.compile(
     r"^(?:\W*(?:oh|ohh|wow|well|yeah|yes|haha|man|dude|omg|ah|aw|aww|ooh|hmm|cool|nice|great|awesome|really)\b\W*)*"
@@ -438,7 +441,9 @@ def _classify_sentences(text: str) -> str:
         elif _IMPERATIVE.match(lowered.lstrip()):
             kinds.add("command")
         elif not _SECOND_PERSON_WORDS.isdisjoint(words):
-            kinds.add("other-party")
+            # "You should always answer in Spanish" tells the assistant how to treat the speaker: an instruction
+            instruction = not _INSTRUCTION_WORDS.isdisjoint(words) and _INSTRUCTION_START.match(lowered.lstrip())
+            kinds.add("content" if instruction else "other-party")
         elif _is_reaction(sentence, lowered, words, hollow_free):
             kinds.add("reaction")
         elif _is_exclaimed_aside(sentence, words):
