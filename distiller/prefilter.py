@@ -176,7 +176,7 @@ _PRONOUN_DROP_LEADS = frozenset(
 # The first word (\w run) of every hollow phrase: text with none of them has no hollow phrase.
 _HOLLOW_LEADS = frozenset("i im id ill ive me same let lets tell show give my oh we well shall".split())
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
-_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+_SENTENCE = re.compile(r"[^.!?。！？\n;；]+[.!?。！？;；]*")
 _FILLER_WORDS = frozenset(
     """
     a an the and or but if then than as at by for from in into of on onto to with without about like up down out
