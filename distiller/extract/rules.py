@@ -63,7 +63,7 @@ _DEICTIC = frozenset(
     """
     it it's its itself this these those they they're they've them their theirs themselves there here you you're
     you've you'll your yours yourself u ur he he's him his himself she she's her hers herself we we're we've us our
-    ours ourselves i i'm i've i'd i'll y'all somebody someone ones same
+    ours ourselves i i'm i've i'd i'll mine y'all somebody someone ones same
     """.split()
 )
 # Words that carry no content of their own: a statement made only of them says nothing.
@@ -97,7 +97,7 @@ _ASPECT = (
     r"smell|sound|vibe|energy|idea|concept|challenge|ending|writing|acting|graphics|gameplay|soundtrack|staff|"
     r"service|movies?|books?|show|songs?|music|game|place|way|feeling|part)"
 )
-_ANAPHORIC_DEFINITE = re.compile(rf"the {_ASPECT}(?:(?:,| and| or) the {_ASPECT})*")
+_ANAPHORIC_DEFINITE = re.compile(rf"the {_ASPECT}(?:(?:,|,? and|,? or) the {_ASPECT})*")
 _NAME_PLACEHOLDER = re.compile(r"[\[\](){}<>]|\bname\b", re.I)
 
 
@@ -206,6 +206,8 @@ def _object_problem(rest: str) -> str | None:
     """Why what follows the lead-in cannot stand alone, or None: it points outside itself, is cut off, or is empty."""
     if not rest or "?" in rest or _NAME_PLACEHOLDER.search(rest):
         return "empty" if not rest else "placeholder"
+    if rest.count('"') % 2 or rest.count("\u201c") != rest.count("\u201d"):
+        return "cut-off"  # a title cut at a full stop inside its quotes
     words = _WORD.findall(rest.lower().replace("\u2019", "'"))
     if not words or len(words) > _MAX_OBJECT_WORDS:
         return "length"
