@@ -98,7 +98,7 @@ _ASPECT = (
     r"service|movies?|books?|show|songs?|music|game|place|way|feeling|part)"
 )
 _ANAPHORIC_DEFINITE = re.compile(rf"the {_ASPECT}(?:(?:,|,? and|,? or) the {_ASPECT})*")
-_NAME_PLACEHOLDER = re.compile(r"[\[\](){}<>]|\bname\b", re.I)
+_NAME_PLACEHOLDER = re.compile(r"[\[\](){}<>]|\bname\b|\buser ?\d", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +153,7 @@ RULES: tuple[_Rule, ...] = (
     _rule(r"my goal is", "goal", "The user's goal is", None, 7),
     _rule(r"my dream is", "goal", "The user's dream is", None, 6),
     _rule(r"i (?:want|plan|hope|intend) to", "goal", "The user wants to", None, 6),
-    _rule(r"i(?:'m| am) (?:planning|trying|hoping|saving up|going) to", "goal", "The user is planning to", None, 6),
+    _rule(r"i(?:'m| am) (?:planning|trying|hoping|saving up) to", "goal", "The user is planning to", None, 6),
     _rule(r"we(?:'re| are) planning to", "goal", "The user and their household or team plan to", None, 6),
     _rule(r"(?:i|we) (?:have )?decided to", "decision", "The user decided to", None, 6),
     _rule(r"(?:i|we) (?:have )?decided", "decision", "The user decided", None, 6),
