@@ -124,6 +124,7 @@ _EMOTIVE_STANCE = re.compile(
 # Second-person words: a sentence with one and no first-person word is about the other party.
 _SECOND_PERSON_WORDS = frozenset("you your yours yourself yourselves youre youve youll youd u ur".split())
 _INSTRUCTION_WORDS = frozenset("always never remember forget stop please don future forward".split())
+_ME_TO = re.compile(r"\bme to (?!the\b|a\b|an\b)[a-z]")
 _INSTRUCTION_START = re.compile(r"(?:please |so |and |ok,? |okay,? )?(?:you (?:should|must|need to|have to|can)\b|"
                                 r"please\b|don'?t\b|do not\b|never\b|always\b|remember\b|stop\b)")
 # Reactions: what the other said, judged. A deictic opener, or a judging verb, and a judging word.
@@ -442,8 +443,9 @@ def _classify_sentences(text: str) -> str:
             kinds.add("command")
         elif not _SECOND_PERSON_WORDS.isdisjoint(words):
             # "You should always answer in Spanish" tells the assistant how to treat the speaker: an instruction
+            # ... and "Your story inspired me to start running" tells what the speaker does
             instruction = not _INSTRUCTION_WORDS.isdisjoint(words) and _INSTRUCTION_START.match(lowered.lstrip())
-            kinds.add("content" if instruction else "other-party")
+            kinds.add("content" if instruction or ("me" in words and _ME_TO.search(lowered)) else "other-party")
         elif _is_reaction(sentence, lowered, words, hollow_free):
             kinds.add("reaction")
         elif _is_exclaimed_aside(sentence, words):
