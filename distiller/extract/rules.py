@@ -174,8 +174,9 @@ RULES: tuple[_Rule, ...] = (
     _rule(r"i(?:'m| am) (?:now )?the", "identity", "The user is the", "role", 7, "low"),
 )
 
-_PRONOUNS = ((re.compile(r"\bmy\b", re.I), "their"), (re.compile(r"\bmine\b", re.I), "the user's"),
-             (re.compile(r"\bmyself\b", re.I), "themselves"), (re.compile(r"\bme\b", re.I), "the user"))
+# "mine" alone points outside the statement and is rejected before this rewrite.
+_PRONOUNS = ((re.compile(r"\bmy\b", re.I), "their"), (re.compile(r"\bmyself\b", re.I), "themselves"),
+             (re.compile(r"\bme\b", re.I), "the user"))
 
 
 def _third_person(rest: str) -> str:
@@ -187,9 +188,7 @@ def _third_person(rest: str) -> str:
 def _third_person_verb(verb: str) -> str:
     """play → plays, teach → teaches, study → studies; "listen to" → "listens to"."""
     head, _, tail = verb.lower().partition(" ")
-    if head in ("have",):
-        head = "has"
-    elif head.endswith(("s", "sh", "ch", "x", "z", "o")):
+    if head.endswith(("s", "sh", "ch", "x", "z", "o")):
         head += "es"
     elif head.endswith("y") and head[-2:-1] not in "aeiou":
         head = head[:-1] + "ies"
