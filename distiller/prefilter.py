@@ -87,8 +87,8 @@ _STANDING_INSTRUCTION = re.compile(
 # First-person phrases that are politeness, not facts: removed before looking for a first-person marker. Every
 # alternative starts with one of the letters in the lookahead, which lets the engine skip other words at once.
 _HOLLOW_FIRST_PERSON = re.compile(
-    r"\b(?=[gilmostw])(?:i (?:see|agree|guess|know|bet|mean|understand|wonder|think|believe|feel you|hear you|can imagine|"
-    r"can'?t wait|cannot wait|hope so|think so|appreciate (?:it|that|you|this))|"
+    r"\b(?=[gilmostw])(?:i (?:see|agree|guess|know|bet|mean|understand|wonder|think|believe|feel you|hear you|"
+    r"can imagine|can'?t wait|cannot wait|hope so|think so|appreciate (?:it|that|you|this))|"
     r"i (?:really |totally |just |also )?(?:love|like|adore|enjoy|enjoyed|loved|liked) "
     r"(?:it|that|this|them|these|those|you|your|(?:how|what|the way) (?=you|your))|"
     r"i'?m (?:so |really |very |super |just )?(?:happy|glad|sorry|proud|excited|thrilled|sure|not sure|curious|"
@@ -99,8 +99,8 @@ _HOLLOW_FIRST_PERSON = re.compile(
     r"my goodness|we'?ll see|shall we|let'?s|"
     r"i (?:will|do|am|did|can|could|would|have|was|know|don'?t know|do not know|don'?t|won'?t|can'?t|might|may)"
     r"(?: too| not| so| as well| definitely| totally| though)?(?=[\s.!,]*$)|"
-    r"i'?ll (?:text|call|let|see|talk to|catch|message) you|i'?ve heard (?:good things|great things|of (?:it|that|them)|"
-    r"that|about (?:it|that))|i can (?:see|tell|understand|relate)|"
+    r"i'?ll (?:text|call|let|see|talk to|catch|message) you|"
+    r"i'?ve heard (?:good things|great things|of (?:it|that|them)|that|about (?:it|that))|i can (?:see|tell|understand|relate)|"
     r"i(?:'d| would) (?:love|like) to(?: \w+){0,2}? (?:it|that|this|them|sometime|someday|you|with you)(?=[\s.!,]*$)|"
     r"i(?:'d| would) love to(?=[\s.!,]*$)|i'?m (?:really |so )?looking forward to (?:it|that|this|seeing you|"
     r"hearing|talking|meeting you|chatting)|i'?m glad (?:i|we) (?:could|got to|met|had|talked|ran into)|"
@@ -118,11 +118,16 @@ _HOLLOW_FIRST_PERSON = re.compile(
 _EMOTIVE_STANCE = re.compile(
     r"\bi(?:'m| am)?(?: so| really| just| totally| truly| also| too| very| absolutely| definitely)* (?:love|like|"
     r"adore|enjoy|glad|happy|sure|sorry|proud|excited|thrilled|impressed|amazed|jealous|admire|appreciate|bet|hope|"
-    r"wish|can tell|can see|can imagine|can't believe|agree)\b(?: (?:that|how|what|the way|when|for|to hear|to see|with))?"
+    r"wish|can tell|can see|can imagine|can't believe|agree)\b"
+    r"(?: (?:that|how|what|the way|when|for|to hear|to see|with))?"
     r" (?:you|your|u|ur|it|that|this|these|those|they|them|he|she|him|her)\b"
 )
 # Second-person words: a sentence with one and no first-person word is about the other party.
 _SECOND_PERSON_WORDS = frozenset("you your yours yourself yourselves youre youve youll youd u ur".split())
+_INSTRUCTION_WORDS = frozenset("always never remember forget stop please don future forward".split())
+_ME_TO = re.compile(r"\bme to (?!the\b|a\b|an\b)[a-z]")
+_INSTRUCTION_START = re.compile(r"(?:please |so |and |ok,? |okay,? )?(?:you (?:should|must|need to|have to|can)\b|"
+                                r"please\b|don'?t\b|do not\b|never\b|always\b|remember\b|stop\b)")
 # Reactions: what the other said, judged. A deictic opener, or a judging verb, and a judging word.
 _REACTION_OPENER = re.compile(
     r"^(?:\W*(?:oh|ohh|wow|well|yeah|yes|haha|man|dude|omg|ah|aw|aww|ooh|hmm|cool|nice|great|awesome|really)\b\W*)*"
@@ -139,18 +144,20 @@ _WELL_WISH = re.compile(
     r"^(?:thanks|thank you|thx|ty|good luck|best of luck|congrats|congratulations|happy (?:birthday|anniversary)|"
     r"have (?:a|an|fun)|take care|talk soon|see you|bye)\b"
 )
-_WELL_WISH_LEADS = frozenset("thanks thank thx ty good best congrats congratulations happy have take talk see bye".split())
+_WELL_WISH_LEADS = frozenset(
+    "thanks thank thx ty good best congrats congratulations happy have take talk see bye".split()
+)
 _JUDGING_VERBS = frozenset("sounds sound sounded looks look looked seems seem seemed".split())
 _EVALUATIVE_WORDS_TEXT = """
     great good nice cool awesome amazing fantastic wonderful lovely beautiful gorgeous incredible funny hilarious
     interesting exciting sweet perfect excellent brilliant neat wild crazy insane cute adorable sad tough hard bad
     terrible awful rough scary impressive inspiring special fun delicious tasty challenging rewarding relaxing
-    fascinating unique amazingly fantastic delightful fabulous terrific superb stunning epic beautiful peaceful
+    fascinating unique amazingly delightful fabulous terrific superb stunning epic peaceful
     meaningful powerful touching heartwarming emotional wise smart talented strong brave kind thoughtful generous
     creative dedicated admirable noble fulfilling satisfying stressful exhausting frustrating difficult dangerous
     unfortunate shame pity blast dream nightmare heartbreaking devastating tragic hopeful glad happy proud healthy
     classic convenient important confusing realistic friendly best worst favorite underrated overrated popular
-    fascinating informative entertaining enjoyable memorable unforgettable beautifully hard
+    informative entertaining enjoyable memorable unforgettable beautifully
     """
 _EVALUATIVE_WORDS = frozenset(_EVALUATIVE_WORDS_TEXT.split())
 # "It's such a classic.", "They're so smart!": a pronoun judged, and at most a word after the judgement.
@@ -173,7 +180,7 @@ _PRONOUN_DROP_LEADS = frozenset(
 # The first word (\w run) of every hollow phrase: text with none of them has no hollow phrase.
 _HOLLOW_LEADS = frozenset("i im id ill ive me same let lets tell show give my oh we well shall".split())
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
-_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+_SENTENCE = re.compile(r"[^.!?。！？\n;；]+[.!?。！？;；]*")
 _FILLER_WORDS = frozenset(
     """
     a an the and or but if then than as at by for from in into of on onto to with without about like up down out
@@ -388,7 +395,7 @@ def _is_question(sentence: str, lowered: str) -> bool:
     return bool(_QUESTION_START.match(lowered.lstrip())) and not stripped.endswith((".", "!", "。", "！"))
 
 
-def _is_reaction(sentence: str, lowered: str, words: list[str], hollow_free: str) -> bool:
+def _is_reaction(lowered: str, words: list[str], hollow_free: str) -> bool:
     """A judgement of what the other said ("Those are great games!", "I love that book!", "It's so rewarding"),
     or thanks for it."""
     if hollow_free != lowered and _EMOTIVE_STANCE.search(lowered):
@@ -438,8 +445,11 @@ def _classify_sentences(text: str) -> str:
         elif _IMPERATIVE.match(lowered.lstrip()):
             kinds.add("command")
         elif not _SECOND_PERSON_WORDS.isdisjoint(words):
-            kinds.add("other-party")
-        elif _is_reaction(sentence, lowered, words, hollow_free):
+            # "You should always answer in Spanish" tells the assistant how to treat the speaker: an instruction
+            # ... and "Your story inspired me to start running" tells what the speaker does
+            instruction = not _INSTRUCTION_WORDS.isdisjoint(words) and _INSTRUCTION_START.match(lowered.lstrip())
+            kinds.add("content" if instruction or ("me" in words and _ME_TO.search(lowered)) else "other-party")
+        elif _is_reaction(lowered, words, hollow_free):
             kinds.add("reaction")
         elif _is_exclaimed_aside(sentence, words):
             kinds.add("aside")

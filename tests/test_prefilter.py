@@ -160,6 +160,10 @@ def test_pleasantries_reactions_and_farewells_are_dropped_per_sentence(text, rea
         "I'm 34.",  # a number is always something
         "I have two cats.",
         "My favorite is pizza.",
+        "You should always answer in Spanish.",  # an instruction to the assistant, not a compliment
+        "Please don't use emojis when you reply.",
+        "Your last answer was wrong; the meeting is on Thursday.",  # a semicolon ends a sentence
+        "Your story inspired me to start volunteering at the shelter.",
     ],
 )
 def test_a_fact_among_pleasantries_keeps_the_message(text):

@@ -122,6 +122,11 @@ def test_a_repeated_statement_is_one_candidate_more_confident_than_a_single_one(
         ("I was born in 1990.", ["The user was born in 1990."]),
         ("I love the food and the culture.", []),  # the food of what the other party spoke of
         ("I like the movies.", []),
+        ("I'm going to the park with my family.", []),
+        ("My name is User 2.", []),
+        ("I love the culture, the food, and the people.", []),
+        ("I love mine to death.", []),
+        ('I love "The Great Gatsby." It is a classic.', []),  # cut inside its quotes
         ("My dog is a beagle.", ["The user's dog is a beagle."]),
     ],
 )

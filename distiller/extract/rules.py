@@ -63,7 +63,7 @@ _DEICTIC = frozenset(
     """
     it it's its itself this these those they they're they've them their theirs themselves there here you you're
     you've you'll your yours yourself u ur he he's him his himself she she's her hers herself we we're we've us our
-    ours ourselves i i'm i've i'd i'll y'all somebody someone ones same
+    ours ourselves i i'm i've i'd i'll mine y'all somebody someone ones same
     """.split()
 )
 # Words that carry no content of their own: a statement made only of them says nothing.
@@ -97,8 +97,8 @@ _ASPECT = (
     r"smell|sound|vibe|energy|idea|concept|challenge|ending|writing|acting|graphics|gameplay|soundtrack|staff|"
     r"service|movies?|books?|show|songs?|music|game|place|way|feeling|part)"
 )
-_ANAPHORIC_DEFINITE = re.compile(rf"the {_ASPECT}(?:(?:,| and| or) the {_ASPECT})*")
-_NAME_PLACEHOLDER = re.compile(r"[\[\](){}<>]|\bname\b", re.I)
+_ANAPHORIC_DEFINITE = re.compile(rf"the {_ASPECT}(?:(?:,|,? and|,? or) the {_ASPECT})*")
+_NAME_PLACEHOLDER = re.compile(r"[\[\](){}<>]|\bname\b|\buser ?\d", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +153,7 @@ RULES: tuple[_Rule, ...] = (
     _rule(r"my goal is", "goal", "The user's goal is", None, 7),
     _rule(r"my dream is", "goal", "The user's dream is", None, 6),
     _rule(r"i (?:want|plan|hope|intend) to", "goal", "The user wants to", None, 6),
-    _rule(r"i(?:'m| am) (?:planning|trying|hoping|saving up|going) to", "goal", "The user is planning to", None, 6),
+    _rule(r"i(?:'m| am) (?:planning|trying|hoping|saving up) to", "goal", "The user is planning to", None, 6),
     _rule(r"we(?:'re| are) planning to", "goal", "The user and their household or team plan to", None, 6),
     _rule(r"(?:i|we) (?:have )?decided to", "decision", "The user decided to", None, 6),
     _rule(r"(?:i|we) (?:have )?decided", "decision", "The user decided", None, 6),
@@ -174,8 +174,9 @@ RULES: tuple[_Rule, ...] = (
     _rule(r"i(?:'m| am) (?:now )?the", "identity", "The user is the", "role", 7, "low"),
 )
 
-_PRONOUNS = ((re.compile(r"\bmy\b", re.I), "their"), (re.compile(r"\bmine\b", re.I), "the user's"),
-             (re.compile(r"\bmyself\b", re.I), "themselves"), (re.compile(r"\bme\b", re.I), "the user"))
+# "mine" alone points outside the statement and is rejected before this rewrite.
+_PRONOUNS = ((re.compile(r"\bmy\b", re.I), "their"), (re.compile(r"\bmyself\b", re.I), "themselves"),
+             (re.compile(r"\bme\b", re.I), "the user"))
 
 
 def _third_person(rest: str) -> str:
@@ -187,9 +188,7 @@ def _third_person(rest: str) -> str:
 def _third_person_verb(verb: str) -> str:
     """play → plays, teach → teaches, study → studies; "listen to" → "listens to"."""
     head, _, tail = verb.lower().partition(" ")
-    if head in ("have",):
-        head = "has"
-    elif head.endswith(("s", "sh", "ch", "x", "z", "o")):
+    if head.endswith(("s", "sh", "ch", "x", "z", "o")):
         head += "es"
     elif head.endswith("y") and head[-2:-1] not in "aeiou":
         head = head[:-1] + "ies"
@@ -206,6 +205,8 @@ def _object_problem(rest: str) -> str | None:
     """Why what follows the lead-in cannot stand alone, or None: it points outside itself, is cut off, or is empty."""
     if not rest or "?" in rest or _NAME_PLACEHOLDER.search(rest):
         return "empty" if not rest else "placeholder"
+    if rest.count('"') % 2 or rest.count("\u201c") != rest.count("\u201d"):
+        return "cut-off"  # a title cut at a full stop inside its quotes
     words = _WORD.findall(rest.lower().replace("\u2019", "'"))
     if not words or len(words) > _MAX_OBJECT_WORDS:
         return "length"

@@ -178,7 +178,7 @@ def read_sessions(root: Path) -> dict[str, list[Message]]:
     return by_session
 
 
-def measure(root: Path, split: str, show: int) -> Tally:
+def measure(root: Path, split: str) -> Tally:
     labels = [orjson.loads(line) for line in (root / "personas.jsonl").read_bytes().splitlines() if line.strip()]
     labels = [label for label in labels if split == "all" or label["split"] == split]
     messages = read_sessions(root)
@@ -275,11 +275,13 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--show", type=int, default=0, help="print N examples of each kind")
     args = parser.parse_args()
-    root = args.transcripts
-    if root is None:
-        root = Path(tempfile.mkdtemp(prefix="distill-quality-"))
+    if args.transcripts is not None:
+        report(measure(args.transcripts, args.split), args.split, args.show)
+        return
+    with tempfile.TemporaryDirectory(prefix="distill-quality-") as folder:
+        root = Path(folder)
         write_transcripts(root, sessions_of(read_conversations(args.csv, args.limit)))
-    report(measure(root, args.split, args.show), args.split, args.show)
+        report(measure(root, args.split), args.split, args.show)
 
 
 if __name__ == "__main__":
