@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from distiller import beliefs as api
+from distiller.errors import DistillError
 from distiller.extract.base import CATEGORIES
 from distiller.store.belief_reads import SORTS, BeliefRow, Filters
 from distiller.store.beliefs import STATUSES
@@ -46,8 +47,15 @@ def _line(b: BeliefRow) -> str:
             f"{printable(b.statement)}")
 
 
-def _rows(out, rows: list[BeliefRow]) -> None:
-    out.emit({"beliefs": [asdict(b) for b in rows]}, "\n".join(_line(b) for b in rows) or "no beliefs")
+def _rows(obj: dict, rows: list[BeliefRow], filters: Filters) -> None:
+    out = obj["out"]
+    if not obj["settings"].db_path.exists():
+        click.echo(api.no_database(obj["settings"]), err=True)
+    hidden = api.hidden_archived(obj["settings"], filters)
+    if hidden and not out.quiet:
+        click.echo(f"{hidden} archived match(es) not shown: --status all", err=True)
+    out.emit({"beliefs": [asdict(b) for b in rows], "archived_hidden": hidden},
+             "\n".join(_line(b) for b in rows) or "no beliefs")
 
 
 @click.group()
@@ -63,24 +71,27 @@ _STATUS_CHOICES = click.Choice([*STATUSES, "all"])
 @click.option("--status", type=_STATUS_CHOICES, help="Default: every status but archived.")
 @click.option("--scope", help="global or agent:<id>.")
 @click.option("--agent", help="Only beliefs with evidence from this agent.")
-@click.option("--since", help="Last seen since an ISO date/time or a span back (7d, 12h).")
+@click.option("--since", help="Last seen in a transcript since an ISO date/time or a span back (7d, 12h).")
+@click.option("--learned-since", help="Learned by the store since an ISO date/time or a span back (7d, 12h).")
 @click.option("--limit", type=click.IntRange(min=1), default=50)
 @click.option("--sort", type=click.Choice(sorted(SORTS)), default="activation")
 @click.pass_obj
-def list_command(obj: dict, category, status, scope, agent, since, limit, sort) -> None:
+def list_command(obj: dict, category, status, scope, agent, since, learned_since, limit, sort) -> None:
     """Beliefs, strongest first (ACT-R activation, confidence or most recent)."""
-    filters = Filters(category, status, scope, agent, _since(since), None, limit, sort)
-    _rows(obj["out"], api.list_beliefs(obj["settings"], filters))
+    filters = Filters(category, status, scope, agent, _since(since), None, limit, sort, _since(learned_since))
+    _rows(obj, api.list_beliefs(obj["settings"], filters), filters)
 
 
 @beliefs.command()
 @click.argument("text")
 @click.option("--status", type=_STATUS_CHOICES, help="Default: every status but archived.")
+@click.option("--learned-since", help="Learned by the store since an ISO date/time or a span back (7d, 12h).")
 @click.option("--limit", type=click.IntRange(min=1), default=50)
 @click.pass_obj
-def search(obj: dict, text: str, status: str | None, limit: int) -> None:
+def search(obj: dict, text: str, status: str | None, learned_since: str | None, limit: int) -> None:
     """Beliefs whose statement, subject or attribute contains every word of TEXT."""
-    _rows(obj["out"], api.list_beliefs(obj["settings"], Filters(status=status, text=text, limit=limit)))
+    filters = Filters(status=status, text=text, limit=limit, learned_since=_since(learned_since))
+    _rows(obj, api.list_beliefs(obj["settings"], filters), filters)
 
 
 @beliefs.command()
@@ -123,14 +134,27 @@ def history(obj: dict, belief_id: str) -> None:
     obj["out"].emit(result.as_dict(), "\n".join(lines))
 
 
+BULK_IDS = 3  # forgetting more ids than this at once is a bulk forget
+
+
 @beliefs.command()
 @click.argument("belief_ids", nargs=-1)
 @click.option("--match", help="Forget every belief whose text contains every word of this.")
 @click.option("--source", help="A transcript file or session id: forget its evidence and beliefs left without any.")
 @click.option("--dry-run", is_flag=True, help="Report what would be forgotten; change nothing.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation of a bulk forget on a terminal.")
 @click.pass_obj
-def forget(obj: dict, belief_ids: tuple[str, ...], match: str | None, source: str | None, dry_run: bool) -> None:
-    """Delete beliefs and leave tombstones, so no replay or reprocess brings them back."""
+def forget(obj: dict, belief_ids: tuple[str, ...], match: str | None, source: str | None, dry_run: bool,
+           yes: bool) -> None:
+    """Delete beliefs and leave tombstones, so no replay or reprocess brings them back.
+
+    A bulk forget (--match, --source, more than three ids) asks first on a terminal, unless --yes."""
+    bulk = bool(match or source or len(belief_ids) > BULK_IDS)
+    if bulk and not dry_run and not yes and sys.stdin.isatty():
+        preview = api.forget(obj["settings"], belief_ids, match=match, source=source, dry_run=True)
+        if not click.confirm(f"forget {len(preview.beliefs)} belief(s) and {preview.evidence} evidence item(s) "
+                             f"for good?", err=True):
+            raise DistillError("not confirmed: nothing forgotten")
     result = api.forget(obj["settings"], belief_ids, match=match, source=source, dry_run=dry_run)
     verb = "would forget" if dry_run else "forgot"
     human = f"{verb} {len(result.beliefs)} belief(s), {result.evidence} evidence item(s)"

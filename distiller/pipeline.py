@@ -21,7 +21,7 @@ from distiller import batch as batches
 from distiller import distill, stop
 from distiller.batch import Batch
 from distiller.config import Settings
-from distiller.errors import Unavailable
+from distiller.errors import DistillError, Unavailable
 from distiller.events import Tally, log
 from distiller.extract.base import Extractor
 from distiller.extract.select import (
@@ -35,7 +35,8 @@ from distiller.lock import run_lock
 from distiller.records import Message
 from distiller.screen import Decision, Screened, screen
 from distiller.sources import openclaw
-from distiller.sources.discover import default_source, discover, session_skip
+from distiller.sources import formats
+from distiller.sources.discover import Discovery, default_source, discover, session_skip
 from distiller.store import batches as batch_rows
 from distiller.store import beliefs as belief_store
 from distiller.store import cursors, messages, runs
@@ -164,22 +165,32 @@ class _Committer:
                 for decision in screened.decisions:
                     self.show(decision)
 
-    def _check_budget(self, batch: Batch) -> None:
+    def _limits(self) -> list[tuple[float, float, str, bool]]:
+        """(limit, spent so far, name, in tokens) of every budget set."""
         settings, tally = self.settings, self.tally
-        if self.extractor.model is None or not batch.requests:
-            return
-        tokens = batch.estimated_tokens + estimated_output_tokens(batch.estimated_tokens)
-        cost = estimated_cost_usd(self.extractor.model, batch.estimated_tokens)
         day_tokens, day_cost = self.spent_today
         limits = [
-            (settings.budget_tokens, tally.tokens + tokens, "--budget-tokens"),
-            (settings.budget_usd, tally.cost_usd + cost, "--budget-usd"),
-            (settings.budget_tokens_per_day, day_tokens + tally.tokens + tokens, "budget_tokens_per_day"),
-            (settings.budget_usd_per_day, day_cost + tally.cost_usd + cost, "budget_usd_per_day"),
+            (settings.budget_tokens, tally.tokens, "--budget-tokens", True),
+            (settings.budget_usd, tally.cost_usd, "--budget-usd", False),
+            (settings.budget_tokens_per_day, day_tokens + tally.tokens, "budget_tokens_per_day", True),
+            (settings.budget_usd_per_day, day_cost + tally.cost_usd, "budget_usd_per_day", False),
         ]
-        for limit, would_be, name in limits:
-            if limit and would_be > limit:
+        return [limit for limit in limits if limit[0]]
+
+    def _check_budget(self, batch: Batch) -> distill.Allowance:
+        """Stop before a batch whose estimate would pass a budget; else what its calls may spend, splits and
+        retries included."""
+        if self.extractor.model is None or not batch.requests:
+            return distill.Allowance()
+        tokens = batch.estimated_tokens + estimated_output_tokens(batch.estimated_tokens)
+        cost = estimated_cost_usd(self.extractor.model, batch.estimated_tokens)
+        for limit, spent, name, in_tokens in self._limits():
+            would_be = spent + (tokens if in_tokens else cost)
+            if would_be > limit:
                 raise BudgetReached(f"{name} {limit:g} would be passed by the next batch (≈{would_be:.4g})")
+        token_room = [limit - spent for limit, spent, _, in_tokens in self._limits() if in_tokens]
+        usd_room = [limit - spent for limit, spent, _, in_tokens in self._limits() if not in_tokens]
+        return distill.Allowance(min(token_room, default=None), min(usd_room, default=None))
 
     def flush(self, *, final: bool = False, gone: Sequence[str] = ()) -> None:
         stop.check()
@@ -201,8 +212,10 @@ class _Committer:
             request_budget_tokens=self.settings.request_budget_tokens,
             prompt_tokens=prompt_tokens(self.extractor),
         )
-        if self.extractor.name == EXTERNAL:
-            # Staged for an external agent: committed later, in order, by `distill commit`.
+        if self.extractor.name == EXTERNAL and (built.requests or self.tally.staged):
+            # Staged for an external agent: committed later, in order, by `distill commit`. A batch with nothing
+            # to extract is committed at once instead (unless it must follow a staged one), so nothing new never
+            # stages an empty batch that would hold up every later run.
             self.tally.staged.append(str(batches.write(self.settings.state_dir, built)))
             self._counted(fresh)
             if final:
@@ -215,11 +228,16 @@ class _Committer:
             self.tally.submitted.append(distill.submit(self.settings.state_dir, built, self.extractor).batch_id)
             self._counted(fresh)
         else:
+            allowance = distill.Allowance()
             if built.requests:
-                self._check_budget(built)
-                built = distill.extract(self.settings.state_dir, built, self.extractor)  # writes it pending first
+                allowance = self._check_budget(built)
+                built = distill.extract(self.settings.state_dir, built, self.extractor, allowance)  # pending first
             self._counted(fresh)
             commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone)
+            if allowance.stopped:
+                self._advance()
+                raise BudgetReached(f"{allowance.stopped}; the requests not sent are quarantined "
+                                    "(`distill batches retry`)")
         self._advance()
 
     def _advance(self) -> None:
@@ -365,11 +383,26 @@ def run_once(
     `show` is called with every decision on a newly read message (the tool for tuning the filters)."""
     roots = resolve_sources(sources)
     extractor = extractor or make_extractor(settings)
+    _check_options(settings, extractor)
     if dry_run:
         with stop.deferred():
             return _run(settings, roots, extractor, dry_run=True, show=show)
     with stop.deferred(), run_lock(settings.lock_path):
         return _run(settings, roots, extractor, dry_run=False, show=show)
+
+
+def _check_options(settings: Settings, extractor: Extractor) -> None:
+    """Options that only the Anthropic extractor honours are errors when another one runs, not silently ignored."""
+    if extractor.name != "rules":
+        return
+    why = ("ANTHROPIC_API_KEY is not set" if settings.extractor == "auto" else
+           f"extractor = rules ({settings.origin('extractor')})")
+    if settings.batch_api:
+        raise DistillError(f"the Message Batches API needs the Anthropic extractor, but the offline rules run ({why}): "
+                           f"set ANTHROPIC_API_KEY, or drop batch_api ({settings.origin('batch_api')})")
+    if settings.origin("model").startswith("flag"):
+        raise DistillError(f"--model {settings.model} would be ignored: the offline rules extractor runs ({why}); "
+                           f"set ANTHROPIC_API_KEY, or drop --model")
 
 
 def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run: bool,
@@ -402,6 +435,7 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
         for missing in discovery.missing:
             tally.file_skipped("missing_source", missing)
             log.warning("source not found: %s", missing)
+        _name_unrecognised(roots, discovery, tally)
         plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
         committer = _Committer(settings, run_id, dry_run, tally, extractor, show, spent)
         for plan in plans:
@@ -424,6 +458,30 @@ def _ended_as(exc: BaseException) -> str:
     if isinstance(exc, (stop.Interrupted, KeyboardInterrupt)):
         return "interrupted"
     return "unavailable" if isinstance(exc, Unavailable) else "failed"
+
+
+def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> None:
+    """A source given as a file of another assistant's format is not misread line by line as OpenClaw; a source
+    dir with no OpenClaw transcript says what it holds instead."""
+    found = [c.path for c in (*discovery.live, *discovery.archives)]
+    for root in roots:
+        if root in discovery.missing:
+            continue
+        if os.path.isfile(root):
+            kind = formats.sniff(root)
+            if kind not in (formats.OPENCLAW, formats.EMPTY):
+                discovery.live[:] = [c for c in discovery.live if c.path != root]
+                tally.file_skipped("unsupported_format", root)
+                log.warning("not read: %s is a %s transcript, not an OpenClaw one (not supported yet)", root,
+                            formats.LABELS[kind])
+        elif not any(p.startswith(root.rstrip(os.sep) + os.sep) for p in found):
+            kinds = formats.survey(Path(root))
+            if kinds[formats.OPENCLAW]:
+                continue  # there are some, only excluded or archived
+            held = ", ".join(f"{n} {formats.LABELS[k]} file(s)" for k, n in kinds.most_common())
+            tally.file_skipped("no_transcripts", root)
+            log.warning("no OpenClaw transcripts under %s (expected <agent>/sessions/*.jsonl)%s", root,
+                        f"; it holds {held}, which are not supported yet" if held else "")
 
 
 def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:

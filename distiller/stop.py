@@ -36,10 +36,15 @@ _signum: list[int] = []
 _deferring = [0]
 
 
-def _handler(signum: int, frame: object) -> None:
-    first = not _requested.is_set()
+def request(signum: int) -> None:
+    """Ask the work in progress to stop at its next safe point (for a loop with a signal handler of its own)."""
     _signum[:] = [signum]
     _requested.set()
+
+
+def _handler(signum: int, frame: object) -> None:
+    first = not _requested.is_set()
+    request(signum)
     if first and _deferring[0]:
         return  # the work in progress stops at its next safe point
     raise Interrupted(signum)

@@ -41,6 +41,20 @@ def _wait_for_lock(state_dir, proc: subprocess.Popen) -> None:
     raise AssertionError("the run never took its lock")
 
 
+def _wait_for_handlers(proc: subprocess.Popen) -> None:
+    """Until the process catches SIGTERM (the kernel's SigCgt mask): distill's entry point has routed the signals
+    and is importing the rest."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:
+        with open(f"/proc/{proc.pid}/status") as f:
+            caught = next(int(line.split()[1], 16) for line in f if line.startswith("SigCgt:"))
+        if caught >> (signal.SIGTERM - 1) & 1:
+            return
+        time.sleep(0.001)
+    if proc.poll() is None:
+        raise AssertionError("distill never installed its signal handlers")
+
+
 def _last_run(state_dir) -> tuple[str, str | None]:
     with duckdb.connect(str(Settings(state_dir=state_dir).db_path), read_only=True) as con:
         return con.execute("SELECT status, error FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()
@@ -74,7 +88,7 @@ def test_signal_stops_a_run_at_a_safe_point(tmp_path, agents, signum, code):
 def test_signal_while_starting_is_one_line(tmp_path, signum, code):
     """A signal during the imports (before any command runs) is one line too, never a traceback."""
     proc = _start(tmp_path / "state", "status")
-    time.sleep(0.02)
+    _wait_for_handlers(proc)  # the interpreter's own start-up (site, .pth files) is before any code of ours
     proc.send_signal(signum)
     _, stderr = proc.communicate(timeout=60)
     if proc.returncode == 0:

@@ -35,7 +35,10 @@ def _open(path: Path, read_only: bool, wait_seconds: float) -> duckdb.DuckDBPyCo
     delay = 0.05
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only, config={"memory_limit": MEMORY_LIMIT})
+            con = duckdb.connect(str(path), read_only=read_only, config={"memory_limit": MEMORY_LIMIT})
+            # A UTC session: every timestamp read back is RFC 3339 with a `Z`, whatever the host's zone.
+            con.execute("SET TimeZone = 'UTC'")
+            return con
         except duckdb.Error as exc:
             if not _is_lock_error(exc):
                 raise db_fault(path, str(exc)) or DistillError(f"cannot open database {path}: {exc}") from exc
@@ -139,6 +142,16 @@ def connect(path: Path, *, read_only: bool = False, wait_seconds: float = 5.0) -
             if fault is None:
                 raise
             raise fault from exc
+
+
+@contextmanager
+def open_existing(path: Path, *, wait_seconds: float = 5.0) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection to an existing database as it is: not created, not migrated (for diagnosis)."""
+    con = _open(path, True, wait_seconds)
+    try:
+        yield con
+    finally:
+        con.close()
 
 
 @contextmanager
