@@ -1,6 +1,6 @@
 """Peak RSS of a first run on hostile input (not a test): the memory promise must hold when transcripts are odd.
 
-    python tests/bench/bench_hostile.py [--sessions 40] [--messages 100] [--id-kb 100] [--repeat 3]
+    python tests/bench/bench_hostile.py [--sessions 20] [--messages 100] [--id-kb 100] [--repeat 3]
 
 Each session's lines carry message ids, parent ids and a session id of --id-kb KB each (distinct per session), with
 short texts, so ids rather than text make up most of what a commit holds. Every figure is a real
@@ -62,7 +62,7 @@ def first_run(state: Path, agents: Path) -> tuple[float, dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=40)
+    parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--messages", type=int, default=100)
     parser.add_argument("--id-kb", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
