@@ -203,7 +203,7 @@ def checked_id(batch_id: str) -> str:
     return batch_id
 
 
-class BatchUnreadable(Exception):
+class BatchUnreadable(DistillError):
     """A batch file that does not parse (truncated by a full disk, edited by hand, from a future version)."""
 
 
@@ -259,7 +259,8 @@ def load(path: Path) -> Batch:
     try:
         return _from_json(orjson.loads(path.read_bytes()))
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise BatchUnreadable(f"{path}: {exc}") from exc
+        raise BatchUnreadable(f"batch file {path} does not parse ({exc}): the next run sets it aside and reads its "
+                              f"messages again") from exc
 
 
 @dataclass(frozen=True)

@@ -185,7 +185,8 @@ def discard(settings: Settings, batch_id: str) -> list[str]:
     batches.checked_id(batch_id)
     with run_lock(settings.lock_path):
         if batches.path_of(settings.state_dir, batch_id).exists():
-            later = [b.batch_id for b in batches.load_all(settings.state_dir) if b.batch_id >= batch_id]
+            # The batch itself is named even when its file does not parse: discarding it is the way out.
+            later = sorted({batch_id, *(b.batch_id for b in batches.load_all(settings.state_dir) if b.batch_id >= batch_id)})
             for staged in later:
                 batches.remove(settings.state_dir, staged)
             return later

@@ -303,3 +303,18 @@ def test_a_full_disk_under_the_database_is_one_clear_line(tmp_path):
         with pytest.raises(DistillError, match="No space left on device; free space on that file system"):
             with connect(db) as con, transaction(con):
                 con.execute("CREATE TABLE big AS SELECT md5(i::VARCHAR) || repeat('x', 200) AS s FROM range(200000) t(i)")
+
+
+def test_commit_and_discard_of_a_batch_file_that_does_not_parse(tmp_path, agents):
+    state = tmp_path / "state"
+    _kept_corpus(agents, sessions=1, messages=2)
+    staged = orjson.loads(distill("--json", "run", "--no-llm", "--source", str(agents), state_dir=state).stdout)
+    (path,) = [Path(p) for p in staged["staged"]]
+    path.write_bytes(path.read_bytes()[:150])
+    beliefs = tmp_path / "beliefs.jsonl"
+    beliefs.write_text("")
+    result = distill("commit", path.stem, "--beliefs", str(beliefs), state_dir=state)
+    _one_clear_line(result, str(path), "does not parse")
+    result = distill("--json", "batches", "discard", path.stem, state_dir=state)
+    assert result.returncode == 0 and orjson.loads(result.stdout)["discarded"] == [path.stem], result.stderr
+    assert not path.exists()
