@@ -294,7 +294,7 @@ def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, e
         ) + (f"\n  … and {len(learned) - LEARNED_SHOWN} more (`distill beliefs list`)"
              if len(learned) > LEARNED_SHOWN else "")
     if show is not None and out.as_json:
-        click.echo(human, err=True)
+        click.echo(printable(human, newlines=True), err=True)
     else:
         out.emit(d, human)
     missing = d["files_skipped"].get("missing_source")
@@ -489,7 +489,7 @@ def schedule(ctx: click.Context, cron_expr, every, jitter, run_now, sources, ext
         if out.as_json:
             click.echo(orjson.dumps(outcome.as_dict(), option=orjson.OPT_SORT_KEYS).decode())
         elif not out.quiet:
-            click.echo(_outcome_line(outcome))
+            click.echo(printable(_outcome_line(outcome)))
 
     code = scheduling.serve(settings, sources or None, when, run_now=run_now, report=report)
     ctx.exit(code)
