@@ -310,7 +310,7 @@ def find_secret(text: str) -> str | None:
 
 # The last guard is stricter than redaction: a belief is short, so refusing one that merely looks like it carries a
 # credential costs little, where redacting a message that looks like one would damage what it says.
-_MARKER = re.compile(r"(?i)\[\s*REDACTED")
+_MARKER = re.compile(r"(?i)\[\s*REDACTED|\bREDACTED\s*:")
 _KEY_PREFIX = re.compile(
     r"(?<![A-Za-z0-9])(?:sk-ant-|sk-or-|sk-proj-|sk-|sk_live_|sk_test_|rk_live_|rk_test_|whsec_|gh[pousr]_|"
     r"github_pat_|gl(?:pat|dt|rt|cbt|ptt|ft|soat|oas)-|xox[abposre]-|AIza|AKIA|ASIA|npm_|hf_|eyJ)[A-Za-z0-9_-]{8,}"
