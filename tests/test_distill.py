@@ -386,3 +386,11 @@ def test_a_truncated_reply_is_retried_once_with_more_room_before_a_split(api, fa
     assert second["max_tokens"] == 2 * first["max_tokens"] and second["messages"] == first["messages"]
     assert summary["quarantined_requests"] == 0 and summary["model_calls"] == 2
     assert summary["tokens"] > 4096
+
+
+def test_a_refused_message_batches_result_is_counted(api, fake_anthropic, transcript, settings):
+    run_json(api, "--batch-api")
+    fake_anthropic.enqueue_stop_reason("refusal", input_tokens=5_000, output_tokens=1)
+    fake_anthropic.end_batches()
+    collected = run_json(api)
+    assert collected["quarantined_requests"] == 1 and collected["tokens"] == 5_001 and collected["cost_usd"] > 0
