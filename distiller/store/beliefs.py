@@ -291,8 +291,9 @@ def _carrying_secrets(texts: list[str]) -> list[bool]:
     """The last guard: nothing that is, or looks like, a secret reaches the database (redact.refusal).
 
     One scan of the whole batch clears the usual batch at once; only a batch with a hit is scanned belief by
-    belief. No pattern can span lines except a private key block, which always counts as a hit, and a hit in the
-    joined text is a hit in the belief it lies in."""
+    belief. A belief's match is found where it lies in the joined text unless an earlier match runs across the
+    joining newline, and the only patterns that can (a private key block, `aws_secret_key =` followed by a line
+    break, a credential word followed by one) accept what they match, so a clean join is a clean batch."""
     if refusal("\n".join(texts)) is None:
         return [False] * len(texts)
     return [refusal(text) is not None for text in texts]
