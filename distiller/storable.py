@@ -24,3 +24,8 @@ def strip_controls(text: str) -> tuple[str, bool]:
 
 def has_markup(text: str) -> bool:
     return _MARKUP.search(text) is not None
+
+
+def unsafe(text: str) -> bool:
+    """Whether text holds anything a stored belief must not: a control or bidi character, or markup."""
+    return strip_controls(text)[1] or has_markup(text)
