@@ -13,7 +13,7 @@ import duckdb
 import orjson
 import pytest
 from conftest import append, distill, ingested, message_line, new_session
-from fakeapi import Reply, candidate, candidates_reply
+from fakeapi import candidate, candidates_reply
 
 from distiller import batch as batches
 from distiller.config import Settings
