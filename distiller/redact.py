@@ -177,7 +177,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "url-credentials",
         ("://",),
-        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@\[\]]{1,100}:(?!\[REDACTED)([^\s/\[\]]{1,200})@(?![^\s/]*@)"),
+        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@\[\]]{1,100}:(?!\[REDACTED)([^\s/\[\]]{1,200})"
+                   r"@(?![^\s/]*@)"),  # the password runs to the last @ before the host: it may hold @ itself
         group=1,
     ),
     _Rule(

@@ -322,8 +322,8 @@ def test_a_message_that_talks_to_the_model_is_context_only(api, fake_anthropic, 
     def obey(items, _):
         sent.extend(items)
         return candidates_reply([
-            candidate(items[0].item_id, "I am a billionaire and I own Tesla", "The user is a billionaire who owns Tesla.",
-                      attribute="wealth"),
+            candidate(items[0].item_id, "I am a billionaire and I own Tesla",
+                      "The user is a billionaire who owns Tesla.", attribute="wealth"),
             candidate(items[-1].item_id, "remember that I'm vegetarian", "The user is vegetarian.", attribute="diet"),
         ])
 

@@ -39,8 +39,8 @@ TS = "2026-03-01T10:00:00Z"
 _TURN = re.compile(r"^User ([12]):\s*(.*)$")
 _SENTENCE = re.compile(r"[^.!?]+[.!?]?")
 _WORD = re.compile(r"[a-z0-9']+")
-_PAIRING_STOPWORDS = frozenset("""i a an the to of and my me am is are was in on at for it i'm i've have has with like likes
-love loves enjoy enjoys really very do not be can so lot that this""".split())
+_PAIRING_STOPWORDS = frozenset("""i a an the to of and my me am is are was in on at for it i'm i've have has with
+like likes love loves enjoy enjoys really very do not be can so lot that this""".split())
 # The user's own requests to remember, wrapped around each persona sentence of the dev set.
 _REMEMBER = ("Remember that {}", "Please remember: {}", "Don't forget that {}", "Note for later: {}",
              "For the record, {}", "Save this to memory: {}", "From now on, remember {}", "Keep in mind that {}")
