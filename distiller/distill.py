@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 
 from distiller import batch as batches
+from distiller import stop
 from distiller.batch import DISTILLED, SUBMITTED, Batch
 from distiller.errors import DistillError
 from distiller.extract.base import BadRequest, Extraction, Extractor, ExtractRequest, Truncated, Usage
@@ -130,6 +131,7 @@ def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allo
                     prompt_version=extractor.prompt_version)
     batches.write(state_dir, batch)
     for request in batch.todo:
+        stop.check()  # a safe point: the batch file holds every answer so far, the next run resumes it
         extraction, failures = extract_splitting(extractor, request, allowance=allowance)
         batch = replace(batch, results=(*batch.results, extraction), failed=(*batch.failed, *failures))
         batches.write(state_dir, batch)

@@ -59,6 +59,7 @@ class Tally:
     budget_stop: str | None = None
     staged: list[str] = field(default_factory=list)
     submitted: list[str] = field(default_factory=list)
+    set_aside: list[str] = field(default_factory=list)  # batch files that did not parse; their messages are reread
 
     def screened(self, screened: Screened) -> None:
         """A newly read message: its decisions (one per part of a queued batch), strips and redactions."""
@@ -168,4 +169,5 @@ class Tally:
             "budget_stop": self.budget_stop,
             "staged": list(self.staged),
             "submitted": list(self.submitted),
+            "batches_set_aside": list(self.set_aside),
         }

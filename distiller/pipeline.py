@@ -17,10 +17,10 @@ from pathlib import Path
 import orjson
 
 from distiller import batch as batches
-from distiller import distill
+from distiller import distill, stop
 from distiller.batch import Batch
 from distiller.config import Settings
-from distiller.errors import Unavailable
+from distiller.errors import DistillError, Unavailable
 from distiller.events import Tally, log
 from distiller.extract.base import Extractor
 from distiller.extract.select import (
@@ -34,13 +34,14 @@ from distiller.lock import run_lock
 from distiller.records import Message
 from distiller.screen import Decision, Screened, screen
 from distiller.sources import openclaw
-from distiller.sources.discover import default_source, discover, session_skip
+from distiller.sources import formats
+from distiller.sources.discover import Discovery, default_source, discover, session_skip
 from distiller.store import batches as batch_rows
 from distiller.store import beliefs as belief_store
 from distiller.store import cursors, messages, runs
 from distiller.store.cursors import Cursor
 from distiller.store.db import connect, transaction
-from distiller.tail import complete_lines_end, read_lines, stat_of, tail_digest
+from distiller.tail import complete_lines_end, open_regular, read_lines, skip_reason, stat_of, tail_digest
 from distiller.track import ReadPlan, observe, plan_reads
 
 # What a pending message costs in memory beyond its text (record, ids, ledger lists): a chunk of many short
@@ -175,6 +176,7 @@ class _Committer:
         return _allowance(self.settings, self.tally, self.spent_today)
 
     def flush(self, *, final: bool = False, gone: Sequence[str] = ()) -> None:
+        stop.check()
         fresh = self._fresh(self._screened())
         self.batches_made += 1
         if self.dry_run:
@@ -193,8 +195,10 @@ class _Committer:
             request_budget_tokens=self.settings.request_budget_tokens,
             prompt_tokens=prompt_tokens(self.extractor),
         )
-        if self.extractor.name == EXTERNAL:
-            # Staged for an external agent: committed later, in order, by `distill commit`.
+        if self.extractor.name == EXTERNAL and (built.requests or self.tally.staged):
+            # Staged for an external agent: committed later, in order, by `distill commit`. A batch with nothing
+            # to extract is committed at once instead (unless it must follow a staged one), so nothing new never
+            # stages an empty batch that would hold up every later run.
             self.tally.staged.append(str(batches.write(self.settings.state_dir, built)))
             self._counted(fresh)
             if final:
@@ -265,6 +269,7 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
     """Finish what an earlier run left: commit distilled batches, extract pending ones (within the budgets),
     before reading anything."""
     for batch in waiting:
+        stop.check()
         with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
             done = batch_rows.is_committed(con, batch.batch_id)
         if done:
@@ -306,9 +311,9 @@ def _decode_failure(data: bytes) -> str:
 def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tally: Tally, committer: _Committer) -> None:
     target = plan.target
     try:
-        f = open(target.path, "rb")
+        f = open_regular(target.path)
     except OSError as exc:
-        tally.file_skipped("unreadable", target.path, exc.strerror or str(exc))
+        tally.file_skipped(skip_reason(exc), target.path, exc.strerror or str(exc))
         return
     with f:
         now = stat_of(os.fstat(f.fileno()))
@@ -322,7 +327,10 @@ def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tall
         )
         read = _FileRead()
         offset = plan.start
+        stopping = stop.requested
         for line in read_lines(f, plan.start, plan.stop, max_line_bytes=settings.max_line_bytes):
+            if stopping():
+                stop.check()  # a safe point: what was read but not committed is simply read again next run
             tally.lines += 1
             tally.bytes_read += line.end - line.start
             offset = line.end
@@ -375,10 +383,26 @@ def run_once(
     `show` is called with every decision on a newly read message (the tool for tuning the filters)."""
     roots = resolve_sources(sources)
     extractor = extractor or make_extractor(settings)
+    _check_options(settings, extractor)
     if dry_run:
-        return _run(settings, roots, extractor, dry_run=True, show=show)
-    with run_lock(settings.lock_path):
+        with stop.deferred():
+            return _run(settings, roots, extractor, dry_run=True, show=show)
+    with stop.deferred(), run_lock(settings.lock_path):
         return _run(settings, roots, extractor, dry_run=False, show=show)
+
+
+def _check_options(settings: Settings, extractor: Extractor) -> None:
+    """Options that only the Anthropic extractor honours are errors when another one runs, not silently ignored."""
+    if extractor.name != "rules":
+        return
+    why = ("ANTHROPIC_API_KEY is not set" if settings.extractor == "auto" else
+           f"extractor = rules ({settings.origin('extractor')})")
+    if settings.batch_api:
+        raise DistillError(f"the Message Batches API needs the Anthropic extractor, but the offline rules run ({why}): "
+                           f"set ANTHROPIC_API_KEY, or drop batch_api ({settings.origin('batch_api')})")
+    if settings.origin("model").startswith("flag"):
+        raise DistillError(f"--model {settings.model} would be ignored: the offline rules extractor runs ({why}); "
+                           f"set ANTHROPIC_API_KEY, or drop --model")
 
 
 def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run: bool,
@@ -387,6 +411,11 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
     run_id = "dry-run" if dry_run else uuid.uuid4().hex
     spent = (0, 0.0)
     tracked: list[Cursor] = []
+    if not dry_run:
+        tally.set_aside = batches.tidy(settings.state_dir)
+        for name in tally.set_aside:
+            log.warning("set aside batch file %s (it does not parse; its messages are read again)",
+                        batches.batches_dir(settings.state_dir) / name)
     waiting = [] if dry_run else batches.load_all(settings.state_dir)
     if not dry_run:
         with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
@@ -406,22 +435,53 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
         for missing in discovery.missing:
             tally.file_skipped("missing_source", missing)
             log.warning("source not found: %s", missing)
+        _name_unrecognised(roots, discovery, tally)
         plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
         committer = _Committer(settings, run_id, dry_run, tally, extractor, show, spent)
         for plan in plans:
+            stop.check()
             _read(plan, settings, discovery.session_keys, tally, committer)
         committer.flush(final=True, gone=gone)
-    except BudgetReached as stop:
-        tally.budget_stop = str(stop)
-        log.warning("budget reached: %s; the rest stays ahead of the cursors for the next run", stop)
+    except BudgetReached as reached:
+        tally.budget_stop = str(reached)
+        log.warning("budget reached: %s; the rest stays ahead of the cursors for the next run", reached)
         if not dry_run:
             _finish(settings, run_id, tally, "budget")
     except BaseException as exc:
         if not dry_run:
-            _finish(settings, run_id, tally, "unavailable" if isinstance(exc, Unavailable) else "failed",
-                    f"{type(exc).__name__}: {exc}")
+            _finish(settings, run_id, tally, _ended_as(exc), f"{type(exc).__name__}: {exc}")
         raise
     return RunSummary(None if dry_run else run_id, dry_run, tuple(roots), tally)
+
+
+def _ended_as(exc: BaseException) -> str:
+    if isinstance(exc, (stop.Interrupted, KeyboardInterrupt)):
+        return "interrupted"
+    return "unavailable" if isinstance(exc, Unavailable) else "failed"
+
+
+def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> None:
+    """A source given as a file of another assistant's format is not misread line by line as OpenClaw; a source
+    dir with no OpenClaw transcript says what it holds instead."""
+    found = [c.path for c in (*discovery.live, *discovery.archives)]
+    for root in roots:
+        if root in discovery.missing:
+            continue
+        if os.path.isfile(root):
+            kind = formats.sniff(root)
+            if kind not in (formats.OPENCLAW, formats.EMPTY):
+                discovery.live[:] = [c for c in discovery.live if c.path != root]
+                tally.file_skipped("unsupported_format", root)
+                log.warning("not read: %s is a %s transcript, not an OpenClaw one (not supported yet)", root,
+                            formats.LABELS[kind])
+        elif not any(p.startswith(root.rstrip(os.sep) + os.sep) for p in found):
+            kinds = formats.survey(Path(root))
+            if kinds[formats.OPENCLAW]:
+                continue  # there are some, only excluded or archived
+            held = ", ".join(f"{n} {formats.LABELS[k]} file(s)" for k, n in kinds.most_common())
+            tally.file_skipped("no_transcripts", root)
+            log.warning("no OpenClaw transcripts under %s (expected <agent>/sessions/*.jsonl)%s", root,
+                        f"; it holds {held}, which are not supported yet" if held else "")
 
 
 def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:
@@ -429,8 +489,8 @@ def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: s
     try:
         with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
             runs.update(con, run_id, tally.as_dict(), status, error)
-    except Exception as inner:
-        log.warning("could not record the end of the run: %s", inner)
+    except Exception as inner:  # the fault that ended the run is likely this one too: the error says it once
+        log.info("could not record the end of the run: %s", inner)
 
 
 @dataclass(frozen=True)
@@ -451,9 +511,12 @@ def _present_ends(roots: list[str], settings: Settings, known: dict[str, Cursor]
         seen = observe(candidate.path, candidate.agent, Tally())
         if seen is None or seen.fingerprint in marks:
             continue
-        with open(seen.path, "rb") as f:
-            end = complete_lines_end(f, seen.stat.size)
-            digest = tail_digest(f, end)
+        try:
+            with open_regular(seen.path) as f:
+                end = complete_lines_end(f, seen.stat.size)
+                digest = tail_digest(f, end)
+        except OSError:
+            continue  # gone or changed since it was observed: the next run reads it
         cursor = Cursor(seen.fingerprint, seen.path, seen.agent, seen.session_id, seen.stat.dev, seen.stat.inode,
                         seen.stat.size, seen.stat.mtime_ns, end, digest)
         previous = known.get(seen.fingerprint)

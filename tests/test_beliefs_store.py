@@ -262,10 +262,10 @@ def test_export_import_round_trip(tmp_path):
     dump = tmp_path / "beliefs.jsonl"
     dump.write_bytes(data)
     target = Settings(state_dir=tmp_path / "b")
-    first = api.import_file(target, dump)
+    first = api.import_file(target, dump).beliefs
     assert first.inserted + first.superseded + first.flagged == 5
     assert api.export(target, "jsonl", None)[1].splitlines() == data.splitlines()
-    assert api.import_file(target, dump).replayed == 5
+    assert api.import_file(target, dump).beliefs.replayed == 5
     line = orjson.loads(data.splitlines()[0])
     for key in ("id", "statement", "category", "confidence", "status", "scope", "subject", "attribute", "valid_from"):
         assert key in line
