@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import duckdb
 import orjson
 
 from distiller import batch as batches
@@ -107,7 +108,9 @@ class _Committer:
 
     def add(self, message: Message, skip: str | None, file_id: str, read: _FileRead) -> None:
         self.pending.append((message, skip, file_id, read))
-        self.pending_bytes += len(message.text) + MESSAGE_OVERHEAD_BYTES
+        # Ids and paths are held (and committed) per message as well: they count, not only the text.
+        self.pending_bytes += (len(message.text) + len(message.message_id) + len(message.parent_id or "")
+                               + len(message.session_id) + len(message.file) + MESSAGE_OVERHEAD_BYTES)
 
     @property
     def full(self) -> bool:
@@ -294,7 +297,15 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
         if batch.status == batches.PENDING:
             batch = distill.extract(settings.state_dir, batch, extractor, allowance)
         tally.resumed += 1
-        commit_batch(settings, batch, run_id, tally)
+        try:
+            commit_batch(settings, batch, run_id, tally)
+        except duckdb.OutOfMemoryException:
+            # Too big to commit within the memory limit (written by a version that did not bound ids): failing
+            # again every run would stop ingestion for good, so it is set aside and its messages are read again.
+            tally.set_aside.append(batches.set_aside(settings.state_dir, batch.batch_id))
+            log.warning("set aside batch %s: too big to commit within the memory limit; its messages are read "
+                        "again", batch.batch_id)
+            continue
         if allowance.stopped:
             raise BudgetReached(f"{allowance.stopped}; the requests not sent are quarantined "
                                 "(`distill batches retry`)")
