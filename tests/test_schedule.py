@@ -204,3 +204,15 @@ def test_every_and_intervals():
     assert install.every_seconds("1h") == 3600 and install.every_seconds("90") == 90
     with pytest.raises(DistillError):
         install.plan("systemd", Path("/s"), [], install.every_seconds("7m"), Path("/tmp"))
+
+
+def test_install_carries_the_settings_file_and_run_options(tmp_path):
+    config = tmp_path / "my.toml"
+    config.write_text("db_wait_seconds = 2\n")
+    result = CliRunner().invoke(cli, ["--config", str(config), "schedule", "install", "systemd", "--dir",
+                                      str(tmp_path), "--budget-usd", "0.5", "--extractor", "rules"])
+    assert result.exit_code == 0, result.stderr
+    service = (tmp_path / "distill.service").read_text()
+    assert f"--config {config} run --source " in service and "--extractor rules --budget-usd 0.5" in service
+    bad = CliRunner().invoke(cli, ["schedule", "install", "cron", "--dir", str(tmp_path), "--model", "a\nb"])
+    assert bad.exit_code == 1 and "'model' from flag --model" in bad.stderr
