@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -40,7 +40,7 @@ from distiller.store import beliefs as belief_store
 from distiller.store import cursors, messages, runs
 from distiller.store.cursors import Cursor
 from distiller.store.db import connect, transaction
-from distiller.tail import complete_lines_end, read_lines, stat_of, tail_digest
+from distiller.tail import CHUNK_BYTES, complete_lines_end, read_lines, stat_of, tail_digest
 from distiller.track import ReadPlan, observe, plan_reads
 
 # What a pending message costs in memory beyond its text (record, ids, ledger lists): a chunk of many short
@@ -278,6 +278,54 @@ def _decode_failure(data: bytes) -> str:
     return "malformed_json"
 
 
+# How far back a read that starts mid-file looks for the user turn before it (tool results can be long).
+LOOKBACK_BYTES = 16 * 1024 * 1024
+
+
+def _lines_before(f, offset: int) -> Iterator[bytes]:
+    """The complete lines that end at or before `offset`, last first, within LOOKBACK_BYTES."""
+    end, floor = offset, max(0, offset - LOOKBACK_BYTES)
+    while end > floor:
+        start = max(floor, end - CHUNK_BYTES)
+        f.seek(start)
+        block = f.read(end - start)
+        cut = 0 if start == 0 else block.find(b"\n") + 1
+        if cut == 0 and start > 0:
+            if start == floor:
+                return
+            end = start  # a line longer than the block: look further back for its start
+            continue
+        for line in reversed(block[cut:].split(b"\n")):
+            yield line
+        end = start + cut
+        if start == 0:
+            return
+
+
+def _previous_user_text(f, plan: ReadPlan, settings: Settings, skip: str | None) -> str | None:
+    """The screened text of the last user turn before `plan.start`, as a read from the top would have carried it:
+    screening a message depends on it (echoes), so where a run starts must not change what it keeps."""
+    if plan.start == 0 or skip is not None:
+        return None
+    target = plan.target
+    for data in _lines_before(f, plan.start):
+        if openclaw.is_tool_result_line(data) or b'"user"' not in data:
+            continue
+        try:
+            entry = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            continue
+        result = openclaw.to_message(entry, agent=target.agent, session_id=target.session_id, file=target.path,
+                                     byte_start=0, byte_end=0)
+        if isinstance(result, str) or result.role != "user":
+            continue
+        text = screen(result, assistant_decision=settings.assistant_decision,
+                      extra_blocks=settings.extra_injected_blocks).decisions[-1].text
+        if text:
+            return text
+    return None
+
+
 def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tally: Tally, committer: _Committer) -> None:
     target = plan.target
     try:
@@ -295,7 +343,7 @@ def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tall
         skip = target.session_skip or session_skip(
             session_keys.get(target.session_id) or session_keys.get(Path(target.path).name.split(".jsonl")[0])
         )
-        read = _FileRead()
+        read = _FileRead(_previous_user_text(f, plan, settings, skip))
         offset = plan.start
         for line in read_lines(f, plan.start, plan.stop, max_line_bytes=settings.max_line_bytes):
             tally.lines += 1
