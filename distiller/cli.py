@@ -17,6 +17,7 @@ import orjson
 from distiller import batches_admin, pipeline
 from distiller import beliefs as beliefs_api
 from distiller.cli_beliefs import beliefs, runs_command
+from distiller.cli_reprocess import reprocess_command
 from distiller.config import load_settings, override
 from distiller.errors import EXIT_ERROR, DistillError
 from distiller.extract.select import make_extractor
@@ -307,6 +308,7 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
 
 cli.add_command(beliefs)
 cli.add_command(runs_command)
+cli.add_command(reprocess_command)
 
 
 def main() -> None:

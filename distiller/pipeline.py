@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import duckdb
 import orjson
 
 from distiller import batch as batches
@@ -25,6 +26,7 @@ from distiller.events import Tally, log
 from distiller.extract.base import Extractor
 from distiller.extract.select import (
     EXTERNAL,
+    Estimator,
     estimated_cost_usd,
     estimated_output_tokens,
     make_extractor,
@@ -100,6 +102,11 @@ class _Committer:
     moves: dict[str, Cursor] = field(default_factory=dict)
     expected: dict[str, int | None] = field(default_factory=dict)
     batches_made: int = 0
+    batch_dir: Path | None = None  # where its batch files live: the state dir unless reprocessing
+
+    @property
+    def files_dir(self) -> Path:
+        return self.batch_dir or self.settings.state_dir
 
     def begin(self, plan: ReadPlan) -> None:
         self.expected.setdefault(plan.target.file_id, plan.expected_offset)
@@ -213,10 +220,13 @@ class _Committer:
         else:
             if built.requests:
                 self._check_budget(built)
-                built = distill.extract(self.settings.state_dir, built, self.extractor)  # writes it pending first
+                built = distill.extract(self.files_dir, built, self.extractor)  # writes it pending first
             self._counted(fresh)
-            commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone)
+            self._commit(built, final=final, gone=gone)
         self._advance()
+
+    def _commit(self, built: Batch, *, final: bool, gone: Sequence[str]) -> None:
+        commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone)
 
     def _advance(self) -> None:
         """The next batch's cursors start where this one ends, whether it was committed, staged, submitted or only
@@ -229,15 +239,20 @@ class _Committer:
 
 
 def commit_batch(settings: Settings, batch: Batch, run_id: str, tally: Tally, *, final: bool = False,
-                 gone: Sequence[str] = ()) -> None:
-    """One transaction: ledger, beliefs, cursors, batch record and the run's counters; then drop the batch file."""
+                 gone: Sequence[str] = (), batch_dir: Path | None = None,
+                 also: Callable[[duckdb.DuckDBPyConnection, distill.Committed], None] | None = None) -> None:
+    """One transaction: ledger, beliefs, cursors, batch record, the run's counters and `also` (a reprocess job's
+    progress); then drop the batch file."""
     with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
-        tally.committed(batch, distill.commit(con, batch, run_id))
+        done = distill.commit(con, batch, run_id)
+        tally.committed(batch, done)
         cursors.mark_gone(con, list(gone))
+        if also is not None:
+            also(con, done)
         if final:
             belief_store.fade(con)
         runs.update(con, run_id, tally.as_dict(), "ok" if final else "running")
-    batches.remove(settings.state_dir, batch.batch_id)
+    batches.remove(batch_dir or settings.state_dir, batch.batch_id)
 
 
 def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally: Tally,
@@ -397,7 +412,7 @@ def run_once(
 
     `show` is called with every decision on a newly read message (the tool for tuning the filters)."""
     roots = resolve_sources(sources)
-    extractor = extractor or make_extractor(settings)
+    extractor = extractor or (Estimator(settings.model) if dry_run else make_extractor(settings))
     if dry_run:
         return _run(settings, roots, extractor, dry_run=True, show=show)
     with run_lock(settings.lock_path):

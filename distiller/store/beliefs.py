@@ -77,9 +77,10 @@ class UpsertResult:
     refused_secret: int = 0
     refused_tombstoned: int = 0
     replayed: int = 0  # every evidence item already recorded: nothing changed
+    belief_ids: tuple[str, ...] = ()  # the beliefs the candidates went to (replays included), not a count
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return {name: value for name, value in asdict(self).items() if name != "belief_ids"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -514,12 +515,15 @@ def _store(con: duckdb.DuckDBPyConnection, settings: StoreSettings, now: datetim
     """Passes of PASS_SIZE candidates in evidence-time order; each later pass sees what the earlier ones wrote."""
     word_index.ensure_current(con)
     candidates, forgotten = _not_forgotten(con, settings, candidates)
-    counts = dict.fromkeys(UpsertResult.__dataclass_fields__, 0)
+    counts = dict.fromkeys(UpsertResult().as_dict(), 0)
     counts.update(refused_secret=refused_secret, refused_tombstoned=forgotten)
     candidates.sort(key=lambda c: (c.latest, c.order))
+    drawn: dict[str, None] = {}
     for start in range(0, len(candidates), PASS_SIZE):
-        _Upsert(con, settings, now, run_id, counts=counts).apply(candidates[start:start + PASS_SIZE])
-    return UpsertResult(**counts)
+        one_pass = _Upsert(con, settings, now, run_id, counts=counts)
+        one_pass.apply(candidates[start:start + PASS_SIZE])
+        drawn.update(dict.fromkeys(one_pass.resolved.values()))
+    return UpsertResult(**counts, belief_ids=tuple(drawn))
 
 
 @dataclass
