@@ -10,12 +10,14 @@ before the commit, so the next run resumes it instead of reading or paying again
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import orjson
 
+from distiller.errors import EXIT_USAGE, DistillError, os_fault
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, Extractor, ExtractRequest, Item, Usage
 from distiller.prefilter import DROP, KEEP
 from distiller.records import EvidenceItem, Message
@@ -185,6 +187,26 @@ def split(request: ExtractRequest) -> tuple[ExtractRequest, ...]:
 
 # Files ------------------------------------------------------------------------------------------------------------
 
+# `<first 12 hex digits of the run id>-<sequence>`, and `-r<n>` for each retry of a quarantined batch.
+BATCH_ID = re.compile(r"[0-9a-f]{12}-[0-9]{4}(?:-r[0-9]+)*")
+SET_ASIDE_SUFFIX = ".unreadable"
+
+
+class BadBatchId(DistillError):
+    exit_code = EXIT_USAGE
+
+
+def checked_id(batch_id: str) -> str:
+    """A batch id from outside (the command line) is joined into a path only if it has the shape of one."""
+    if not BATCH_ID.fullmatch(batch_id):
+        raise BadBatchId(f"not a batch id: {batch_id!r} (ids look like 0123456789ab-0001; see `distill batches list`)")
+    return batch_id
+
+
+class BatchUnreadable(Exception):
+    """A batch file that does not parse (truncated by a full disk, edited by hand, from a future version)."""
+
+
 def batches_dir(state_dir: Path) -> Path:
     return state_dir / "batches"
 
@@ -193,23 +215,39 @@ def path_of(state_dir: Path, batch_id: str) -> Path:
     return batches_dir(state_dir) / f"{batch_id}.json"
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    """os.write may write less than asked (a full disk, a file size limit): loop until all is written."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(28, "No space left on device")
+        view = view[written:]
+
+
 def write(state_dir: Path, batch: Batch) -> Path:
+    """Written whole or not at all: a failed write removes its tmp file and leaves the previous version intact."""
     directory = batches_dir(state_dir)
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     target = path_of(state_dir, batch.batch_id)
     tmp = target.with_suffix(".json.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        os.write(fd, orjson.dumps(_to_json(batch)))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, target)
-    dir_fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            _write_all(fd, orjson.dumps(_to_json(batch)))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+        dir_fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise os_fault("write batch file", target, exc,
+                       "nothing was lost: what this batch holds is read again next run") from exc
     return target
 
 
@@ -218,14 +256,57 @@ def remove(state_dir: Path, batch_id: str) -> None:
 
 
 def load(path: Path) -> Batch:
-    return _from_json(orjson.loads(path.read_bytes()))
+    try:
+        return _from_json(orjson.loads(path.read_bytes()))
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise BatchUnreadable(f"{path}: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """The batch files of a state dir: those that parse, and those that do not or were set aside."""
+
+    batches: list[Batch]
+    unreadable: list[Path]
+
+
+def scan(state_dir: Path) -> Waiting:
+    directory = batches_dir(state_dir)
+    if not directory.is_dir():
+        return Waiting([], [])
+    found, unreadable = [], sorted(directory.glob(f"*.json{SET_ASIDE_SUFFIX}"))
+    for path in sorted(directory.glob("*.json")):
+        try:
+            found.append(load(path))
+        except BatchUnreadable:
+            unreadable.append(path)
+        except FileNotFoundError:
+            continue  # committed and removed by a run meanwhile
+    return Waiting(found, sorted(unreadable))
 
 
 def load_all(state_dir: Path) -> list[Batch]:
+    return scan(state_dir).batches
+
+
+def tidy(state_dir: Path) -> list[str]:
+    """At the start of a run (under the run lock): remove the tmp files a killed run left (they hold redacted
+    text), and set aside every batch file that does not parse, with the later batches of the same run, whose cursor
+    moves start where it ends. None of them was committed, so their messages are read again. Returns the names set
+    aside."""
     directory = batches_dir(state_dir)
     if not directory.is_dir():
         return []
-    return [load(p) for p in sorted(directory.glob("*.json"))]
+    for tmp in directory.glob("*.json.tmp"):
+        tmp.unlink(missing_ok=True)
+    waiting = scan(state_dir)
+    bad = [p for p in waiting.unreadable if p.suffix == ".json"]
+    bad_ids = [p.stem for p in bad]
+    later = [path_of(state_dir, b.batch_id) for b in waiting.batches
+             if any(b.batch_id[:12] == i[:12] and b.batch_id > i for i in bad_ids)]
+    for path in [*bad, *later]:
+        os.replace(path, path.with_name(path.name + SET_ASIDE_SUFFIX))
+    return [p.name for p in [*bad, *later]]
 
 
 def _to_json(batch: Batch) -> dict:

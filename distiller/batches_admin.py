@@ -20,6 +20,7 @@ from distiller.lock import run_lock
 from distiller.store import batches as batch_rows
 from distiller.store import runs
 from distiller.store.db import connect, transaction
+from distiller.verify import verify
 
 CANDIDATE_FIELDS = ("statement", "category", "subject", "attribute", "confidence", "evidence_type", "importance",
                     "decay_sensitivity", "valid_from")
@@ -40,11 +41,15 @@ class BatchInfo:
 
 
 def list_batches(settings: Settings) -> list[BatchInfo]:
+    waiting = batches.scan(settings.state_dir)
     found = [
         BatchInfo(b.batch_id, "staged" if b.extractor == EXTERNAL and b.status == batches.PENDING else b.status,
                   len(b.requests), len(b.items), str(batches.path_of(settings.state_dir, b.batch_id)), None)
-        for b in batches.load_all(settings.state_dir)
+        for b in waiting.batches
     ]
+    found += [BatchInfo(p.name.split(".json")[0], "unreadable", 0, 0, str(p),
+                        "does not parse; set aside by the next run, its messages read again; delete it when done")
+              for p in waiting.unreadable]
     if settings.db_path.exists():
         with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
             found += [BatchInfo(q.batch_id, "quarantined", len(q.requests), len(q.items), None, q.error)
@@ -52,8 +57,9 @@ def list_batches(settings: Settings) -> list[BatchInfo]:
     return found
 
 
-def _parse_candidates(path: Path) -> tuple[Candidate, ...]:
-    """One JSON object per line, in the extractor contract's shape; a bad line is an error naming it."""
+def _parse_candidates(path: Path) -> list[tuple[int, Candidate]]:
+    """One JSON object per line, in the extractor contract's shape, with its line number; a bad line is an error
+    naming it."""
     try:
         lines = path.read_bytes().splitlines()
     except OSError as exc:
@@ -71,23 +77,67 @@ def _parse_candidates(path: Path) -> tuple[Candidate, ...]:
         evidence = tuple(
             EvidenceRef(str(e.get("item_id", "")), e.get("quote")) for e in data["evidence"] if isinstance(e, dict)
         )
-        found.append(Candidate(**{name: data.get(name) for name in CANDIDATE_FIELDS}, evidence=evidence))
-    return tuple(found)
+        found.append((number, Candidate(**{name: data.get(name) for name in CANDIDATE_FIELDS}, evidence=evidence)))
+    return found
 
 
-def commit_external(settings: Settings, batch_id: str, beliefs_file: Path) -> Tally:
-    """Verify and commit an external agent's beliefs for a staged batch, exactly as built-in extractions are."""
-    candidates = _parse_candidates(beliefs_file)
+@dataclass(frozen=True, slots=True)
+class LineVerdict:
+    line: int
+    reason: str | None  # None: the candidate passes verification
+
+
+@dataclass(frozen=True, slots=True)
+class ExternalCommit:
+    batch_id: str
+    committed: bool  # False: a dry run, or nothing would be stored (the batch stays staged)
+    lines: tuple[LineVerdict, ...]
+    tally: Tally | None
+
+    @property
+    def accepted(self) -> int:
+        return sum(v.reason is None for v in self.lines)
+
+    def as_dict(self) -> dict:
+        return {"batch_id": self.batch_id, "committed": self.committed, "accepted": self.accepted,
+                "lines": [{"line": v.line, "accepted": v.reason is None, "reason": v.reason} for v in self.lines],
+                **(self.tally.as_dict() if self.tally else {})}
+
+
+def _verdicts(batch: Batch, numbered: list[tuple[int, Candidate]]) -> tuple[LineVerdict, ...]:
+    """Each line verified alone, so every rejection can be reported with its line."""
+    sources = batch.sources()
+    verdicts = []
+    for number, candidate in numbered:
+        checked = verify(Extraction(batch.batch_id, (candidate,), ()), sources, extractor=EXTERNAL, model=None,
+                         prompt_version=batch.prompt_version)
+        verdicts.append(LineVerdict(number, checked.rejected[0][0] if checked.rejected else None))
+    return tuple(verdicts)
+
+
+def commit_external(settings: Settings, batch_id: str, beliefs_file: Path, *, dry_run: bool = False,
+                    accept_empty: bool = False) -> ExternalCommit:
+    """Verify and commit an external agent's beliefs for a staged batch, exactly as built-in extractions are.
+
+    A file with candidates of which none passes is almost always a mistake (wrong batch, stale item ids): the batch
+    stays staged, so its messages are not marked read without a belief, unless `accept_empty`."""
+    batches.checked_id(batch_id)
+    numbered = _parse_candidates(beliefs_file)
     with run_lock(settings.lock_path):
         path = batches.path_of(settings.state_dir, batch_id)
         if not path.exists():
             raise DistillError(f"no staged batch {batch_id} (see `distill batches list`)")
         batch = batches.load(path)
+        verdicts = _verdicts(batch, numbered)
+        passed = sum(v.reason is None for v in verdicts)
+        if dry_run or (numbered and not passed and not accept_empty):
+            return ExternalCommit(batch_id, False, verdicts, None)
+        candidates = tuple(candidate for _, candidate in numbered)
         batch = replace(batch, status=DISTILLED, results=(Extraction(batch_id, candidates, ()),))
         tally = Tally(extractor=EXTERNAL)
         run_id = _start_run(settings, [str(beliefs_file)])
         pipeline.commit_batch(settings, batch, run_id, tally, final=True)
-        return tally
+        return ExternalCommit(batch_id, True, verdicts, tally)
 
 
 def _start_run(settings: Settings, sources: list[str]) -> str:
@@ -99,6 +149,7 @@ def _start_run(settings: Settings, sources: list[str]) -> str:
 
 def retry(settings: Settings, batch_id: str, extractor: Extractor) -> Tally:
     """Extract a quarantined batch's failed requests again; what succeeds is committed, the rest stays."""
+    batches.checked_id(batch_id)
     with run_lock(settings.lock_path):
         with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
             match = [q for q in batch_rows.quarantined(con) if q.batch_id == batch_id]
@@ -131,6 +182,7 @@ def _retries(settings: Settings, batch_id: str) -> int:
 def discard(settings: Settings, batch_id: str) -> list[str]:
     """Unstage a staged batch and the ones staged after it (their cursors start where it ends), so their messages
     are read again next run; or give up on a quarantined batch. Returns the batch ids affected."""
+    batches.checked_id(batch_id)
     with run_lock(settings.lock_path):
         if batches.path_of(settings.state_dir, batch_id).exists():
             later = [b.batch_id for b in batches.load_all(settings.state_dir) if b.batch_id >= batch_id]

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import csv
 import io
+import os
+import stat
 import tempfile
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -18,11 +20,11 @@ import orjson
 
 from distiller.config import Settings
 from distiller.errors import DistillError
-from distiller.store import belief_reads, runs
+from distiller.store import belief_reads, runs, tombstones
 from distiller.store.belief_reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
 from distiller.store.beliefs import StoredBelief, StoredEvidence, StoreSettings, UpsertResult, restore
 from distiller.store.db import connect, transaction
-from distiller.store.forget import Forgotten, forget_beliefs, forget_source
+from distiller.store.forget import Forgotten, forget_beliefs, forget_source, source_sessions
 
 FORMATS = ("jsonl", "csv", "parquet", "markdown")
 HEADINGS = {"identity": "Identity", "goal": "Goals", "preference": "Preferences", "decision": "Decisions",
@@ -39,12 +41,46 @@ def _now() -> datetime:
 
 
 def _read(settings: Settings):
+    """A read never creates a database: an empty one in the wrong state dir would hide the real one."""
+    if not settings.db_path.exists():
+        raise DistillError(no_database(settings))
     return connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds)
 
 
+def no_database(settings: Settings) -> str:
+    return (f"no database at {settings.db_path} yet (state dir from {settings.origin('state_dir')}): "
+            f"`distill run` creates it, or pass --state-dir")
+
+
 def list_beliefs(settings: Settings, filters: Filters) -> list[BeliefRow]:
+    if not settings.db_path.exists():
+        return []
     with _read(settings) as con:
         return belief_reads.select(con, filters, store_settings(settings), _now())
+
+
+def hidden_archived(settings: Settings, filters: Filters) -> int:
+    """How many archived beliefs the default listing (every status but archived) left out, for a hint."""
+    if filters.status is not None or not settings.db_path.exists():
+        return 0
+    with _read(settings) as con:
+        return len(belief_reads.select(con, replace(filters, status="archived", limit=None),
+                                       store_settings(settings), _now()))
+
+
+def never_ingested(settings: Settings, source: str) -> bool:
+    """Nothing in the store came from this transcript path or session id: forgetting it would only leave a
+    tombstone for something never read."""
+    if not settings.db_path.exists():
+        return True
+    with _read(settings) as con:
+        path, sessions = source_sessions(con, source)
+        if path is not None:
+            return not sessions and not con.execute(
+                "SELECT EXISTS (SELECT 1 FROM ingested WHERE path = ?)", [path]).fetchone()[0]
+        return not con.execute(
+            "SELECT EXISTS (SELECT 1 FROM ingested WHERE session_id = $s) OR EXISTS "
+            "(SELECT 1 FROM evidence WHERE session_id = $s)", {"s": source}).fetchone()[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +127,11 @@ def forget(
     A dry run does the same work and rolls it back, so it reports exactly what would go."""
     if sum(bool(x) for x in (refs, match, source)) != 1:
         raise DistillError("forget needs exactly one of: belief ids, --match TEXT, --source FILE|SESSION")
+    if not settings.db_path.exists():
+        raise DistillError(no_database(settings))
+    if source and never_ingested(settings, source):
+        raise DistillError(f"{source} was never ingested (no message or evidence comes from it): nothing to "
+                           f"forget, no tombstone written")
     with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
         con.execute("BEGIN TRANSACTION")
         try:
@@ -162,8 +203,13 @@ def _parquet(beliefs: list[StoredBelief], path: Path) -> None:
             con.execute(f"COPY ({query}) TO '{str(path).replace(chr(39), chr(39) * 2)}' (FORMAT parquet)")
 
 
-def export(settings: Settings, fmt: str, output: Path | None, statuses: Sequence[str] | None = None) -> tuple[Exported, bytes]:
-    """Write the beliefs to `output`, or return the bytes for stdout; markdown defaults to live beliefs only."""
+EXPORT_MODE = 0o600
+
+
+def export(settings: Settings, fmt: str, output: Path | None, statuses: Sequence[str] | None = None,
+           mode: int = EXPORT_MODE) -> tuple[Exported, bytes]:
+    """Write the beliefs to `output` (with permissions `mode`: private unless asked otherwise), or return the bytes
+    for stdout; markdown defaults to live beliefs only."""
     if fmt not in FORMATS:
         raise DistillError(f"unknown export format {fmt!r}")
     if fmt == "parquet" and output is None:
@@ -173,14 +219,55 @@ def export(settings: Settings, fmt: str, output: Path | None, statuses: Sequence
     beliefs = _stored(settings, statuses)
     if fmt == "markdown":
         beliefs = sorted(beliefs, key=lambda b: (-b.confidence, b.statement))
+    if output is not None and not output.parent.is_dir():
+        raise DistillError(f"cannot write {output}: directory {output.parent} does not exist")
     if fmt == "parquet":
         _parquet(beliefs, output)
+        _set_mode(output, mode)
         return Exported(fmt, len(beliefs), str(output)), b""
     data = {"jsonl": _jsonl, "csv": _csv, "markdown": _markdown}[fmt](beliefs)
+    if fmt == "jsonl":
+        data = _tombstone_lines(settings) + data
     if output is not None:
-        output.write_bytes(data)
+        _write_file(output, data, mode)
         return Exported(fmt, len(beliefs), str(output)), b""
     return Exported(fmt, len(beliefs), None), data
+
+
+def _set_mode(path: Path, mode: int) -> None:
+    """An existing regular file gets `mode` too (O_CREAT's mode applies only to a new file); /dev/stdout does not."""
+    try:
+        if stat.S_ISREG(os.stat(path).st_mode):
+            os.chmod(path, mode)
+    except OSError as exc:
+        raise DistillError(f"cannot set the permissions of {path}: {exc.strerror or exc}") from exc
+
+
+def _write_file(path: Path, data: bytes, mode: int) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise DistillError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def _tombstone_lines(settings: Settings) -> bytes:
+    """Forgetting survives export → import: tombstones (hashes, no text) come first, applied before any belief."""
+    if not settings.db_path.exists():
+        return b""
+    with _read(settings) as con:
+        found = tombstones.every(con)
+    return b"".join(orjson.dumps({"tombstone": {"key": key, "kind": kind, "forgotten_at": at, "reason": reason}})
+                    + b"\n" for key, kind, at, reason in found)
+
+
 
 
 def _evidence(item: dict) -> StoredEvidence:
@@ -206,22 +293,53 @@ def _belief(obj: dict) -> StoredBelief:
     return StoredBelief(**values)
 
 
-def import_file(settings: Settings, path: Path) -> UpsertResult:
-    """Import a JSONL export; idempotent (evidence is unique per belief and message), tombstones respected."""
-    beliefs = []
+def _tombstone(obj: dict) -> tuple[str, str, datetime, str]:
+    entry = obj["tombstone"]
+    key, kind, reason = (entry[name] for name in ("key", "kind", "reason"))
+    if not all(isinstance(v, str) and v for v in (key, kind, reason)):
+        raise ValueError("a tombstone needs key, kind and reason")
+    at = datetime.fromisoformat(str(entry["forgotten_at"]).replace("Z", "+00:00"))
+    return key, kind, at if at.tzinfo else at.replace(tzinfo=timezone.utc), reason
+
+
+_NOT_JSONL = {b"PAR1": "a Parquet file", b"id,": "a CSV export"}
+
+
+def import_file(settings: Settings, path: Path) -> ImportResult:
+    """Import a JSONL export; idempotent (evidence is unique per belief and message). Its tombstones are applied
+    first, so what was forgotten where it was exported stays forgotten here."""
+    beliefs, dead = [], []
     try:
-        lines = path.read_bytes().splitlines()
+        data = path.read_bytes()
     except OSError as exc:
         raise DistillError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    for number, line in enumerate(lines, 1):
+    for magic, what in _NOT_JSONL.items():
+        if data.startswith(magic):
+            raise DistillError(f"{path} is {what}: import reads JSONL exports "
+                               f"(`distill beliefs export --format jsonl`)")
+    for number, line in enumerate(data.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            beliefs.append(_belief(orjson.loads(line)))
+            obj = orjson.loads(line)
+            if isinstance(obj, dict) and "tombstone" in obj:
+                dead.append(_tombstone(obj))
+            else:
+                beliefs.append(_belief(obj))
         except (orjson.JSONDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise DistillError(f"{path}:{number}: not a belief: {exc}") from exc
+            raise DistillError(f"{path}:{number}: not a belief or tombstone: {exc}") from exc
     with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
-        return restore(con, beliefs, settings=store_settings(settings))
+        applied = tombstones.restore(con, dead)
+        return ImportResult(restore(con, beliefs, settings=store_settings(settings)), applied)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    beliefs: UpsertResult
+    tombstones: int
+
+    def as_dict(self) -> dict:
+        return {**self.beliefs.as_dict(), "tombstones": self.tombstones}
 
 
 def counts(settings: Settings) -> BeliefCounts:

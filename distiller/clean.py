@@ -412,11 +412,11 @@ def _split_queued(text: str, events: list[str]) -> list[str] | None:
 
 
 def _clean_once(
-    text: str, role: str, extra_blocks: tuple[str, ...], events: list[str]
+    text: str, role: str, extra_blocks: tuple[str, ...], events: list[str], gated: bool
 ) -> tuple[list[str], str | None]:
     """One pass of every rule: the pieces left, or the synthetic kind that drops the whole text."""
     text = _tidy(text)
-    if not _has_trigger(text):
+    if gated and not _has_trigger(text):
         return ([text] if text else []), None
     if role != "assistant" and _QUEUED_HEADER in text:
         pieces = _split_queued(text, events) or [text]
@@ -450,13 +450,22 @@ def clean(text: str, role: str, extra_blocks: tuple[str, ...] = ()) -> Cleaned:
     """Strip injected blocks and envelopes from one message; drop it whole when it is a synthetic prompt."""
     if not _has_trigger(text) and _tidy(text) == text:  # most turns: the loop below would return text as it is
         return Cleaned((text,), None, ()) if text else Cleaned((), _EMPTY, ())
+    return _clean(text, role, extra_blocks, gated=True)
+
+
+def clean_every_rule(text: str, role: str, extra_blocks: tuple[str, ...] = ()) -> Cleaned:
+    """`clean` without the trigger shortcut: the plain path it is proven equal to."""
+    return _clean(text, role, extra_blocks, gated=False)
+
+
+def _clean(text: str, role: str, extra_blocks: tuple[str, ...], *, gated: bool) -> Cleaned:
     events: list[str] = []
     parts: list[str] = []
     dropped_synthetic = False
     pending = [text]
     while pending:
         piece = pending.pop()
-        pieces, kind = _clean_once(piece, role, extra_blocks, events)
+        pieces, kind = _clean_once(piece, role, extra_blocks, events, gated)
         if kind is not None:
             dropped_synthetic = True
         elif pieces == [piece]:

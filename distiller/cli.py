@@ -7,35 +7,43 @@ progress always go to stderr.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 
 import click
 import orjson
+from click.core import ParameterSource
 
-from distiller import batches_admin, pipeline
+from distiller import batches_admin, install, pipeline
+from distiller import schedule as scheduling
 from distiller import beliefs as beliefs_api
 from distiller.cli_beliefs import beliefs, runs_command
 from distiller.cli_reprocess import reprocess_command
-from distiller.config import load_settings, override
-from distiller.errors import EXIT_ERROR, DistillError
+from distiller.config import describe, load_settings, override
+from distiller.doctor import diagnose
+from distiller.errors import EXIT_ERROR, DistillError, os_fault
 from distiller.extract.select import make_extractor
 from distiller.prefilter import CONTEXT, DROP, KEEP
 from distiller.screen import Decision
+from distiller.terminal import EscapingFormatter, printable
 
 log = logging.getLogger("distiller")
 
 
 class Output:
-    def __init__(self, as_json: bool) -> None:
+    def __init__(self, as_json: bool, quiet: bool = False) -> None:
         self.as_json = as_json
+        self.quiet = quiet
 
     def emit(self, payload: dict, human: str) -> None:
+        """The result: JSON with --json (even with -q, it is what was asked for), else text unless -q."""
         if self.as_json:
             click.echo(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS).decode())
-        else:
-            click.echo(human)
+        elif not self.quiet:
+            click.echo(printable(human, newlines=True))
 
 
 def _configure_logging(verbose: int, quiet: bool) -> None:
@@ -43,40 +51,116 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
     if verbose > 1:
         level = logging.DEBUG
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("distill: %(message)s"))
+    handler.setFormatter(EscapingFormatter("distill: %(message)s"))
     log.handlers[:] = [handler]
     log.setLevel(level)
     log.propagate = False
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
+# Global options a user may also type after the command (`distill beliefs list --json`).
+_GLOBAL_FLAGS = frozenset({"--json", "--verbose", "--quiet", "-q"})
+_GLOBAL_WITH_VALUE = "--state-dir"
+_GROUP_WITH_VALUE = frozenset({"--state-dir", "--config"})
+
+
+def hoist_global_options(args: list[str]) -> list[str]:
+    """Move global options found after the command name in front of it; `--` ends the search."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        i += 2 if args[i] in _GROUP_WITH_VALUE else 1
+    if i >= len(args) or args[i] == "--":
+        return list(args)
+    moved: list[str] = []
+    kept: list[str] = []
+    rest = args[i + 1:]
+    j = 0
+    while j < len(rest):
+        arg = rest[j]
+        if arg == "--":
+            kept += rest[j:]
+            break
+        if arg in _GLOBAL_FLAGS or re.fullmatch(r"-v+", arg) or arg.startswith(_GLOBAL_WITH_VALUE + "="):
+            moved.append(arg)
+        elif arg == _GLOBAL_WITH_VALUE and j + 1 < len(rest):
+            moved += rest[j:j + 2]
+            j += 1
+        else:
+            kept.append(arg)
+        j += 1
+    return [*args[:i], *moved, args[i], *kept]
+
+
+class DistillGroup(click.Group):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_global_options(args))
+
+    def main(self, *args, **kwargs):  # type: ignore[override]
+        """Errors become one clear line on stderr and an exit code, never a traceback (in-process too)."""
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except click.exceptions.Abort:
+            click.echo("Aborted.", err=True)
+            sys.exit(130)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except DistillError as exc:
+            click.echo(f"Error: {printable(str(exc))}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            sys.exit(130)
+        except OSError as exc:  # a fault of the machine no layer below named: still one line, with the path
+            click.echo(f"Error: {printable(str(os_fault('use', exc.filename or 'a file', exc)))}", err=True)
+            sys.exit(EXIT_ERROR)
+        except Exception as exc:  # a bug: say so plainly; -vv shows the traceback
+            if log.isEnabledFor(logging.DEBUG):
+                log.exception("internal error")
+            click.echo(f"Error: internal error: {type(exc).__name__}: {printable(str(exc))}", err=True)
+            sys.exit(EXIT_ERROR)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+_ORIGINS = {ParameterSource.COMMANDLINE: "flag --state-dir", ParameterSource.ENVIRONMENT: "env DISTILL_STATE_DIR"}
+
+
+@click.group(cls=DistillGroup, context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
 @click.option(
     "--state-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("state"),
     envvar="DISTILL_STATE_DIR",
     show_envvar=True,
-    help="Directory holding the database, the run lock and distill.toml.",
+    help="Directory holding the database, the run lock and distill.toml.  "
+    "[default: $XDG_STATE_HOME/distiller, i.e. ~/.local/state/distiller]",
 )
 @click.option(
     "--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), help="Settings file (TOML)."
 )
 @click.option("--json", "as_json", is_flag=True, envvar="DISTILL_JSON", help="Machine-readable JSON on stdout.")
 @click.option("-v", "--verbose", count=True, help="More diagnostics on stderr (-vv for debug).")
-@click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr.")
+@click.option("-q", "--quiet", is_flag=True, help="Only errors: no text summary (JSON is still printed with --json).")
 @click.version_option(package_name="distiller", prog_name="distill")
 @click.pass_context
-def cli(ctx: click.Context, state_dir: Path, config_file: Path | None, as_json: bool, verbose: int, quiet: bool):
-    """Distill AI-agent transcripts into atomic beliefs about the user, kept in DuckDB."""
+def cli(ctx: click.Context, state_dir: Path | None, config_file: Path | None, as_json: bool, verbose: int,
+        quiet: bool):
+    """Distill AI-agent transcripts into atomic beliefs about the user, kept in DuckDB.
+
+    Global options (--json, -v, -q, --state-dir) may come before or after the command."""
     _configure_logging(verbose, quiet)
-    ctx.obj = {"settings": load_settings(state_dir, config_file), "out": Output(as_json)}
+    origin = _ORIGINS.get(ctx.get_parameter_source("state_dir"), "default")
+    settings = load_settings(state_dir, config_file, state_dir_origin=origin)
+    log.info("state dir: %s (%s)", settings.state_dir, origin)
+    ctx.obj = {"settings": settings, "out": Output(as_json, quiet)}
 
 
 source_option = click.option(
     "--source",
     "sources",
     multiple=True,
-    type=click.Path(path_type=Path),
+    type=click.Path(path_type=Path, readable=False),  # an unreadable source is skipped with a reason, not fatal
     help="Agents dir, sessions dir or one transcript file (repeatable). "
     "Default: $OPENCLAW_STATE_DIR/agents or ~/.openclaw/agents.",
 )
@@ -112,7 +196,7 @@ def _decision_json(decision: Decision) -> dict:
 
 def _decision_row(decision: Decision) -> str:
     text = " ".join(decision.text.split())
-    return (
+    return printable(
         f"{decision.decision:<7} {decision.reason:<18} {decision.message.role:<9} {decision.item_id:<12} "
         f"{text[:70] + ('…' if len(text) > 70 else '')}"
     )
@@ -127,6 +211,10 @@ def _distill_summary(d: dict) -> str:
         lines.append(f"beliefs: {_counts(d['beliefs'])}")
     if d["rejected"]:
         lines.append(f"rejected candidates: {_counts(d['rejected'])}")
+    if d["sanitized"]:
+        lines.append(f"sanitized beliefs: {_counts(d['sanitized'])}")
+    if d["demoted"]:
+        lines.append(f"context only: {_counts(d['demoted'])}")
     if d["tokens"] or d["cost_usd"]:
         lines.append(f"model tokens: {d['tokens']:,} (cache read {d['cache_read_tokens']:,}), cost ${d['cost_usd']:.4f}")
     if d["estimated_tokens"]:
@@ -172,10 +260,13 @@ def _run_summary(d: dict, dry_run: bool) -> str:
 @click.option("--no-llm", is_flag=True, help="Stage batches for an external agent (see `distill commit`).")
 @click.option("--batch-api", is_flag=True, default=None,
               help="Submit through the Message Batches API (half price); later runs collect the results.")
+@click.option("--show-beliefs", is_flag=True,
+              help="Print the statements learned by this run (also with -v); by default only their counts, so a "
+              "scheduled run's log holds no belief text.")
 @click.pass_obj
 def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, extractor: str | None,
         model: str | None, allow_expensive_model: bool | None, budget_usd: float | None, budget_tokens: int | None,
-        no_llm: bool, batch_api: bool | None) -> None:
+        no_llm: bool, batch_api: bool | None, show_beliefs: bool) -> None:
     """Read the new tail of every transcript, screen it, distill it into verified beliefs, commit exactly once."""
     out: Output = obj["out"]
     settings = override(obj["settings"], extractor="external" if no_llm else extractor, model=model,
@@ -195,28 +286,49 @@ def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, e
     summary = pipeline.run_once(settings, sources, dry_run=dry_run, show=printer)
     d = summary.as_dict()
     human = _run_summary(d, dry_run)
-    if summary.run_id is not None and d["beliefs"] and not out.as_json:
+    asked = show_beliefs or log.isEnabledFor(logging.INFO)
+    if summary.run_id is not None and d["beliefs"] and not out.as_json and asked:
         learned = beliefs_api.from_run(settings, summary.run_id)
         human += "\nbeliefs from this run:\n" + "\n".join(
-            f"  [{b.category}, {b.status}, {b.confidence:.2f}] {b.statement}" for b in learned[:LEARNED_SHOWN]
+            f"  [{b.category}, {b.status}, {b.confidence:.2f}] {printable(b.statement)}"
+            for b in learned[:LEARNED_SHOWN]
         ) + (f"\n  … and {len(learned) - LEARNED_SHOWN} more (`distill beliefs list`)"
              if len(learned) > LEARNED_SHOWN else "")
     if show is not None and out.as_json:
         click.echo(human, err=True)
     else:
         out.emit(d, human)
+    missing = d["files_skipped"].get("missing_source")
+    if missing:
+        raise DistillError(f"{missing} source(s) not found (named above); everything else was read")
 
 
 @cli.command()
 @click.argument("batch_id")
 @click.option("--beliefs", "beliefs_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="JSONL written by the external agent: one candidate per line, citing the batch's item ids.")
+@click.option("--dry-run", is_flag=True, help="Verify every line and report; commit nothing.")
+@click.option("--accept-empty", is_flag=True,
+              help="Commit even when no line passes (the batch's messages are then marked read without a belief).")
 @click.pass_obj
-def commit(obj: dict, batch_id: str, beliefs_file: Path) -> None:
+def commit(obj: dict, batch_id: str, beliefs_file: Path, dry_run: bool, accept_empty: bool) -> None:
     """Verify and commit an external agent's beliefs for a batch staged by `distill run --no-llm`."""
-    tally = batches_admin.commit_external(obj["settings"], batch_id, beliefs_file)
-    d = tally.as_dict()
-    obj["out"].emit({"batch_id": batch_id, **d}, f"committed {batch_id}\n" + _distill_summary(d))
+    result = batches_admin.commit_external(obj["settings"], batch_id, beliefs_file, dry_run=dry_run,
+                                           accept_empty=accept_empty)
+    for verdict in result.lines:
+        if verdict.reason is not None:
+            click.echo(f"{beliefs_file}:{verdict.line}: rejected: {verdict.reason}", err=True)
+    d = result.as_dict()
+    if result.committed:
+        human = f"committed {batch_id}\n" + _distill_summary(d)
+    else:
+        human = (f"{'dry run: ' if dry_run else ''}{result.accepted} of {len(result.lines)} line(s) pass "
+                 f"verification; {batch_id} stays staged")
+    obj["out"].emit({**d, "dry_run": dry_run}, human)
+    if not dry_run and not result.committed:
+        raise DistillError(f"no line of {beliefs_file} passes verification, so nothing would be stored and the "
+                           f"batch's messages would be marked read: {batch_id} stays staged (fix the file, or pass "
+                           f"--accept-empty to commit it anyway)")
 
 
 @cli.group()
@@ -260,12 +372,15 @@ def batches_discard(obj: dict, batch_id: str) -> None:
 
 @cli.command()
 @source_option
-@click.option("--from-now", "mode", flag_value="from-now", help="Mark everything present as already read.")
-@click.option("--from-start", "mode", flag_value="from-start", help="Forget all cursors: reread from byte 0.")
+@click.option("--from-now", is_flag=True, help="Mark everything present as already read.")
+@click.option("--from-start", is_flag=True, help="Forget all cursors: reread from byte 0.")
 @click.pass_obj
-def init(obj: dict, sources: tuple[Path, ...], mode: str | None) -> None:
+def init(obj: dict, sources: tuple[Path, ...], from_now: bool, from_start: bool) -> None:
     """Create the state directory and database (optionally setting where reading starts)."""
-    summary = pipeline.init(obj["settings"], sources, mode=mode or "create")
+    if from_now and from_start:
+        raise click.UsageError("--from-now and --from-start are opposites: pass one of them")
+    mode = "from-now" if from_now else "from-start" if from_start else "create"
+    summary = pipeline.init(obj["settings"], sources, mode=mode)
     human = f"state ready: {summary.db_path}"
     if summary.mode == "from-now":
         human += f"\nmarked {summary.files_marked} file(s) as read up to their last complete line"
@@ -285,7 +400,10 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
     waiting = batches_admin.list_batches(obj["settings"])
     d["batches"] = dict(Counter(b.status for b in waiting))
     d["quarantined"] = [b.as_dict() for b in waiting if b.status == "quarantined"]
+    settings = obj["settings"]
+    d["state_dir"], d["state_dir_origin"] = str(settings.state_dir), settings.origin("state_dir")
     lines = [
+        f"state dir: {d['state_dir']} ({d['state_dir_origin']})",
         f"database: {d['db']}",
         f"files tracked: {d['files_tracked']} (gone: {d['files_gone']}, untracked: {d['files_untracked']})",
         f"bytes behind: {d['bytes_behind']:,}",
@@ -295,6 +413,9 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
     if d["batches"]:
         lines.append(f"batches waiting: {_counts(d['batches'])} (see `distill batches list`)")
     lines += [f"  quarantined {q['batch_id']}: {q['error']}" for q in d["quarantined"]]
+    d["unreadable_batch_files"] = [b.path for b in waiting if b.status == "unreadable"]
+    lines += [f"  unreadable batch file {path} (set aside; its messages are read again)"
+              for path in d["unreadable_batch_files"]]
     last = d["last_run"]
     if last is None:
         lines.append("last run: never")
@@ -306,6 +427,144 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
     obj["out"].emit(d, "\n".join(lines))
 
 
+@cli.command()
+@source_option
+@click.pass_obj
+def doctor(obj: dict, sources: tuple[Path, ...]) -> None:
+    """Check everything an unattended run needs; each problem one line with its fix; exit 1 if any."""
+    report = diagnose(obj["settings"], sources)
+    marks = {"ok": "ok     ", "warning": "warning", "problem": "PROBLEM"}
+    lines = [f"state dir: {report.state_dir} ({report.state_dir_origin})"]
+    lines += [f"{marks[c.level]} {c.name}: {c.detail}" + (f" — fix: {c.fix}" if c.fix else "") for c in report.checks]
+    obj["out"].emit(report.as_dict(), "\n".join(lines))
+    if not report.healthy:
+        raise DistillError(f"{sum(c.level == 'problem' for c in report.checks)} problem(s) found (see above)")
+
+
+def _extraction_options(fn):
+    """The run options `schedule` passes on to each run (and `schedule install` writes into the unit)."""
+    for option in reversed([
+        source_option,
+        click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]), help="[default: auto]"),
+        click.option("--model", help="Anthropic model.  [default: claude-haiku-5-5]"),
+        click.option("--budget-usd", type=float, help="Per-run dollar budget (0: no limit)."),
+        click.option("--budget-tokens", type=int, help="Per-run token budget (0: no limit)."),
+        click.option("--batch-api", is_flag=True, default=None, help="Submit through the Message Batches API."),
+    ]):
+        fn = option(fn)
+    return fn
+
+
+def _run_args(sources, extractor, model, budget_usd, budget_tokens, batch_api) -> list[str]:
+    """The same run options as command-line words, sources made absolute (a unit has no working directory)."""
+    args = [word for source in pipeline.resolve_sources(sources) for word in ("--source", source)]
+    for flag, value in (("--extractor", extractor), ("--model", model), ("--budget-usd", budget_usd),
+                        ("--budget-tokens", budget_tokens)):
+        if value is not None:
+            args += [flag, str(value)]
+    return args + (["--batch-api"] if batch_api else [])
+
+
+@cli.group(invoke_without_command=True)
+@click.option("--cron", "cron_expr", metavar="EXPR", help="Five-field crontab expression, local time (0 = Sunday).")
+@click.option("--every", help="Interval: 15m, 1h, 6h, 1d.  [default: 1h]")
+@click.option("--jitter", type=click.IntRange(0, 3600), help="Random delay of up to S seconds per fire.")
+@click.option("--run-now", is_flag=True, help="Run once at start, then on the schedule.")
+@_extraction_options
+@click.pass_context
+def schedule(ctx: click.Context, cron_expr, every, jitter, run_now, sources, extractor, model, budget_usd,
+             budget_tokens, batch_api) -> None:
+    """Run `distill run` in-process on a schedule until SIGTERM/SIGINT (then exit 0); one summary line per run.
+
+    For hosts without cron or systemd. `schedule install` writes a systemd timer, crontab line or launchd agent
+    instead."""
+    if ctx.invoked_subcommand is not None:
+        return
+    obj = ctx.obj
+    out: Output = obj["out"]
+    settings = override(obj["settings"], extractor=extractor, model=model, budget_usd=budget_usd,
+                        budget_tokens=budget_tokens, batch_api=batch_api)
+    when = scheduling.timing(cron_expr, every, jitter)
+
+    def report(outcome: scheduling.Outcome) -> None:
+        if out.as_json:
+            click.echo(orjson.dumps(outcome.as_dict(), option=orjson.OPT_SORT_KEYS).decode())
+        elif not out.quiet:
+            click.echo(_outcome_line(outcome))
+
+    code = scheduling.serve(settings, sources or None, when, run_now=run_now, report=report)
+    ctx.exit(code)
+
+
+def _outcome_line(outcome) -> str:
+    if outcome.summary is None:
+        return f"{outcome.at} {outcome.status}: {outcome.error}"
+    d = outcome.summary
+    beliefs = _counts(d["beliefs"]) or "none"
+    return (f"{outcome.at} {outcome.status}: {d['files']} file(s), {d['messages']:,} message(s), beliefs: {beliefs}"
+            f" (run {(d['run_id'] or '-')[:12]})" + (f"; stopped: {d['budget_stop']}" if d.get("budget_stop") else ""))
+
+
+_KIND = click.argument("kind", type=click.Choice(install.KINDS))
+_DIR = click.option("--dir", "target", type=click.Path(file_okay=False, path_type=Path),
+                    help="Write the files here instead of their usual place.")
+
+
+@schedule.command("install")
+@_KIND
+@click.option("--every", default="1h", help="Interval: 15m, 1h, 6h, 1d.")
+@_DIR
+@_extraction_options
+@click.pass_obj
+def schedule_install(obj: dict, kind: str, every: str, target: Path | None, sources, extractor, model, budget_usd,
+                     budget_tokens, batch_api) -> None:
+    """Write a systemd user timer, crontab line or launchd agent running this distill on this state dir."""
+    settings = override(obj["settings"], extractor=extractor, model=model, budget_usd=budget_usd,
+                        budget_tokens=budget_tokens, batch_api=batch_api)
+    args = _run_args(sources, extractor, model, budget_usd, budget_tokens, batch_api)
+    done = install.install(install.plan(kind, settings.state_dir, args, install.every_seconds(every), target))
+    human = "\n".join([f"wrote {path}" for path in done.written] + ["enable it with:"]
+                      + [f"  {step}" for step in done.next_steps])
+    obj["out"].emit(done.as_dict(), human)
+
+
+@schedule.command("uninstall")
+@_KIND
+@_DIR
+@click.pass_obj
+def schedule_uninstall(obj: dict, kind: str, target: Path | None) -> None:
+    """Remove what `schedule install` wrote, and print how to disable it first."""
+    done = install.uninstall(install.plan(kind, obj["settings"].state_dir, [], 3600, target))
+    human = "\n".join([f"removed {path}" for path in done.removed] or [f"no {kind} files installed"])
+    human += "\ndisable it with:\n" + "\n".join(f"  {step}" for step in done.next_steps)
+    obj["out"].emit(done.as_dict(), human)
+
+
+@cli.group("config")
+def config_group() -> None:
+    """The effective settings and where each came from."""
+
+
+@config_group.command("show")
+@click.pass_obj
+def config_show(obj: dict) -> None:
+    """Every setting's effective value and its origin (default, file, env, flag); secrets masked."""
+    shown = describe(obj["settings"])
+    width = max(len(s.name) for s in shown)
+    human = "\n".join(f"{s.name:<{width}}  {_shown_value(s.value)}  ({s.origin})" for s in shown)
+    obj["out"].emit({"settings": [asdict(s) for s in shown]}, human)
+
+
+def _shown_value(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ", ".join(value) or "[]"
+    return str(value)
+
+
 cli.add_command(beliefs)
 cli.add_command(runs_command)
 cli.add_command(reprocess_command)
@@ -313,24 +572,4 @@ cli.add_command(reprocess_command)
 
 def main() -> None:
     """Entry point: errors become one clear line on stderr and an exit code, never a traceback."""
-    try:
-        cli.main(prog_name="distill", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
-        sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except DistillError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        click.echo("Interrupted.", err=True)
-        sys.exit(130)
-    except Exception as exc:  # a bug: say so plainly; -vv shows the traceback
-        if log.isEnabledFor(logging.DEBUG):
-            log.exception("internal error")
-        click.echo(f"Error: internal error: {type(exc).__name__}: {exc}", err=True)
-        sys.exit(EXIT_ERROR)
+    cli.main(prog_name="distill")

@@ -10,9 +10,11 @@ from pathlib import Path
 import click
 
 from distiller import beliefs as api
+from distiller.errors import DistillError
 from distiller.extract.base import CATEGORIES
 from distiller.store.belief_reads import SORTS, BeliefRow, Filters
 from distiller.store.beliefs import STATUSES
+from distiller.terminal import printable
 
 
 def _since(value: str | None) -> datetime | None:
@@ -29,14 +31,31 @@ def _since(value: str | None) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
+def _file_mode(value: str) -> int:
+    try:
+        mode = int(value, 8)
+    except ValueError:
+        mode = -1
+    if not 0 <= mode <= 0o777:
+        raise click.BadParameter(f"expected octal permissions like 600 or 640, not {value!r}")
+    return mode
+
+
 def _line(b: BeliefRow) -> str:
     activation = "" if b.activation is None else f" act {b.activation:5.2f}"
     return (f"{b.id}  {b.status:<18} {b.category:<18} conf {b.confidence:.2f}{activation}  {b.scope:<12} "
-            f"{b.statement}")
+            f"{printable(b.statement)}")
 
 
-def _rows(out, rows: list[BeliefRow]) -> None:
-    out.emit({"beliefs": [asdict(b) for b in rows]}, "\n".join(_line(b) for b in rows) or "no beliefs")
+def _rows(obj: dict, rows: list[BeliefRow], filters: Filters) -> None:
+    out = obj["out"]
+    if not obj["settings"].db_path.exists():
+        click.echo(api.no_database(obj["settings"]), err=True)
+    hidden = api.hidden_archived(obj["settings"], filters)
+    if hidden and not out.quiet:
+        click.echo(f"{hidden} archived match(es) not shown: --status all", err=True)
+    out.emit({"beliefs": [asdict(b) for b in rows], "archived_hidden": hidden},
+             "\n".join(_line(b) for b in rows) or "no beliefs")
 
 
 @click.group()
@@ -52,24 +71,27 @@ _STATUS_CHOICES = click.Choice([*STATUSES, "all"])
 @click.option("--status", type=_STATUS_CHOICES, help="Default: every status but archived.")
 @click.option("--scope", help="global or agent:<id>.")
 @click.option("--agent", help="Only beliefs with evidence from this agent.")
-@click.option("--since", help="Last seen since an ISO date/time or a span back (7d, 12h).")
+@click.option("--since", help="Last seen in a transcript since an ISO date/time or a span back (7d, 12h).")
+@click.option("--learned-since", help="Learned by the store since an ISO date/time or a span back (7d, 12h).")
 @click.option("--limit", type=click.IntRange(min=1), default=50)
 @click.option("--sort", type=click.Choice(sorted(SORTS)), default="activation")
 @click.pass_obj
-def list_command(obj: dict, category, status, scope, agent, since, limit, sort) -> None:
+def list_command(obj: dict, category, status, scope, agent, since, learned_since, limit, sort) -> None:
     """Beliefs, strongest first (ACT-R activation, confidence or most recent)."""
-    filters = Filters(category, status, scope, agent, _since(since), None, limit, sort)
-    _rows(obj["out"], api.list_beliefs(obj["settings"], filters))
+    filters = Filters(category, status, scope, agent, _since(since), None, limit, sort, _since(learned_since))
+    _rows(obj, api.list_beliefs(obj["settings"], filters), filters)
 
 
 @beliefs.command()
 @click.argument("text")
 @click.option("--status", type=_STATUS_CHOICES, help="Default: every status but archived.")
+@click.option("--learned-since", help="Learned by the store since an ISO date/time or a span back (7d, 12h).")
 @click.option("--limit", type=click.IntRange(min=1), default=50)
 @click.pass_obj
-def search(obj: dict, text: str, status: str | None, limit: int) -> None:
+def search(obj: dict, text: str, status: str | None, learned_since: str | None, limit: int) -> None:
     """Beliefs whose statement, subject or attribute contains every word of TEXT."""
-    _rows(obj["out"], api.list_beliefs(obj["settings"], Filters(status=status, text=text, limit=limit)))
+    filters = Filters(status=status, text=text, limit=limit, learned_since=_since(learned_since))
+    _rows(obj, api.list_beliefs(obj["settings"], filters), filters)
 
 
 @beliefs.command()
@@ -80,7 +102,7 @@ def show(obj: dict, belief_id: str) -> None:
     detail = api.show(obj["settings"], belief_id)
     b = detail.belief
     lines = [
-        f"{b.id}  {b.statement}",
+        f"{b.id}  {printable(b.statement)}",
         f"  {b.category} · {b.status} · {b.scope} · slot {b.subject}/{b.attribute or '-'}",
         f"  confidence {b.confidence:.2f} ({b.evidence_type}) · activation "
         f"{'-' if b.activation is None else f'{b.activation:.2f}'} · importance {b.importance} · "
@@ -94,7 +116,7 @@ def show(obj: dict, belief_id: str) -> None:
     for e in detail.evidence:
         lines.append(f"  - {e.ts} {e.agent}/{e.session} message {e.message_id} ({e.evidence_type}, run {e.run[:12]})")
         lines.append(f"    {e.file} bytes {e.byte_start}-{e.byte_end}")
-        lines.append(f"    “{e.quote}”")
+        lines.append(f"    “{printable(e.quote)}”")
     obj["out"].emit(detail.as_dict(), "\n".join(lines))
 
 
@@ -104,11 +126,15 @@ def show(obj: dict, belief_id: str) -> None:
 def history(obj: dict, belief_id: str) -> None:
     """The belief's slot over time: what it superseded, what superseded it, and lifecycle events."""
     result = api.history(obj["settings"], belief_id)
-    lines = [f"{b.valid_from or b.first_seen} → {b.valid_to or 'now':<25} {b.status:<18} {b.id}  {b.statement}"
+    lines = [f"{b.valid_from or b.first_seen} → {b.valid_to or 'now':<25} {b.status:<18} {b.id}  "
+             f"{printable(b.statement)}"
              for b in result.timeline]
     lines += [f"  {e.at} {e.event:<16} {e.belief_id}" + (f" ↔ {e.other_id}" if e.other_id else "")
               for e in result.events]
     obj["out"].emit(result.as_dict(), "\n".join(lines))
+
+
+BULK_IDS = 3  # forgetting more ids than this at once is a bulk forget
 
 
 @beliefs.command()
@@ -116,9 +142,19 @@ def history(obj: dict, belief_id: str) -> None:
 @click.option("--match", help="Forget every belief whose text contains every word of this.")
 @click.option("--source", help="A transcript file or session id: forget its evidence and beliefs left without any.")
 @click.option("--dry-run", is_flag=True, help="Report what would be forgotten; change nothing.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation of a bulk forget on a terminal.")
 @click.pass_obj
-def forget(obj: dict, belief_ids: tuple[str, ...], match: str | None, source: str | None, dry_run: bool) -> None:
-    """Delete beliefs and leave tombstones, so no replay or reprocess brings them back."""
+def forget(obj: dict, belief_ids: tuple[str, ...], match: str | None, source: str | None, dry_run: bool,
+           yes: bool) -> None:
+    """Delete beliefs and leave tombstones, so no replay or reprocess brings them back.
+
+    A bulk forget (--match, --source, more than three ids) asks first on a terminal, unless --yes."""
+    bulk = bool(match or source or len(belief_ids) > BULK_IDS)
+    if bulk and not dry_run and not yes and sys.stdin.isatty():
+        preview = api.forget(obj["settings"], belief_ids, match=match, source=source, dry_run=True)
+        if not click.confirm(f"forget {len(preview.beliefs)} belief(s) and {preview.evidence} evidence item(s) "
+                             f"for good?", err=True):
+            raise DistillError("not confirmed: nothing forgotten")
     result = api.forget(obj["settings"], belief_ids, match=match, source=source, dry_run=dry_run)
     verb = "would forget" if dry_run else "forgot"
     human = f"{verb} {len(result.beliefs)} belief(s), {result.evidence} evidence item(s)"
@@ -132,10 +168,12 @@ def forget(obj: dict, belief_ids: tuple[str, ...], match: str | None, source: st
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="File (default: stdout).")
 @click.option("--status", "statuses", multiple=True, type=click.Choice(STATUSES),
               help="Only these statuses (repeatable). Default: all; markdown: active and provisional.")
+@click.option("--mode", default="600", callback=lambda _c, _p, v: _file_mode(v),
+              help="Permissions of the --output file, in octal (e.g. 640 to share it with your group).")
 @click.pass_obj
-def export(obj: dict, fmt: str, output: Path | None, statuses: tuple[str, ...]) -> None:
+def export(obj: dict, fmt: str, output: Path | None, statuses: tuple[str, ...], mode: int) -> None:
     """Export beliefs with their evidence as JSONL, CSV, Parquet or MEMORY.md-style markdown."""
-    summary, data = api.export(obj["settings"], fmt, output, statuses or None)
+    summary, data = api.export(obj["settings"], fmt, output, statuses or None, mode=mode)
     if summary.path is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()

@@ -1,22 +1,43 @@
-"""The one Settings object: flags > env DISTILL_* > <state-dir>/distill.toml > defaults."""
+"""The one Settings object: flags > env DISTILL_* > <state-dir>/distill.toml > defaults.
+
+Every value is input: each setting has one rule (type, range, alphabet) below, and a value that breaks it is an
+error naming the setting, where the value came from and what is allowed. Where each effective value came from is
+kept, for `distill config show`.
+"""
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import tomllib
-from dataclasses import dataclass, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from distiller.errors import DistillError
 
 CONFIG_FILE = "distill.toml"
+DEFAULT = "default"
+BUILTIN_EXCLUDED_AGENTS = ("memory-distiller",)  # the distiller's own agent: never read its transcripts
+
+
+def default_state_dir() -> Path:
+    """`$DISTILL_STATE_DIR`, else `$XDG_STATE_HOME/distiller`, else `~/.local/state/distiller`: the same wherever
+    the command is run from."""
+    explicit = os.environ.get("DISTILL_STATE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_STATE_HOME")
+    base = Path(xdg).expanduser() if xdg and os.path.isabs(os.path.expanduser(xdg)) else Path.home() / ".local/state"
+    return base / "distiller"
 
 
 @dataclass(frozen=True)
 class Settings:
-    state_dir: Path = Path("state")
-    excluded_agents: tuple[str, ...] = ("memory-distiller",)
+    state_dir: Path = field(default_factory=default_state_dir)
+    excluded_agents: tuple[str, ...] = BUILTIN_EXCLUDED_AGENTS
     max_line_bytes: int = 32 * 1024 * 1024
     commit_every_bytes: int = 4 * 1024 * 1024
     db_wait_seconds: float = 5.0
@@ -31,6 +52,8 @@ class Settings:
     budget_tokens_per_day: int = 0
     budget_usd_per_day: float = 0.0
     batch_api: bool = False
+    # Where each value came from: "default", "file PATH", "env NAME" or "flag --name".
+    origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def db_path(self) -> Path:
@@ -40,74 +63,197 @@ class Settings:
     def lock_path(self) -> Path:
         return self.state_dir / "lock"
 
+    def origin(self, name: str) -> str:
+        return self.origins.get(name, DEFAULT)
 
-CHOICES = {
-    "assistant_decision": ("keep", "context", "drop"),
-    "extractor": ("auto", "anthropic", "rules", "external"),
+
+@dataclass(frozen=True)
+class Rule:
+    """What a setting accepts; `allowed` is the sentence an error and the README show."""
+
+    kind: str  # int, float, bool, choice, name, names
+    low: float = 0
+    high: float = 0
+    choices: tuple[str, ...] = ()
+    pattern: re.Pattern[str] | None = None
+
+    @property
+    def allowed(self) -> str:
+        if self.kind in ("int", "float"):
+            what = "an integer" if self.kind == "int" else "a finite number"
+            return f"{what} from {_plain(self.low)} to {_plain(self.high)}"
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        one = f"letters, digits and {_PUNCT[self.pattern]} (at most {_LENGTH[self.pattern]} characters)"
+        return one if self.kind == "name" else f"a list of names, each {one}"
+
+
+def _plain(number: float) -> str:
+    return f"{int(number):,}" if number == int(number) else f"{number:,}"
+
+
+_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
+_AGENT = re.compile(r"!?[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}")
+_TAG = re.compile(r"[A-Za-z][A-Za-z0-9_.:-]{0,63}")
+_PUNCT = {_MODEL: "._:@- (first a letter or digit)", _AGENT: "._@+- (first a letter or digit; !name removes a "
+          "built-in exclusion)", _TAG: "_.:- (first a letter)"}
+_LENGTH = {_MODEL: 128, _AGENT: 128, _TAG: 64}
+GIB = 1024**3
+
+RULES: dict[str, Rule] = {
+    "excluded_agents": Rule("names", pattern=_AGENT),
+    "max_line_bytes": Rule("int", 1024, GIB),
+    "commit_every_bytes": Rule("int", 1, 256 * 1024 * 1024),
+    "db_wait_seconds": Rule("float", 0, 3600),
+    "assistant_decision": Rule("choice", choices=("keep", "context", "drop")),
+    "extra_injected_blocks": Rule("names", pattern=_TAG),
+    "extractor": Rule("choice", choices=("auto", "anthropic", "rules", "external")),
+    "model": Rule("name", pattern=_MODEL),
+    "allow_expensive_model": Rule("bool"),
+    "request_budget_tokens": Rule("int", 100, 1_000_000),
+    "budget_tokens": Rule("int", 0, 10**12),
+    "budget_usd": Rule("float", 0, 1_000_000),
+    "budget_tokens_per_day": Rule("int", 0, 10**12),
+    "budget_usd_per_day": Rule("float", 0, 1_000_000),
+    "batch_api": Rule("bool"),
 }
-MAY_BE_ZERO = ("budget_tokens", "budget_usd", "budget_tokens_per_day", "budget_usd_per_day")
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+_INT_TEXT = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*")
 
 
-def _coerce(name: str, kind: str, value: Any) -> Any:
-    """Turn a TOML or env value into the field's type; anything else is a clear error."""
-    if kind == "str":
-        if isinstance(value, str) and value in CHOICES.get(name, (value,)):
-            return value
-    elif kind == "bool":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in _TRUE + _FALSE:
-            return value.lower() in _TRUE
-    elif kind == "tuple[str, ...]":
-        if isinstance(value, str):
-            return tuple(part.strip() for part in value.split(",") if part.strip())
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return tuple(value)
-    elif not isinstance(value, bool):
+def _number(rule: Rule, value: Any) -> int | float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if rule.kind == "int":
+            return int(text) if _INT_TEXT.fullmatch(text) else None
         try:
-            number = int(value) if kind == "int" else float(value)
-        except (TypeError, ValueError):
-            pass
-        else:
-            if number > 0 or (number == 0 and name in MAY_BE_ZERO):
-                return number
-    raise DistillError(f"invalid value for setting {name!r}: {value!r}")
+            value = float(text)
+        except ValueError:
+            return None
+    if rule.kind == "int":
+        return value if isinstance(value, int) else None
+    return float(value) if isinstance(value, (int, float)) else None
 
 
-def load_settings(state_dir: Path, config_file: Path | None = None, **overrides: Any) -> Settings:
-    """Merge the layers; unknown keys or bad values in the file or env are errors, not silently ignored."""
-    settings = Settings(state_dir=Path(state_dir))
-    tunable = {f.name: f.type for f in fields(Settings) if f.name != "state_dir"}
-    path = config_file or settings.state_dir / CONFIG_FILE
-    layer: dict[str, Any] = {}
+def _coerce(name: str, value: Any, origin: str) -> Any:
+    """Turn a TOML, env or flag value into the setting's type, or fail naming the setting, origin and rule."""
+    rule = RULES[name]
+    result: Any = None
+    if rule.kind in ("int", "float"):
+        number = _number(rule, value)
+        if number is not None and math.isfinite(number) and rule.low <= number <= rule.high:
+            result = number
+    elif rule.kind == "bool":
+        if isinstance(value, bool):
+            result = value
+        elif isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+            result = value.strip().lower() in _TRUE
+    elif rule.kind == "choice":
+        if isinstance(value, str) and value in rule.choices:
+            result = value
+    elif rule.kind == "name":
+        if isinstance(value, str) and rule.pattern.fullmatch(value):
+            result = value
+    else:
+        items = [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
+        if isinstance(items, list | tuple) and all(isinstance(v, str) and rule.pattern.fullmatch(v) for v in items):
+            result = tuple(dict.fromkeys(items))
+    if result is None:
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+        raise DistillError(f"invalid value for setting {name!r} from {origin}: {shown} (allowed: {rule.allowed})")
+    if name == "excluded_agents":
+        result = _with_builtin_exclusions(result)
+    return result
+
+
+def _with_builtin_exclusions(names: tuple[str, ...]) -> tuple[str, ...]:
+    """User exclusions add to the built-in ones; `!name` removes a built-in one, explicitly."""
+    removed = {n[1:] for n in names if n.startswith("!")}
+    added = [n for n in names if not n.startswith("!")]
+    return tuple(dict.fromkeys([n for n in BUILTIN_EXCLUDED_AGENTS if n not in removed] + added))
+
+
+def _file_layer(path: Path, required: bool) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        if config_file is not None:
+        if required:
             raise DistillError(f"config file not found: {path}") from None
-        text = None
+        return {}
+    except IsADirectoryError:
+        raise DistillError(f"config file {path} is a directory; pass a TOML file") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise DistillError(f"cannot read config file {path}: {exc}") from exc
-    if text is not None:
-        try:
-            layer = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise DistillError(f"invalid config file {path}: {exc}") from exc
-        unknown = sorted(set(layer) - set(tunable))
-        if unknown:
-            raise DistillError(f"unknown setting(s) in {path}: {', '.join(unknown)}")
-    for name in tunable:
-        env_value = os.environ.get(f"DISTILL_{name.upper()}")
-        if env_value is not None:
-            layer[name] = env_value
-    layer.update({k: v for k, v in overrides.items() if v is not None})
-    values = {name: _coerce(name, tunable[name], value) for name, value in layer.items()}
-    return replace(settings, **values)
+        raise DistillError(f"cannot read config file {path}: {getattr(exc, 'strerror', None) or exc}") from exc
+    try:
+        layer = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DistillError(f"invalid config file {path}: {exc}") from exc
+    unknown = sorted(set(layer) - set(RULES))
+    if unknown:
+        raise DistillError(f"unknown setting(s) in {path}: {', '.join(unknown)} (known: {', '.join(RULES)})")
+    return layer
+
+
+def load_settings(state_dir: Path | None = None, config_file: Path | None = None, *, state_dir_origin: str = DEFAULT,
+                  **overrides: Any) -> Settings:
+    """Merge the layers; unknown keys or bad values in the file or env are errors, not silently ignored."""
+    settings = Settings(state_dir=Path(state_dir)) if state_dir is not None else Settings()
+    path = config_file or settings.state_dir / CONFIG_FILE
+    origins = {"state_dir": state_dir_origin}
+    values: dict[str, Any] = {}
+    for name, value in _file_layer(path, required=config_file is not None).items():
+        values[name] = _coerce(name, value, f"file {path}")
+        origins[name] = f"file {path}"
+    for name in RULES:
+        env = f"DISTILL_{name.upper()}"
+        if env in os.environ:
+            values[name] = _coerce(name, os.environ[env], f"env {env}")
+            origins[name] = f"env {env}"
+    settings = replace(settings, origins=origins, **values)
+    return override(settings, **overrides)
 
 
 def override(settings: Settings, **values: Any) -> Settings:
     """Command-line flags: the top layer, validated like the others (None means not given)."""
-    tunable = {f.name: f.type for f in fields(Settings)}
-    given = {name: _coerce(name, tunable[name], value) for name, value in values.items() if value is not None}
-    return replace(settings, **given)
+    given = {n: _coerce(n, v, f"flag --{n.replace('_', '-')}") for n, v in values.items() if v is not None}
+    origins = {**settings.origins, **{n: f"flag --{n.replace('_', '-')}" for n in given}}
+    return replace(settings, origins=origins, **given)
+
+
+@dataclass(frozen=True)
+class Shown:
+    name: str
+    value: Any
+    origin: str
+    allowed: str
+
+
+SECRET_ENV = ("ANTHROPIC_API_KEY",)
+PLAIN_ENV = ("ANTHROPIC_BASE_URL",)
+
+
+def mask(secret: str) -> str:
+    """Presence and shape only: never a character of the secret itself."""
+    return f"set ({len(secret)} characters, masked)" if secret else "empty"
+
+
+def describe(settings: Settings) -> list[Shown]:
+    """Every setting's effective value and where it came from; secrets from the environment masked."""
+    shown = [Shown("state_dir", str(settings.state_dir), settings.origin("state_dir"), "a directory")]
+    for f in fields(Settings):
+        if f.name in RULES:
+            value = getattr(settings, f.name)
+            shown.append(Shown(f.name, list(value) if isinstance(value, tuple) else value, settings.origin(f.name),
+                               RULES[f.name].allowed))
+    for env in SECRET_ENV:
+        value = os.environ.get(env)
+        shown.append(Shown(env.lower(), None if value is None else mask(value), f"env {env}" if value is not None
+                           else "not set", "a key from console.anthropic.com"))
+    for env in PLAIN_ENV:
+        value = os.environ.get(env)
+        shown.append(Shown(env.lower(), value, f"env {env}" if value is not None else "not set", "a URL"))
+    return shown

@@ -10,15 +10,18 @@ request is split and retried; what still fails is quarantined in the database wi
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import duckdb
 
 from distiller import batch as batches
+from distiller import stop
 from distiller.batch import DISTILLED, SUBMITTED, Batch
 from distiller.errors import DistillError
-from distiller.extract.base import BadRequest, Extraction, Extractor, ExtractRequest
+from distiller.extract.base import BadRequest, Extraction, Extractor, ExtractRequest, Truncated, Usage
+from distiller.extract.select import estimated_cost_usd, estimated_output_tokens, prompt_tokens
 from distiller.records import Belief
 from distiller.store import batches as batch_rows
 from distiller.store import beliefs as belief_store
@@ -36,35 +39,100 @@ class Committed:
     candidates: int
     rejected: tuple[tuple[str, int], ...]
     quarantined_requests: int
+    sanitized: tuple[tuple[str, int], ...] = ()
 
 
-def extract_splitting(extractor: Extractor, request: ExtractRequest, depth: int = 0
-                       ) -> tuple[Extraction, list[tuple[ExtractRequest, str]]]:
-    """Extract; on a refused request, halve it and try the halves, down to MAX_SPLIT_DEPTH."""
+@dataclass
+class Allowance:
+    """What the run may still spend (None: no limit), charged with every billed call as it returns, so a storm
+    of refusals cannot split its way past a budget. `stopped` says why a call was not made."""
+
+    tokens: float | None = None
+    usd: float | None = None
+    stopped: str | None = None
+
+    def charge(self, usage: Iterable[Usage]) -> None:
+        for u in usage:
+            if self.tokens is not None:
+                self.tokens -= u.input_tokens + u.output_tokens
+            if self.usd is not None:
+                self.usd -= u.cost_usd
+
+    def covers(self, extractor: Extractor, request: ExtractRequest) -> bool:
+        """Whether one more call for request fits, by the same estimate as the run's budget check."""
+        if extractor.model is None or (self.tokens is None and self.usd is None):
+            return True
+        estimate = prompt_tokens(extractor) + sum(batches.estimate_tokens(i.text) + batches.ITEM_OVERHEAD_TOKENS
+                                                  for i in request.items)
+        tokens = estimate + estimated_output_tokens(estimate)
+        if self.tokens is not None and tokens > self.tokens:
+            self.stopped = f"the token budget would be passed by request {request.request_id} (≈{tokens})"
+        elif self.usd is not None and estimated_cost_usd(extractor.model, estimate) > self.usd:
+            self.stopped = f"the dollar budget would be passed by request {request.request_id}"
+        else:
+            return True
+        return False
+
+
+def extract_splitting(extractor: Extractor, request: ExtractRequest, depth: int = 0,
+                      allowance: Allowance | None = None) -> tuple[Extraction, list[tuple[ExtractRequest, str]]]:
+    """Extract; a truncated reply is retried once with more room, and a refused request is halved and the halves
+    tried, down to MAX_SPLIT_DEPTH. Every call is charged to the allowance first checked to cover it; what it does
+    not cover is given up (quarantined) with the reason."""
+    allowance = allowance or Allowance()
+    if not allowance.covers(extractor, request):
+        return Extraction(request.request_id, (), ()), [(request, f"not sent: {allowance.stopped}")]
+    usage: list[Usage] = []
     try:
-        return extractor.extract(request), []
+        extraction = _extract_with_room(extractor, request, allowance, usage)
     except BadRequest as exc:
         halves = batches.split(request) if depth < MAX_SPLIT_DEPTH else ()
         if not halves:
-            return Extraction(request.request_id, (), ()), [(request, str(exc))]
-        candidates, usage, failed = [], [], []
+            return Extraction(request.request_id, (), tuple(usage)), [(request, str(exc))]
+        candidates, failed = [], []
         for half in halves:
-            extraction, failures = extract_splitting(extractor, half, depth + 1)
+            extraction, failures = extract_splitting(extractor, half, depth + 1, allowance)
             candidates.extend(extraction.candidates)
             usage.extend(extraction.usage)
             failed.extend(failures)
         return Extraction(request.request_id, tuple(candidates), tuple(usage)), failed
+    return replace(extraction, usage=tuple(usage)), []
 
 
-def extract(state_dir: Path, batch: Batch, extractor: Extractor) -> Batch:
+def _extract_with_room(extractor: Extractor, request: ExtractRequest, allowance: Allowance,
+                       usage: list[Usage]) -> Extraction:
+    """One call, and one more with a larger max_tokens after a truncated reply; each call's usage is recorded and
+    charged as it returns, whether it succeeded or not."""
+    try:
+        extraction = extractor.extract(request)
+    except BadRequest as exc:
+        usage.extend(exc.usage)
+        allowance.charge(exc.usage)
+        room = extractor.more_room(exc.max_tokens) if isinstance(exc, Truncated) else None  # type: ignore[attr-defined]
+        if room is None or not allowance.covers(extractor, request):
+            raise
+        try:
+            extraction = extractor.extract(request, max_tokens=room)  # type: ignore[call-arg]
+        except BadRequest as again:
+            usage.extend(again.usage)
+            allowance.charge(again.usage)
+            raise
+    usage.extend(extraction.usage)
+    allowance.charge(extraction.usage)
+    return extraction
+
+
+def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allowance | None = None) -> Batch:
     """Run every request not yet extracted, saving the batch after each so no paid answer is ever lost.
 
     ExtractionUnavailable and AuthenticationFailed propagate: the batch stays pending with what it has."""
+    allowance = allowance or Allowance()
     batch = replace(batch, attempts=batch.attempts + 1, extractor=extractor.name, model=extractor.model,
                     prompt_version=extractor.prompt_version)
     batches.write(state_dir, batch)
     for request in batch.todo:
-        extraction, failures = extract_splitting(extractor, request)
+        stop.check()  # a safe point: the batch file holds every answer so far, the next run resumes it
+        extraction, failures = extract_splitting(extractor, request, allowance=allowance)
         batch = replace(batch, results=(*batch.results, extraction), failed=(*batch.failed, *failures))
         batches.write(state_dir, batch)
     batch = replace(batch, status=DISTILLED)
@@ -90,7 +158,9 @@ def collect(state_dir: Path, batch: Batch, extractor: Extractor) -> Batch | None
     outcome = extractor.collect_batch(batch.remote_id)
     if outcome is None:
         return None
-    results = tuple(outcome.extractions[r.request_id] for r in batch.requests if r.request_id in outcome.extractions)
+    results = tuple(outcome.extractions[r.request_id] if r.request_id in outcome.extractions
+                    else Extraction(r.request_id, (), (outcome.unusable[r.request_id],))
+                    for r in batch.requests if r.request_id in outcome.extractions or r.request_id in outcome.unusable)
     failed = tuple((r, outcome.errors.get(r.request_id, "missing from the batch results"))
                    for r in batch.requests if r.request_id not in outcome.extractions)
     batch = replace(batch, status=DISTILLED, results=results, failed=failed)
@@ -98,27 +168,37 @@ def collect(state_dir: Path, batch: Batch, extractor: Extractor) -> Batch | None
     return batch
 
 
-def verified_beliefs(batch: Batch) -> tuple[list[Belief], Counter[str], int]:
+def verified_beliefs(batch: Batch) -> tuple[list[Belief], Counter[str], Counter[str], int]:
+    """Each extraction is verified against the items of the request it answers; an external agent's single
+    extraction for the whole batch (its id is the batch's) answers every request."""
     sources = batch.sources()
+    scopes: dict[str, set[str]] = {}
+    for item in batch.items:
+        scopes.setdefault(item.request_id, set()).add(item.item.item_id)
     beliefs: list[Belief] = []
     rejected: Counter[str] = Counter()
+    sanitized: Counter[str] = Counter()
     candidates = 0
     for extraction in batch.results:
         candidates += len(extraction.candidates)
+        whole = extraction.request_id not in scopes
         checked = verify(extraction, sources, extractor=batch.extractor, model=batch.model,
-                         prompt_version=batch.prompt_version)
+                         prompt_version=batch.prompt_version, scope=None if whole else scopes[extraction.request_id],
+                         requests=len(batch.requests) if whole else 1)
         beliefs.extend(checked.beliefs)
         rejected.update(dict(checked.rejected))
-    return beliefs, rejected, candidates
+        sanitized.update(dict(checked.sanitized))
+    return beliefs, rejected, sanitized, candidates
 
 
 def commit(con: duckdb.DuckDBPyConnection, batch: Batch, run_id: str) -> Committed:
     """Everything a batch covers, in the caller's transaction."""
-    beliefs, rejected, candidates = verified_beliefs(batch)
+    beliefs, rejected, sanitized, candidates = verified_beliefs(batch)
     messages.record(con, [row.verdict for row in batch.ledger], [row.file_id for row in batch.ledger], run_id)
     clock.advance(con, clock.newest_by_scope(row.verdict.message for row in batch.ledger))
     result = belief_store.upsert(con, beliefs, run_id)
     cursors.save(con, list(batch.cursors))
     if batch.requests:
         batch_rows.record(con, batch, run_id, candidates, dict(rejected))
-    return Committed(result, candidates, tuple(sorted(rejected.items())), len(batch.failed))
+    return Committed(result, candidates, tuple(sorted(rejected.items())), len(batch.failed),
+                     tuple(sorted(sanitized.items())))

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from distiller.prefilter import DROP
-from distiller.screen import Screened
+from distiller.screen import DEMOTIONS, Screened
 
 if TYPE_CHECKING:
     from distiller.batch import Batch, Plan
@@ -33,6 +33,7 @@ class Tally:
     file_events: Counter[str] = field(default_factory=Counter)
     decisions: Counter[str] = field(default_factory=Counter)
     dropped: Counter[str] = field(default_factory=Counter)
+    demoted: Counter[str] = field(default_factory=Counter)  # kept by the filters, sent as context only: why
     redactions: Counter[str] = field(default_factory=Counter)
     cleaned: Counter[str] = field(default_factory=Counter)
     extractor: str = ""
@@ -42,6 +43,7 @@ class Tally:
     requests: int = 0
     candidates: int = 0
     rejected: Counter[str] = field(default_factory=Counter)
+    sanitized: Counter[str] = field(default_factory=Counter)
     beliefs: Counter[str] = field(default_factory=Counter)
     quarantined_requests: int = 0
     tokens: int = 0
@@ -49,11 +51,15 @@ class Tally:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
+    model_calls: int = 0
+    sdk_retries: int = 0  # attempts the SDK repeated before a reply: each may have been billed
+    estimated_calls: int = 0  # refused calls that report no usage, counted at their estimated input
     estimated_tokens: int = 0
     estimated_cost_usd: float = 0.0
     budget_stop: str | None = None
     staged: list[str] = field(default_factory=list)
     submitted: list[str] = field(default_factory=list)
+    set_aside: list[str] = field(default_factory=list)  # batch files that did not parse; their messages are reread
 
     def screened(self, screened: Screened) -> None:
         """A newly read message: its decisions (one per part of a queued batch), strips and redactions."""
@@ -64,6 +70,8 @@ class Tally:
             self.decisions[decision.decision] += 1
             if decision.decision == DROP:
                 self.dropped[decision.reason] += 1
+            elif decision.reason in DEMOTIONS:
+                self.demoted[decision.reason] += 1
         if screened.clean_events:  # Counter.update costs more than a test, even for nothing
             self.cleaned.update(screened.clean_events)
         for kind, count in screened.redactions:
@@ -94,6 +102,7 @@ class Tally:
         self.requests += len(batch.requests)
         self.candidates += done.candidates
         self.rejected.update(dict(done.rejected))
+        self.sanitized.update(dict(done.sanitized))
         self.beliefs.update({k: v for k, v in done.beliefs.as_dict().items() if v})
         self.quarantined_requests += done.quarantined_requests
         for extraction in batch.results:
@@ -103,6 +112,9 @@ class Tally:
                 self.cache_read_tokens += usage.cache_read_tokens
                 self.cache_write_tokens += usage.cache_write_tokens
                 self.cost_usd += usage.cost_usd
+                self.model_calls += 1
+                self.sdk_retries += usage.retries
+                self.estimated_calls += usage.estimated
         if done.quarantined_requests:
             log.warning("batch %s: %d request(s) quarantined", batch.batch_id, done.quarantined_requests)
 
@@ -131,6 +143,7 @@ class Tally:
             "file_events": dict(sorted(self.file_events.items())),
             "decisions": dict(sorted(self.decisions.items())),
             "dropped": dict(sorted(self.dropped.items())),
+            "demoted": dict(sorted(self.demoted.items())),
             "redactions": dict(sorted(self.redactions.items())),
             "cleaned": dict(sorted(self.cleaned.items())),
             "extractor": self.extractor,
@@ -140,6 +153,7 @@ class Tally:
             "requests": self.requests,
             "candidates": self.candidates,
             "rejected": dict(sorted(self.rejected.items())),
+            "sanitized": dict(sorted(self.sanitized.items())),
             "beliefs": dict(sorted(self.beliefs.items())),
             "quarantined_requests": self.quarantined_requests,
             "tokens": self.tokens,
@@ -147,9 +161,13 @@ class Tally:
             "cache_read_tokens": self.cache_read_tokens,
             "cache_write_tokens": self.cache_write_tokens,
             "cost_usd": round(self.cost_usd, 6),
+            "model_calls": self.model_calls,
+            "sdk_retries": self.sdk_retries,
+            "estimated_calls": self.estimated_calls,
             "estimated_tokens": self.estimated_tokens,
             "estimated_cost_usd": round(self.estimated_cost_usd, 6),
             "budget_stop": self.budget_stop,
             "staged": list(self.staged),
             "submitted": list(self.submitted),
+            "batches_set_aside": list(self.set_aside),
         }

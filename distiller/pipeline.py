@@ -18,10 +18,10 @@ import duckdb
 import orjson
 
 from distiller import batch as batches
-from distiller import distill
+from distiller import distill, stop
 from distiller.batch import Batch
 from distiller.config import Settings
-from distiller.errors import Unavailable
+from distiller.errors import DistillError, Unavailable
 from distiller.events import Tally, log
 from distiller.extract.base import Extractor
 from distiller.extract.select import (
@@ -36,13 +36,22 @@ from distiller.lock import run_lock
 from distiller.records import Message
 from distiller.screen import Decision, Screened, screen
 from distiller.sources import openclaw
-from distiller.sources.discover import default_source, discover, session_skip
+from distiller.sources import formats
+from distiller.sources.discover import Discovery, default_source, discover, session_skip
 from distiller.store import batches as batch_rows
 from distiller.store import beliefs as belief_store
 from distiller.store import cursors, messages, runs
 from distiller.store.cursors import Cursor
 from distiller.store.db import connect, transaction
-from distiller.tail import CHUNK_BYTES, complete_lines_end, read_lines, stat_of, tail_digest
+from distiller.tail import (
+    CHUNK_BYTES,
+    complete_lines_end,
+    open_regular,
+    read_lines,
+    skip_reason,
+    stat_of,
+    tail_digest,
+)
 from distiller.track import ReadPlan, observe, plan_reads
 
 # What a pending message costs in memory beyond its text (record, ids, ledger lists): a chunk of many short
@@ -168,24 +177,35 @@ class _Committer:
                 for decision in screened.decisions:
                     self.show(decision)
 
-    def _check_budget(self, batch: Batch) -> None:
+    def _limits(self) -> list[tuple[float, float, str, bool]]:
+        """(limit, spent so far, name, in tokens) of every budget set."""
         settings, tally = self.settings, self.tally
-        if self.extractor.model is None or not batch.requests:
-            return
-        tokens = batch.estimated_tokens + estimated_output_tokens(batch.estimated_tokens)
-        cost = estimated_cost_usd(self.extractor.model, batch.estimated_tokens)
         day_tokens, day_cost = self.spent_today
         limits = [
-            (settings.budget_tokens, tally.tokens + tokens, "--budget-tokens"),
-            (settings.budget_usd, tally.cost_usd + cost, "--budget-usd"),
-            (settings.budget_tokens_per_day, day_tokens + tally.tokens + tokens, "budget_tokens_per_day"),
-            (settings.budget_usd_per_day, day_cost + tally.cost_usd + cost, "budget_usd_per_day"),
+            (settings.budget_tokens, tally.tokens, "--budget-tokens", True),
+            (settings.budget_usd, tally.cost_usd, "--budget-usd", False),
+            (settings.budget_tokens_per_day, day_tokens + tally.tokens, "budget_tokens_per_day", True),
+            (settings.budget_usd_per_day, day_cost + tally.cost_usd, "budget_usd_per_day", False),
         ]
-        for limit, would_be, name in limits:
-            if limit and would_be > limit:
+        return [limit for limit in limits if limit[0]]
+
+    def _check_budget(self, batch: Batch) -> distill.Allowance:
+        """Stop before a batch whose estimate would pass a budget; else what its calls may spend, splits and
+        retries included."""
+        if self.extractor.model is None or not batch.requests:
+            return distill.Allowance()
+        tokens = batch.estimated_tokens + estimated_output_tokens(batch.estimated_tokens)
+        cost = estimated_cost_usd(self.extractor.model, batch.estimated_tokens)
+        for limit, spent, name, in_tokens in self._limits():
+            would_be = spent + (tokens if in_tokens else cost)
+            if would_be > limit:
                 raise BudgetReached(f"{name} {limit:g} would be passed by the next batch (≈{would_be:.4g})")
+        token_room = [limit - spent for limit, spent, _, in_tokens in self._limits() if in_tokens]
+        usd_room = [limit - spent for limit, spent, _, in_tokens in self._limits() if not in_tokens]
+        return distill.Allowance(min(token_room, default=None), min(usd_room, default=None))
 
     def flush(self, *, final: bool = False, gone: Sequence[str] = ()) -> None:
+        stop.check()
         fresh = self._fresh(self._screened())
         self.batches_made += 1
         if self.dry_run:
@@ -204,8 +224,10 @@ class _Committer:
             request_budget_tokens=self.settings.request_budget_tokens,
             prompt_tokens=prompt_tokens(self.extractor),
         )
-        if self.extractor.name == EXTERNAL:
-            # Staged for an external agent: committed later, in order, by `distill commit`.
+        if self.extractor.name == EXTERNAL and (built.requests or self.tally.staged):
+            # Staged for an external agent: committed later, in order, by `distill commit`. A batch with nothing
+            # to extract is committed at once instead (unless it must follow a staged one), so nothing new never
+            # stages an empty batch that would hold up every later run.
             self.tally.staged.append(str(batches.write(self.settings.state_dir, built)))
             self._counted(fresh)
             if final:
@@ -218,11 +240,16 @@ class _Committer:
             self.tally.submitted.append(distill.submit(self.settings.state_dir, built, self.extractor).batch_id)
             self._counted(fresh)
         else:
+            allowance = distill.Allowance()
             if built.requests:
-                self._check_budget(built)
-                built = distill.extract(self.files_dir, built, self.extractor)  # writes it pending first
+                allowance = self._check_budget(built)
+                built = distill.extract(self.files_dir, built, self.extractor, allowance)  # pending first
             self._counted(fresh)
             self._commit(built, final=final, gone=gone)
+            if allowance.stopped:
+                self._advance()
+                raise BudgetReached(f"{allowance.stopped}; the requests not sent are quarantined "
+                                    "(`distill batches retry`)")
         self._advance()
 
     def _commit(self, built: Batch, *, final: bool, gone: Sequence[str]) -> None:
@@ -259,6 +286,7 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
                    waiting: list[Batch]) -> None:
     """Finish what an earlier run left: commit distilled batches, extract pending ones, before reading anything."""
     for batch in waiting:
+        stop.check()
         with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
             done = batch_rows.is_committed(con, batch.batch_id)
         if done:
@@ -344,9 +372,9 @@ def _previous_user_text(f, plan: ReadPlan, settings: Settings, skip: str | None)
 def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tally: Tally, committer: _Committer) -> None:
     target = plan.target
     try:
-        f = open(target.path, "rb")
+        f = open_regular(target.path)
     except OSError as exc:
-        tally.file_skipped("unreadable", target.path, exc.strerror or str(exc))
+        tally.file_skipped(skip_reason(exc), target.path, exc.strerror or str(exc))
         return
     with f:
         now = stat_of(os.fstat(f.fileno()))
@@ -360,7 +388,10 @@ def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tall
         )
         read = _FileRead(_previous_user_text(f, plan, settings, skip))
         offset = plan.start
+        stopping = stop.requested
         for line in read_lines(f, plan.start, plan.stop, max_line_bytes=settings.max_line_bytes):
+            if stopping():
+                stop.check()  # a safe point: what was read but not committed is simply read again next run
             tally.lines += 1
             tally.bytes_read += line.end - line.start
             offset = line.end
@@ -413,10 +444,26 @@ def run_once(
     `show` is called with every decision on a newly read message (the tool for tuning the filters)."""
     roots = resolve_sources(sources)
     extractor = extractor or (Estimator(settings.model) if dry_run else make_extractor(settings))
+    _check_options(settings, extractor)
     if dry_run:
-        return _run(settings, roots, extractor, dry_run=True, show=show)
-    with run_lock(settings.lock_path):
+        with stop.deferred():
+            return _run(settings, roots, extractor, dry_run=True, show=show)
+    with stop.deferred(), run_lock(settings.lock_path):
         return _run(settings, roots, extractor, dry_run=False, show=show)
+
+
+def _check_options(settings: Settings, extractor: Extractor) -> None:
+    """Options that only the Anthropic extractor honours are errors when another one runs, not silently ignored."""
+    if extractor.name != "rules":
+        return
+    why = ("ANTHROPIC_API_KEY is not set" if settings.extractor == "auto" else
+           f"extractor = rules ({settings.origin('extractor')})")
+    if settings.batch_api:
+        raise DistillError(f"the Message Batches API needs the Anthropic extractor, but the offline rules run ({why}): "
+                           f"set ANTHROPIC_API_KEY, or drop batch_api ({settings.origin('batch_api')})")
+    if settings.origin("model").startswith("flag"):
+        raise DistillError(f"--model {settings.model} would be ignored: the offline rules extractor runs ({why}); "
+                           f"set ANTHROPIC_API_KEY, or drop --model")
 
 
 def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run: bool,
@@ -425,6 +472,11 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
     run_id = "dry-run" if dry_run else uuid.uuid4().hex
     spent = (0, 0.0)
     tracked: list[Cursor] = []
+    if not dry_run:
+        tally.set_aside = batches.tidy(settings.state_dir)
+        for name in tally.set_aside:
+            log.warning("set aside batch file %s (it does not parse; its messages are read again)",
+                        batches.batches_dir(settings.state_dir) / name)
     waiting = [] if dry_run else batches.load_all(settings.state_dir)
     if not dry_run:
         with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
@@ -444,22 +496,53 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
         for missing in discovery.missing:
             tally.file_skipped("missing_source", missing)
             log.warning("source not found: %s", missing)
+        _name_unrecognised(roots, discovery, tally)
         plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
         committer = _Committer(settings, run_id, dry_run, tally, extractor, show, spent)
         for plan in plans:
+            stop.check()
             _read(plan, settings, discovery.session_keys, tally, committer)
         committer.flush(final=True, gone=gone)
-    except BudgetReached as stop:
-        tally.budget_stop = str(stop)
-        log.warning("budget reached: %s; the rest stays ahead of the cursors for the next run", stop)
+    except BudgetReached as reached:
+        tally.budget_stop = str(reached)
+        log.warning("budget reached: %s; the rest stays ahead of the cursors for the next run", reached)
         if not dry_run:
             _finish(settings, run_id, tally, "budget")
     except BaseException as exc:
         if not dry_run:
-            _finish(settings, run_id, tally, "unavailable" if isinstance(exc, Unavailable) else "failed",
-                    f"{type(exc).__name__}: {exc}")
+            _finish(settings, run_id, tally, _ended_as(exc), f"{type(exc).__name__}: {exc}")
         raise
     return RunSummary(None if dry_run else run_id, dry_run, tuple(roots), tally)
+
+
+def _ended_as(exc: BaseException) -> str:
+    if isinstance(exc, (stop.Interrupted, KeyboardInterrupt)):
+        return "interrupted"
+    return "unavailable" if isinstance(exc, Unavailable) else "failed"
+
+
+def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> None:
+    """A source given as a file of another assistant's format is not misread line by line as OpenClaw; a source
+    dir with no OpenClaw transcript says what it holds instead."""
+    found = [c.path for c in (*discovery.live, *discovery.archives)]
+    for root in roots:
+        if root in discovery.missing:
+            continue
+        if os.path.isfile(root):
+            kind = formats.sniff(root)
+            if kind not in (formats.OPENCLAW, formats.EMPTY):
+                discovery.live[:] = [c for c in discovery.live if c.path != root]
+                tally.file_skipped("unsupported_format", root)
+                log.warning("not read: %s is a %s transcript, not an OpenClaw one (not supported yet)", root,
+                            formats.LABELS[kind])
+        elif not any(p.startswith(root.rstrip(os.sep) + os.sep) for p in found):
+            kinds = formats.survey(Path(root))
+            if kinds[formats.OPENCLAW]:
+                continue  # there are some, only excluded or archived
+            held = ", ".join(f"{n} {formats.LABELS[k]} file(s)" for k, n in kinds.most_common())
+            tally.file_skipped("no_transcripts", root)
+            log.warning("no OpenClaw transcripts under %s (expected <agent>/sessions/*.jsonl)%s", root,
+                        f"; it holds {held}, which are not supported yet" if held else "")
 
 
 def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:
@@ -467,8 +550,8 @@ def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: s
     try:
         with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
             runs.update(con, run_id, tally.as_dict(), status, error)
-    except Exception as inner:
-        log.warning("could not record the end of the run: %s", inner)
+    except Exception as inner:  # the fault that ended the run is likely this one too: the error says it once
+        log.info("could not record the end of the run: %s", inner)
 
 
 @dataclass(frozen=True)
@@ -489,9 +572,12 @@ def _present_ends(roots: list[str], settings: Settings, known: dict[str, Cursor]
         seen = observe(candidate.path, candidate.agent, Tally())
         if seen is None or seen.fingerprint in marks:
             continue
-        with open(seen.path, "rb") as f:
-            end = complete_lines_end(f, seen.stat.size)
-            digest = tail_digest(f, end)
+        try:
+            with open_regular(seen.path) as f:
+                end = complete_lines_end(f, seen.stat.size)
+                digest = tail_digest(f, end)
+        except OSError:
+            continue  # gone or changed since it was observed: the next run reads it
         cursor = Cursor(seen.fingerprint, seen.path, seen.agent, seen.session_id, seen.stat.dev, seen.stat.inode,
                         seen.stat.size, seen.stat.mtime_ns, end, digest)
         previous = known.get(seen.fingerprint)

@@ -28,6 +28,8 @@ REASONS: tuple[str, ...] = (
     "emoji-only",
     "too-short",
     "question",
+    "other-party",
+    "reaction",
     "command",
     "slash-command",
     "code-or-log",
@@ -82,22 +84,103 @@ _STANDING_INSTRUCTION = re.compile(
     r"^(?:always|never|from now on|going forward|in (?:the )?future|remember|call me|"
     r"book|schedule|reserve|remind|cancel|reschedule|renew|order|buy)\b"
 )
-# First-person phrases that are politeness, not facts: removed before looking for a first-person marker.
+# First-person phrases that are politeness, not facts: removed before looking for a first-person marker. Every
+# alternative starts with one of the letters in the lookahead, which lets the engine skip other words at once.
 _HOLLOW_FIRST_PERSON = re.compile(
-    r"\b(?:i (?:see|agree|guess|know|bet|mean|understand|wonder|think|believe|feel you|hear you|can imagine|"
-    r"can'?t wait|cannot wait|hope so|think so|appreciate (?:it|that|you|this))|"
-    r"i (?:really |totally |just )?(?:love|like|adore|enjoyed|loved) (?:it|that|this|them|you|your)|"
+    r"\b(?=[gilmostw])(?:i (?:see|agree|guess|know|bet|mean|understand|wonder|think|believe|feel you|hear you|"
+    r"can imagine|can'?t wait|cannot wait|hope so|think so|appreciate (?:it|that|you|this))|"
+    r"i (?:really |totally |just |also )?(?:love|like|adore|enjoy|enjoyed|loved|liked) "
+    r"(?:it|that|this|them|these|those|you|your|(?:how|what|the way) (?=you|your))|"
     r"i'?m (?:so |really |very |super |just )?(?:happy|glad|sorry|proud|excited|thrilled|sure|not sure|curious|"
     r"in|good|fine|ok|okay|great|well|here|listening|all ears|rooting)(?: for you| to hear| that you| to see)?|"
     r"i'?m doing (?:well|good|great|fine|ok|okay|alright)|i'?d love to (?:hear|see|know)|"
     r"i hope (?:you|your|that|it|everything|so)|i wish you|i'?ll (?:keep that in mind|try|check)|"
     r"me too|me neither|same here|let me know|tell me|show me|give me|my pleasure|my bad|oh my|my god|"
-    r"my goodness|we'?ll see|shall we|let'?s)\b"
+    r"my goodness|we'?ll see|shall we|let'?s|"
+    r"i (?:will|do|am|did|can|could|would|have|was|know|don'?t know|do not know|don'?t|won'?t|can'?t|might|may)"
+    r"(?: too| not| so| as well| definitely| totally| though)?(?=[\s.!,]*$)|"
+    r"i'?ll (?:text|call|let|see|talk to|catch|message) you|"
+    r"i'?ve heard (?:good things|great things|of (?:it|that|them)|that|about (?:it|that))|i can (?:see|tell|understand|relate)|"
+    r"i(?:'d| would) (?:love|like) to(?: \w+){0,2}? (?:it|that|this|them|sometime|someday|you|with you)(?=[\s.!,]*$)|"
+    r"i(?:'d| would) love to(?=[\s.!,]*$)|i'?m (?:really |so )?looking forward to (?:it|that|this|seeing you|"
+    r"hearing|talking|meeting you|chatting)|i'?m glad (?:i|we) (?:could|got to|met|had|talked|ran into)|"
+    r"i hope we (?:can|could|get to|will|'ll)[^,.!?]*|"
+    r"i(?:'ll| will| might| may| should| need to| have to)(?: have to| need to| definitely| totally| probably| really|"
+    r" just)*"
+    r" (?:check (?:it|that|them|those) out|give (?:it|that|them) a (?:try|shot|go)|try (?:it|that|them)|"
+    r"look (?:it|that) up|look into (?:it|that))|i'?ve been meaning to|"
+    r"we (?:should|could|must|can|will|'ll|'re going to|are going to)(?: definitely| totally| really)?"
+    r" (?:hang out|get together|meet up|talk|chat|be (?:best |good |great )?friends))\b"
+)
+# A feeling about something else ("I'm sure you'll love it", "I love that book"): once removed, a sentence without
+# another first-person word is a reaction, not news about the speaker. Opinions ("I think the bus is late") are not
+# feelings: their remainder is judged as any sentence.
+_EMOTIVE_STANCE = re.compile(
+    r"\bi(?:'m| am)?(?: so| really| just| totally| truly| also| too| very| absolutely| definitely)* (?:love|like|"
+    r"adore|enjoy|glad|happy|sure|sorry|proud|excited|thrilled|impressed|amazed|jealous|admire|appreciate|bet|hope|"
+    r"wish|can tell|can see|can imagine|can't believe|agree)\b"
+    r"(?: (?:that|how|what|the way|when|for|to hear|to see|with))?"
+    r" (?:you|your|u|ur|it|that|this|these|those|they|them|he|she|him|her)\b"
+)
+# Second-person words: a sentence with one and no first-person word is about the other party.
+_SECOND_PERSON_WORDS = frozenset("you your yours yourself yourselves youre youve youll youd u ur".split())
+_INSTRUCTION_WORDS = frozenset("always never remember forget stop please don future forward".split())
+_ME_TO = re.compile(r"\bme to (?!the\b|a\b|an\b)[a-z]")
+_INSTRUCTION_START = re.compile(r"(?:please |so |and |ok,? |okay,? )?(?:you (?:should|must|need to|have to|can)\b|"
+                                r"please\b|don'?t\b|do not\b|never\b|always\b|remember\b|stop\b)")
+# Reactions: what the other said, judged. A deictic opener, or a judging verb, and a judging word.
+_REACTION_OPENER = re.compile(
+    r"^(?:\W*(?:oh|ohh|wow|well|yeah|yes|haha|man|dude|omg|ah|aw|aww|ooh|hmm|cool|nice|great|awesome|really)\b\W*)*"
+    r"(?:that|this|those|these|sounds|looks|seems|what an?|how|so|such)\b"
+)
+# "It's a great way to stay in shape": praise of what the other does, whatever follows.
+_GOOD_WAY = re.compile(
+    r"^(?:\W*(?:oh|wow|well|yeah|yes|and|but|i agree|me too)\b\W*)*(?:it|that|this|they)(?:'s|'re| is| are| was| were|"
+    r"'ll be| will be| can be| would be)(?: \w+)? (?:a|an|the|such a)(?: \w+)? (?:great|good|fun|nice|best|wonderful|"
+    r"perfect|fantastic|awesome|amazing|excellent|healthy|easy|cool|interesting) (?:way|reason|idea|start|goal|"
+    r"opportunity|choice|option|hobby|skill|thing to do)\b"
+)
+_WELL_WISH = re.compile(
+    r"^(?:thanks|thank you|thx|ty|good luck|best of luck|congrats|congratulations|happy (?:birthday|anniversary)|"
+    r"have (?:a|an|fun)|take care|talk soon|see you|bye)\b"
+)
+_WELL_WISH_LEADS = frozenset(
+    "thanks thank thx ty good best congrats congratulations happy have take talk see bye".split()
+)
+_JUDGING_VERBS = frozenset("sounds sound sounded looks look looked seems seem seemed".split())
+_EVALUATIVE_WORDS_TEXT = """
+    great good nice cool awesome amazing fantastic wonderful lovely beautiful gorgeous incredible funny hilarious
+    interesting exciting sweet perfect excellent brilliant neat wild crazy insane cute adorable sad tough hard bad
+    terrible awful rough scary impressive inspiring special fun delicious tasty challenging rewarding relaxing
+    fascinating unique amazingly delightful fabulous terrific superb stunning epic peaceful
+    meaningful powerful touching heartwarming emotional wise smart talented strong brave kind thoughtful generous
+    creative dedicated admirable noble fulfilling satisfying stressful exhausting frustrating difficult dangerous
+    unfortunate shame pity blast dream nightmare heartbreaking devastating tragic hopeful glad happy proud healthy
+    classic convenient important confusing realistic friendly best worst favorite underrated overrated popular
+    informative entertaining enjoyable memorable unforgettable beautifully
+    """
+_EVALUATIVE_WORDS = frozenset(_EVALUATIVE_WORDS_TEXT.split())
+# "It's such a classic.", "They're so smart!": a pronoun judged, and at most a word after the judgement.
+_PRONOUN_VERDICT = re.compile(
+    r"^(?:\W*(?:oh|ohh|wow|well|yeah|yes|haha|man|omg|ah|aw|aww|ooh|and|but)\b\W*)*"
+    r"(?:it|they|he|she)(?:'s|'re| is| are| was| were| must be| must have been| can be|'ll be| will be| would be|"
+    r"'d be| seems?| sounds?| looks?)"
+    r"(?: (?:so|very|really|pretty|quite|such|too|a|an|the|just|also|always|super|totally|truly|absolutely|"
+    r"definitely|one of the|of the))* (?:[a-z]+ )?(?:"
+    + "|".join(sorted(_EVALUATIVE_WORDS_TEXT.split()))
+    + r")(?: [a-z]+)?\W*$"
+)
+# Statements that drop their "I" start with a verb in the past, or with one of these: they are news, not reactions.
+_PRONOUN_DROP_LEADS = frozenset(
+    """
+    just finally recently been got went started moved bought lost won made took saw met had did found left became
+    built sold ran began came quit joined adopted finished booked signed spent gave
+    """.split()
 )
 # The first word (\w run) of every hollow phrase: text with none of them has no hollow phrase.
-_HOLLOW_LEADS = frozenset("i im id ill me same let lets tell show give my oh we well shall".split())
+_HOLLOW_LEADS = frozenset("i im id ill ive me same let lets tell show give my oh we well shall".split())
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
-_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+_SENTENCE = re.compile(r"[^.!?。！？\n;；]+[.!?。！？;；]*")
 _FILLER_WORDS = frozenset(
     """
     a an the and or but if then than as at by for from in into of on onto to with without about like up down out
@@ -123,13 +206,23 @@ _FILLER_WORDS = frozenset(
     honestly actually basically just still even always never much many lot lots bit little more most less enough
     all some any every such something anything everything nothing must've sounds like what's up lovely nice man
     dude bro buddy friend guys everyone someone awesome tho though anyway anyways hopefully maybe probably
-    perhaps sometimes wonderful rooting forward outstanding acknowledged noted understood saved roger
+    perhaps sometimes wonderful rooting forward outstanding acknowledged noted understood saved roger either
+    neither problem worries worry advice meet chat chatting talking talk makes worth spirit sometime someday together
     gracias merci danke grazie obrigado obrigada спасибо hola bonjour salut hallo ciao привет vale claro genial
     bien bueno bon oui non ja nein sí si jaja jajaja jeje mdr super top perfecto parfait toll prima bravo
     felicidades félicitations glückwunsch хорошо да нет ок круто класс ага ладно понятно отлично de nada rien
     bitte schön muchas beaucoup mucho molto vielen dank très muy sehr gut ça va que qué mille
     """.split()
 )
+# Filler, the first person and verbs that name no activity: what a first-person sentence that says nothing is made of.
+_EMPTY_FIRST_PERSON = _FILLER_WORDS | frozenset(
+    """
+    i i'm i've i'd i'll me my mine myself we we're we've we'll we'd us our ours im ive id
+    tried trying wanted needed need met seen heard asking asked wondering hoping meant favorite favorites favourite
+    favourites fan recommend recommended highly enjoying forget forgot imagined wondered before
+    """.split()
+)
+_DIGIT = re.compile(r"\d")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _CJK_FILLER = re.compile(
     r"(?:好的|好吧|好呀|好啊|好滴|好|行|可以|嗯+|哦+|噢|哈+|呵+|嘿+|谢谢你?|多谢|感谢|谢啦|没问题|收到|明白了?|知道了|了解|"
@@ -249,11 +342,22 @@ def _has_first_person(lowered: str, words: list[str]) -> bool:
 def _is_personal(lowered: str, words: list[str], hollow_free: str) -> bool:
     """Hollow phrases are whole words between non-word characters, so removing them never creates a first-person
     word: hollow_free is only searched when lowered has one to discount."""
-    if _has_first_person(lowered, words) and (
-        hollow_free == lowered or _has_first_person(hollow_free, _word_runs(hollow_free))
-    ):
-        return True
+    if _has_first_person(lowered, words):
+        runs = words if hollow_free == lowered else _word_runs(hollow_free)
+        if runs is words or _has_first_person(hollow_free, runs):
+            if not _says_nothing(hollow_free, runs):
+                return True
     return bool(_STANDING_INSTRUCTION.match(lowered.lstrip()))
+
+
+def _says_nothing(lowered: str, runs: list[str]) -> bool:
+    """A first-person sentence of filler words only ("I've always wanted to do that", "I try my best"): it answers
+    the other party, and tells nothing without them. A number is always something.
+
+    Without an apostrophe the \\w runs are the words, and a run with a digit is in no word list."""
+    if "'" not in lowered:
+        return _EMPTY_FIRST_PERSON.issuperset(runs)
+    return _DIGIT.search(lowered) is None and _EMPTY_FIRST_PERSON.issuperset(_words(lowered))
 
 
 def _normalise(text: str) -> str:
@@ -273,7 +377,7 @@ def _is_filler(sentence: str, hollow_free: str) -> bool:
     if _has_cjk(sentence):
         bare = _NOT_ALNUM.sub("", sentence)
         return len(bare) <= 30 and bool(_CJK_FILLER.fullmatch(bare))
-    return _FILLER_WORDS.issuperset(_words(hollow_free))
+    return _EMPTY_FIRST_PERSON.issuperset(_words(hollow_free))
 
 
 def _forms(lowered: str) -> tuple[list[str], str]:
@@ -291,12 +395,37 @@ def _is_question(sentence: str, lowered: str) -> bool:
     return bool(_QUESTION_START.match(lowered.lstrip())) and not stripped.endswith((".", "!", "。", "！"))
 
 
+def _is_reaction(lowered: str, words: list[str], hollow_free: str) -> bool:
+    """A judgement of what the other said ("Those are great games!", "I love that book!", "It's so rewarding"),
+    or thanks for it."""
+    if hollow_free != lowered and _EMOTIVE_STANCE.search(lowered):
+        return True
+    if words and words[0] in _WELL_WISH_LEADS and _WELL_WISH.match(lowered.lstrip()):
+        return True
+    if _EVALUATIVE_WORDS.isdisjoint(words) and _JUDGING_VERBS.isdisjoint(words):
+        return False
+    opening = lowered.lstrip()
+    if _REACTION_OPENER.match(opening) or _PRONOUN_VERDICT.match(opening) or _GOOD_WAY.match(opening):
+        return True
+    return all(word in _FILLER_WORDS or word in _EVALUATIVE_WORDS for word in _words(hollow_free))
+
+
+def _is_exclaimed_aside(sentence: str, words: list[str]) -> bool:
+    """An exclamation that judges ("Man, Apex Legends looks tough!") and is not news told without its "I"."""
+    if not sentence.rstrip().endswith("!") or not words or words[0] in _PRONOUN_DROP_LEADS:
+        return False
+    if words[0].endswith("ed"):
+        return False
+    return not (_EVALUATIVE_WORDS.isdisjoint(words) and _JUDGING_VERBS.isdisjoint(words))
+
+
 def _classify_sentences(text: str) -> str:
-    """Return 'personal', 'content', or the drop reason every sentence of text shares.
+    """Return 'personal', 'content', or the drop reason of the message's sentences.
 
     Content outranks every drop reason, so once a sentence is content the rest are only asked whether they are
-    personal."""
+    personal. A judging exclamation is content unless a question follows it: then the pair is a reaction."""
     kinds = set()
+    aside = False
     for sentence in _SENTENCE.findall(text):
         if not sentence.strip():
             continue
@@ -308,13 +437,28 @@ def _classify_sentences(text: str) -> str:
             continue
         if _is_question(sentence, lowered):
             kinds.add("question")
+            if aside:
+                kinds.discard("aside")
+                kinds.add("reaction")
         elif _is_filler(sentence, hollow_free):
             kinds.add("ack-filler")
         elif _IMPERATIVE.match(lowered.lstrip()):
             kinds.add("command")
+        elif not _SECOND_PERSON_WORDS.isdisjoint(words):
+            # "You should always answer in Spanish" tells the assistant how to treat the speaker: an instruction
+            # ... and "Your story inspired me to start running" tells what the speaker does
+            instruction = not _INSTRUCTION_WORDS.isdisjoint(words) and _INSTRUCTION_START.match(lowered.lstrip())
+            kinds.add("content" if instruction or ("me" in words and _ME_TO.search(lowered)) else "other-party")
+        elif _is_reaction(lowered, words, hollow_free):
+            kinds.add("reaction")
+        elif _is_exclaimed_aside(sentence, words):
+            kinds.add("aside")
+            aside = True
         else:
             kinds.add("content")
-    for kind in ("content", "question", "command"):
+    if "aside" in kinds:
+        return "content"
+    for kind in ("content", "other-party", "reaction", "question", "command"):
         if kind in kinds:
             return kind
     return "ack-filler"

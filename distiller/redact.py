@@ -31,12 +31,16 @@ class Redacted:
 
 @dataclass(frozen=True)
 class _Rule:
+    """One kind of secret. `needles` are literal strings of which every span the rule reports contains one
+    (searched in the lowercased text when `ignore_case`, whose pattern then folds ASCII case only); a rule without
+    needles runs on every text. The shortcut that skips rules is derived from these alone."""
+
     kind: str
-    gates: tuple[str, ...]
+    needles: tuple[str, ...]
     pattern: re.Pattern[str]
     group: int = 0
     accept: Callable[[str], bool] | None = None
-    lowercase_gate: bool = False
+    ignore_case: bool = False
 
 
 def _has_digit(value: str) -> bool:
@@ -89,6 +93,25 @@ def _secret_value(value: str) -> bool:
 
 _ASSIGNMENT_VALUE = r"""(?:"(?!\[REDACTED)([^"\n]{4,200})"|'(?!\[REDACTED)([^'\n]{4,200})'|(?!\[REDACTED)([^\s"'`,;]{4,200}))"""
 
+# Words that follow "the password is" without being one.
+_NOT_A_PASSWORD = frozenset("""
+a an the not no too very so wrong right correct incorrect invalid valid expired required optional weak strong long
+short same different set reset changed saved stored protected encrypted hashed hidden secure safe easy hard simple
+complex complicated forgotten lost missing empty blank unknown it that this what here there below above attached
+needed mandatory necessary case-sensitive still now also just being in on at for of to my your our their his her
+working broken fine ok okay good bad stolen leaked compromised shared written known sent generated
+""".split())
+
+
+def _phrase_password(value: str) -> bool:
+    return value.casefold() not in _NOT_A_PASSWORD and _password_value(value)
+
+
+_DIGITS = tuple("0123456789")
+_HIGH_ENTROPY = "high-entropy"
+_PHRASE_LEAD = r"(?:\s+(?:for|to|on|of|at)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w.@-]{1,40}(?:\s+[\w.@-]{1,40})?)?"
+_PHRASE_VERB = r"\s*(?:\s(?:is|was|are|is\s+now|is\s+still|will\s+be)\s|[:=])\s*[\"'`]?"
+
 # Ordered from most to least specific: a span claimed by an earlier rule is never re-labelled by a later one.
 _RULES: tuple[_Rule, ...] = (
     _Rule(
@@ -100,7 +123,7 @@ _RULES: tuple[_Rule, ...] = (
         ),
     ),
     _Rule("anthropic-key", ("sk-ant-",), re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9_-]{20,}")),
-    _Rule("openrouter-key", ("sk-or-",), re.compile(r"(?<![\w-])sk-or-v\d-[A-Za-z0-9]{32,}")),
+    _Rule("openrouter-key", ("sk-or-v",), re.compile(r"(?<![\w-])sk-or-v\d-[A-Za-z0-9]{32,}")),
     _Rule(
         "openai-key",
         ("sk-",),
@@ -116,10 +139,10 @@ _RULES: tuple[_Rule, ...] = (
         "aws-secret-key",
         ("secret",),
         re.compile(
-            r"(?i)aws[_-]?secret(?:[_-]?access)?[_-]?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
+            r"(?ai)aws[_-]?secret(?:[_-]?access)?[_-]?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
         ),
         group=1,
-        lowercase_gate=True,
+        ignore_case=True,
     ),
     _Rule(
         "github-token",
@@ -128,7 +151,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "gitlab-token",
-        ("gl",),
+        ("glpat-", "gldt-", "glrt-", "glcbt-", "glptt-", "glft-", "glsoat-", "gloas-"),
         re.compile(r"\bgl(?:pat|dt|rt|cbt|ptt|ft|soat|oas)-[A-Za-z0-9_-]{20,}"),
     ),
     _Rule(
@@ -141,7 +164,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("google-api-key", ("AIza",), re.compile(r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])")),
     _Rule(
         "stripe-key",
-        ("sk_", "rk_", "whsec_"),
+        ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
         re.compile(r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|\bwhsec_[0-9A-Za-z]{24,}"),
     ),
     _Rule("npm-token", ("npm_",), re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
@@ -154,44 +177,67 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "url-credentials",
         ("://",),
-        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@\[\]]{1,100}:(?!\[REDACTED)([^\s@/\[\]]{1,200})@"),
+        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@\[\]]{1,100}:(?!\[REDACTED)([^\s/\[\]]{1,200})@(?![^\s/]*@)"),
         group=1,
     ),
     _Rule(
         "auth-header",
-        ("earer", "EARER"),
-        re.compile(r"(?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]{16,}=*)"),
+        ("bearer",),
+        re.compile(r"(?ai)\bbearer[ \t]+([A-Za-z0-9._~+/-]{16,}=*)"),
         group=1,
         accept=_bearer_token,
+        ignore_case=True,
     ),
     _Rule(
         "auth-header",
-        ("asic", "ASIC"),
-        re.compile(r"(?i)\bbasic[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"),
+        ("basic",),
+        re.compile(r"(?ai)\bbasic[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"),
         group=1,
         accept=_is_basic_credential,
+        ignore_case=True,
     ),
     _Rule(
         "password-assignment",
         ("pass", "pwd"),
-        re.compile(r"(?i)(?<![A-Za-z])(?:password|passwd|passphrase|pwd)[\"']?[ \t]*[:=][ \t]*" + _ASSIGNMENT_VALUE),
+        re.compile(r"(?ai)(?<![A-Za-z])(?:password|passwd|passphrase|pwd)[\"']?[ \t]*[:=][ \t]*" + _ASSIGNMENT_VALUE),
         accept=_password_value,
-        lowercase_gate=True,
+        ignore_case=True,
     ),
     _Rule(
         "secret-assignment",
         ("secret", "token", "key", "credential"),
         re.compile(
-            r"(?i)(?<![A-Za-z])(?:client[_-]?secret|secret(?:[_-]?key)?|(?:access|auth|api|refresh|bot)?[_-]?token|"
+            r"(?ai)(?<![A-Za-z])(?:client[_-]?secret|secret(?:[_-]?key)?|(?:access|auth|api|refresh|bot)?[_-]?token|"
             r"api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)[\"']?[ \t]*[:=][ \t]*" + _ASSIGNMENT_VALUE
         ),
         accept=_secret_value,
-        lowercase_gate=True,
+        ignore_case=True,
     ),
+    _Rule(
+        "pin",
+        ("pin",),
+        re.compile(r"(?ai)\bpin(?:[ \t]+(?:code|number))?" + _PHRASE_LEAD + _PHRASE_VERB + r"(\d{3,12})(?!\w)"),
+        group=1,
+        ignore_case=True,
+    ),
+    _Rule(
+        "password-phrase",
+        ("pass",),
+        re.compile(
+            r"(?ai)\b(?:password|passcode|passphrase|passwd|pass[ \t]+code)" + _PHRASE_LEAD + _PHRASE_VERB
+            + r"(?!\[REDACTED)([^\s\"'`]{2,63}[^\s\"'`.,;:!?)\]])"
+        ),
+        group=1,
+        accept=_phrase_password,
+        ignore_case=True,
+    ),
+    _Rule(_HIGH_ENTROPY, _DIGITS, re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{32,}={0,2}"),
+          accept=_looks_random),
 )
 
-_RANDOM_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{32,}={0,2}")
-_HIGH_ENTROPY = "high-entropy"
+_SENSITIVE_NEEDLES = tuple(n for rule in _RULES if not rule.ignore_case for n in rule.needles)
+_FOLDED_NEEDLES = tuple(n for rule in _RULES if rule.ignore_case for n in rule.needles)
+_ALWAYS = any(not rule.needles for rule in _RULES)
 
 
 def _value_group(rule: _Rule, match: re.Match[str]) -> int:
@@ -202,69 +248,25 @@ def _value_group(rule: _Rule, match: re.Match[str]) -> int:
     return 0
 
 
-_DIGIT = re.compile(r"[0-9]")
+def _rules_in_play(text: str) -> tuple[_Rule, ...]:
+    """The rules whose needles occur in text: the others cannot report a span."""
+    if not _ALWAYS and not contains_any(text, _SENSITIVE_NEEDLES):
+        lowered = text.lower()
+        if not contains_any(lowered, _FOLDED_NEEDLES):
+            return ()
+    else:
+        lowered = text.lower()
+    return tuple(r for r in _RULES if not r.needles or contains_any(lowered if r.ignore_case else text, r.needles))
 
 
-def _digit_tokens(text: str) -> list[str]:
-    """Tokens split at spaces and newlines, 12 characters or more, with a digit: where nearly every secret lives.
-
-    A C-level split and length test leave the digit search to the few long tokens (most texts have none)."""
-    if not _DIGIT.search(text):
-        return []
-    tokens = text.replace("\n", " ").split(" ")
-    if max(map(len, tokens)) < 12:
-        return []
-    return [token for token in tokens if len(token) >= 12 and _DIGIT.search(token)]
-
-
-_LOWERCASE_GATES = tuple(gate for rule in _RULES if rule.lowercase_gate for gate in rule.gates)
-
-
-def _rules_in_play(text: str, tokens: list[str]) -> tuple[_Rule, ...]:
-    """The rules whose gate appears, tested on the few long tokens and the rare key words instead of all of text.
-
-    Without long tokens, "-----", "@" or "hf_", only the key-word rules can be in play: one look for any of their
-    words settles most texts."""
-    blob = " ".join(tokens)
-    lowered = text.lower() if ("=" in text or ":" in text) else ""
-    if not (blob or "-----" in text or "@" in text or "hf_" in text) and not (
-        lowered and contains_any(lowered, _LOWERCASE_GATES)
-    ):
-        return ()
-    in_play = []
-    for rule in _RULES:
-        if rule.lowercase_gate:
-            haystack = lowered
-        elif rule.kind == "private-key":
-            haystack = text if "-----" in text else ""
-        elif rule.kind == "url-credentials":
-            haystack = text if "@" in text else ""
-        elif rule.kind == "auth-header" or rule.kind == "huggingface-token":
-            haystack = text if blob or "hf_" in text else ""
-        else:
-            haystack = blob
-        if haystack and contains_any(haystack, rule.gates):
-            in_play.append(rule)
-    return tuple(in_play)
-
-
-def _maybe_random(tokens: list[str]) -> bool:
-    return any(
-        _looks_random(match.group()) for token in tokens if len(token) >= 32 for match in _RANDOM_TOKEN.finditer(token)
-    )
-
-
-def _spans(text: str) -> Iterator[tuple[int, int, str]]:
-    """Every secret span in text, specific rules first, never two spans over the same characters."""
+def _spans(text: str, rules: tuple[_Rule, ...]) -> Iterator[tuple[int, int, str]]:
+    """Every secret span the rules find in text, earlier rules first, never two spans over the same characters."""
     taken: list[tuple[int, int]] = []
 
     def free(start: int, end: int) -> bool:
         return all(end <= s or start >= e for s, e in taken)
 
-    tokens = _digit_tokens(text)
-    if not tokens and not ("=" in text or ":" in text or "@" in text or "-----" in text or "hf_" in text):
-        return
-    for rule in _rules_in_play(text, tokens):
+    for rule in rules:
         for match in rule.pattern.finditer(text):
             group = _value_group(rule, match)
             value = match.group(group)
@@ -274,16 +276,10 @@ def _spans(text: str) -> Iterator[tuple[int, int, str]]:
             if free(start, end):
                 taken.append((start, end))
                 yield start, end, rule.kind
-    if _maybe_random(tokens):
-        for match in _RANDOM_TOKEN.finditer(text):
-            start, end = match.span()
-            if _looks_random(match.group()) and free(start, end):
-                taken.append((start, end))
-                yield start, end, _HIGH_ENTROPY
 
 
-def redact(text: str) -> Redacted:
-    spans = sorted(_spans(text))
+def _redacted(text: str, rules: tuple[_Rule, ...]) -> Redacted:
+    spans = sorted(_spans(text, rules))
     if not spans:
         return Redacted(text, ())
     pieces: list[str] = []
@@ -297,7 +293,64 @@ def redact(text: str) -> Redacted:
     return Redacted("".join(pieces), tuple(sorted(counts.items())))
 
 
+def redact_every_rule(text: str) -> Redacted:
+    """`redact` without the needle shortcut: the plain path it is proven equal to."""
+    return _redacted(text, _RULES)
+
+
+def redact(text: str) -> Redacted:
+    return _redacted(text, _rules_in_play(text))
+
+
 def find_secret(text: str) -> str | None:
-    """The type of the earliest secret in text: the store's last guard refuses a belief that still carries one."""
-    first = min(_spans(text), default=None)
+    """The type of the earliest secret in text, every rule tried (no shortcut)."""
+    first = min(_spans(text, _RULES), default=None)
     return first[2] if first else None
+
+
+# The last guard is stricter than redaction: a belief is short, so refusing one that merely looks like it carries a
+# credential costs little, where redacting a message that looks like one would damage what it says.
+_MARKER = re.compile(r"(?i)\[\s*REDACTED")
+_KEY_PREFIX = re.compile(
+    r"(?<![A-Za-z0-9])(?:sk-ant-|sk-or-|sk-proj-|sk-|sk_live_|sk_test_|rk_live_|rk_test_|whsec_|gh[pousr]_|"
+    r"github_pat_|gl(?:pat|dt|rt|cbt|ptt|ft|soat|oas)-|xox[abposre]-|AIza|AKIA|ASIA|npm_|hf_|eyJ)[A-Za-z0-9_-]{8,}"
+)
+_CREDENTIAL_WORDS = (r"(?:pin|pin code|pin number|passwords?|passcodes?|passphrases?|passwd|cvv|cvc|cvv2|"
+                     r"security code|(?:bank |credit |debit )?card(?: number)?|account(?: number)?|routing number|"
+                     r"sort code|iban|social security number|ssn|tax id|passport number)")
+_CREDENTIAL_FACT = re.compile(
+    r"(?ai)\b" + _CREDENTIAL_WORDS + r"\b[^.;\n]{0,40}?(?:\bis\b|\bwas\b|\bare\b|:|=|\bof\b|\bending in\b)"
+    r"\s*[\"'`]?(?=[^\s\"'`]*\d)[^\s\"'`]{3,}"
+)
+_DIGIT_RUN = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,4})?\b")
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for index, char in enumerate(reversed(digits)):
+        value = int(char) * (2 if index % 2 else 1)
+        total += value - 9 if value > 9 else value
+    return total % 10 == 0
+
+
+def refusal(text: str) -> str | None:
+    """Why the store must refuse a belief with this text (statement or quote), or None: a secret any rule finds
+    (every rule tried), a redaction marker (a belief about a redacted thing is no belief), a known key prefix with
+    eight or more key characters, a credential stated in plain words, or a card or IBAN number."""
+    if _MARKER.search(text):
+        return "redaction-marker"
+    secret = find_secret(text)
+    if secret is not None:
+        return secret
+    if _KEY_PREFIX.search(text):
+        return "key-prefix"
+    if _CREDENTIAL_FACT.search(text):
+        return "credential"
+    for match in _DIGIT_RUN.finditer(text):
+        digits = re.sub(r"\D", "", match.group())
+        if _luhn(digits) and len(set(digits)) > 1:
+            return "card-number"
+    if _IBAN.search(text):
+        return "account-number"
+    return None

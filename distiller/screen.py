@@ -1,16 +1,20 @@
-"""Screening of one message: clean → prefilter → redact, so that only the user's own words, minus noise and
-secrets, can go further. Pure: a Message in, decisions and counters out."""
+"""Screening of one message: clean → prefilter → injection check → redact, so that only the user's own words, minus
+noise and secrets, can go further, and words addressed to the model are never citable. Pure: a Message in,
+decisions and counters out."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from distiller.clean import clean
+from distiller.injection import suspect_injection
 from distiller.prefilter import CONTEXT, DROP, KEEP, prefilter
 from distiller.records import Message
 from distiller.redact import redact
 
 DECISION_RANK = {KEEP: 2, CONTEXT: 1, DROP: 0}
+SUSPECT_INJECTION = "suspect-injection"
+DEMOTIONS = (SUSPECT_INJECTION,)  # reasons a kept item is sent as context only, counted by the run
 
 
 @dataclass(slots=True)
@@ -67,6 +71,8 @@ def screen(
                 part, message.role, assistant_decision=assistant_decision, previous_user_text=previous_user_text
             )
             decision, reason = verdict.decision, verdict.reason
+            if decision == KEEP and suspect_injection(part):
+                decision, reason = CONTEXT, SUSPECT_INJECTION
         redacted = redact(part)
         for kind, count in redacted.counts:
             redactions[kind] = redactions.get(kind, 0) + count

@@ -8,8 +8,10 @@ line over the cap is streamed past without ever being held whole.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat as stat_module
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -45,6 +47,24 @@ class Head:
 
     fingerprint: str
     line: bytes | None
+
+
+def open_regular(path: str) -> BinaryIO:
+    """Open a file for reading only if it is a regular file: opening a FIFO blocks until a writer comes, and a
+    device never ends, so neither is ever read (OSError ENODEV "not a regular file" instead)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        if not stat_module.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.ENODEV, "not a regular file", path)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def skip_reason(exc: OSError) -> str:
+    """The counted reason a file that could not be opened is skipped."""
+    return "not_regular" if exc.errno == errno.ENODEV else "unreadable"
 
 
 def stat_of(st: os.stat_result) -> Stat:

@@ -20,7 +20,7 @@ from distiller.events import Tally
 from distiller.sources import openclaw
 from distiller.sources.discover import Discovery, classify
 from distiller.store.cursors import Cursor
-from distiller.tail import Stat, read_head, stat_of, tail_digest
+from distiller.tail import Stat, open_regular, read_head, skip_reason, stat_of, tail_digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,13 +61,13 @@ def _session_id(head_line: bytes | None, path: str) -> str:
 def observe(path: str, agent: str, tally: Tally) -> Observed | None:
     """Stat and fingerprint a file; None (with the reason counted) when it cannot be read or is not ready."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             stat = stat_of(os.fstat(f.fileno()))
             head = read_head(f)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        tally.file_skipped("unreadable", path, exc.strerror or str(exc))
+        tally.file_skipped(skip_reason(exc), path, exc.strerror or str(exc))
         return None
     if head is None:
         tally.file_skipped("header_incomplete" if stat.size else "empty", path)
@@ -77,7 +77,7 @@ def observe(path: str, agent: str, tally: Tally) -> Observed | None:
 
 def _consumed_bytes_intact(path: str, cursor: Cursor) -> bool:
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             return tail_digest(f, cursor.offset) == cursor.tail_digest
     except OSError:
         return False

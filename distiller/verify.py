@@ -1,17 +1,19 @@
 """Deterministic checks of every candidate, whichever extractor produced it (the external `commit` path too).
 
-A candidate becomes a Belief only if its fields are in range and every piece of evidence cites a citable item of
-the request with a quote that really occurs in that item's cleaned text. Confidence is then not the model's number
-alone: implied evidence counts for less, and independent sessions for more.
+A candidate becomes a Belief only if its fields are in range, every piece of evidence cites a citable item of the
+very request that produced it (one agent's request cannot vouch for another agent's message) with a quote of a few
+words that really occurs in that item's cleaned text, and the statement says nothing its cited items do not (see
+support.py). A reply is held to the prompt's caps, and what is stored carries no control characters or markup.
+Confidence is then not the model's number alone: implied evidence counts for less, and independent sessions for more.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 from distiller.extract.base import (
     CATEGORIES,
@@ -21,11 +23,16 @@ from distiller.extract.base import (
     Candidate,
     Extraction,
 )
+from distiller.extract.prompt import MAX_CANDIDATES, MAX_PER_ITEM
 from distiller.records import Belief, EvidenceItem
+from distiller.storable import has_markup, strip_controls
+from distiller.support import trivial_quote, unsupported
 
 IMPLIED_WEIGHT = 0.8
 MAX_CONFIDENCE = 0.99
+EARLIEST_VALID_FROM = date(1900, 1, 1)
 _SLOT = re.compile(r"[^a-z0-9]+")
+_STATED_NAME = re.compile(r"\b(?:[Mm]y name is|I'm|I am|[Cc]all me|[Tt]his is)\s+([A-Z][\w'-]+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +48,7 @@ class Source:
 class Verified:
     beliefs: tuple[Belief, ...]
     rejected: tuple[tuple[str, int], ...]  # reason -> count, sorted
+    sanitized: tuple[tuple[str, int], ...] = ()  # what was removed from stored beliefs -> count, sorted
 
 
 def normalize(text: str) -> str:
@@ -51,15 +59,34 @@ def slot_key(text: str) -> str:
     return _SLOT.sub("-", text.casefold()).strip("-")[:64]
 
 
-def _valid_from(value: object, fallback: str | None) -> str | None:
-    """An ISO date or timestamp; otherwise the first evidence's date (never today's)."""
-    if isinstance(value, str) and value:
-        try:
-            return (datetime.fromisoformat(value.replace("Z", "+00:00")) if "T" in value
-                    else date.fromisoformat(value)).isoformat()
-        except ValueError:
-            return None if fallback is None else fallback[:10]
-    return None if fallback is None else fallback[:10]
+def _day(ts: str | None) -> date | None:
+    try:
+        return date.fromisoformat(ts[:10]) if ts else None
+    except ValueError:
+        return None
+
+
+def _valid_from(value: object, first_ts: str | None, last_ts: str | None) -> tuple[str | None, bool]:
+    """An ISO date or timestamp from 1900 to the day after the latest cited message; otherwise the first evidence's
+    date (never today's). The flag says an out-of-range date was replaced."""
+    fallback = None if first_ts is None else first_ts[:10]
+    if not isinstance(value, str) or not value:
+        return fallback, False
+    try:
+        parsed = (datetime.fromisoformat(value.replace("Z", "+00:00")) if "T" in value
+                  else date.fromisoformat(value))
+    except ValueError:
+        return fallback, False
+    day = parsed.date() if isinstance(parsed, datetime) else parsed
+    latest = (_day(last_ts) or date.today()) + timedelta(days=1)
+    if not EARLIEST_VALID_FROM <= day <= latest:
+        return fallback, True
+    return parsed.isoformat(), False
+
+
+def known_names(sources: Collection[Source]) -> set[str]:
+    """Names the user gave in the request ("I'm Dana"): a statement may name the user even where a quote does not."""
+    return {name for source in sources for name in _STATED_NAME.findall(source.text)}
 
 
 def _schema_problem(candidate: Candidate) -> str | None:
@@ -94,6 +121,31 @@ def combined_confidence(confidence: float, evidence_type: str, sessions: int) ->
     return round(min(MAX_CONFIDENCE, 1 - (1 - base) ** max(1, sessions)), 4)
 
 
+def _evidence_problem(candidate: Candidate, sources: Mapping[str, Source], scope: Collection[str] | None,
+                      evidence: list[EvidenceItem]) -> str | None:
+    for ref in candidate.evidence:
+        source = sources.get(ref.item_id)
+        if source is None:
+            return "unknown-item"
+        if scope is not None and ref.item_id not in scope:
+            return "other-request"
+        if not source.evidence:
+            return "context-cited"
+        if not isinstance(ref.quote, str) or not normalize(ref.quote):
+            return "empty-quote"
+        if normalize(ref.quote) not in normalize(source.text):
+            return "quote-not-found"
+        if trivial_quote(ref.quote):
+            return "trivial-quote"
+        if has_markup(ref.quote):
+            return "markup"
+        if evidence and evidence[0].agent != source.provenance.agent:
+            return "mixed-scope"
+        if all(e.message_id != source.provenance.message_id for e in evidence):
+            evidence.append(replace(source.provenance, quote=strip_controls(ref.quote.strip())[0]))
+    return None
+
+
 def verify(
     extraction: Extraction,
     sources: Mapping[str, Source],
@@ -101,35 +153,51 @@ def verify(
     extractor: str,
     model: str | None,
     prompt_version: str,
+    scope: Collection[str] | None = None,
+    requests: int = 1,
 ) -> Verified:
+    """Check the candidates of one extraction. `scope` is the item ids of the request that produced it (None: any
+    item of `sources`); `requests` is how many requests it answers, for the cap on candidates."""
     beliefs: list[Belief] = []
     rejected: Counter[str] = Counter()
-    for candidate in extraction.candidates:
+    sanitized: Counter[str] = Counter()
+    per_item: Counter[str] = Counter()
+    in_scope = [s for item_id, s in sources.items() if scope is None or item_id in scope]
+    names = known_names(in_scope)
+    for index, candidate in enumerate(extraction.candidates):
+        if index >= MAX_CANDIDATES * max(1, requests):
+            rejected["over-candidate-cap"] += 1
+            continue
         problem = _schema_problem(candidate)
         evidence: list[EvidenceItem] = []
+        statement = ""
         if problem is None:
-            for ref in candidate.evidence:
-                source = sources.get(ref.item_id)
-                if source is None:
-                    problem = "unknown-item"
-                elif not source.evidence:
-                    problem = "context-cited"
-                elif not isinstance(ref.quote, str) or not normalize(ref.quote):
-                    problem = "empty-quote"
-                elif normalize(ref.quote) not in normalize(source.text):
-                    problem = "quote-not-found"
-                if problem is not None:
-                    break
-                if all(e.message_id != source.provenance.message_id for e in evidence):
-                    evidence.append(replace(source.provenance, quote=ref.quote.strip()))
+            problem = _evidence_problem(candidate, sources, scope, evidence)
+        if problem is None:
+            statement, stripped = strip_controls(" ".join(candidate.statement.split()))
+            if stripped or any(strip_controls(ref.quote)[1] for ref in candidate.evidence):
+                sanitized["control-chars"] += 1
+            cited = [sources[ref.item_id] for ref in candidate.evidence]
+            if has_markup(statement):
+                problem = "markup"
+            elif unsupported(statement, [ref.quote for ref in candidate.evidence], [s.text for s in cited],
+                             [s.provenance.ts for s in cited], names):
+                problem = "unsupported-statement"
+            elif any(per_item[ref.item_id] >= MAX_PER_ITEM for ref in candidate.evidence):
+                problem = "over-item-cap"
         if problem is not None:
             rejected[problem] += 1
             continue
+        per_item.update({ref.item_id for ref in candidate.evidence})
         sessions = len({e.session_id for e in evidence})
-        first_ts = min((e.ts for e in evidence if e.ts), default=None)
+        stamps = sorted(e.ts for e in evidence if e.ts)
+        valid_from, replaced = _valid_from(candidate.valid_from, stamps[0] if stamps else None,
+                                           stamps[-1] if stamps else None)
+        if replaced:
+            sanitized["valid-from-out-of-range"] += 1
         beliefs.append(
             Belief(
-                statement=" ".join(candidate.statement.split()),
+                statement=statement,
                 category=candidate.category,
                 subject=slot_key(candidate.subject),
                 attribute=slot_key(candidate.attribute),
@@ -137,7 +205,7 @@ def verify(
                 evidence_type=candidate.evidence_type,
                 importance=candidate.importance,
                 decay_sensitivity=candidate.decay_sensitivity,
-                valid_from=_valid_from(candidate.valid_from, first_ts),
+                valid_from=valid_from,
                 scope=f"agent:{evidence[0].agent}",
                 evidence=tuple(evidence),
                 extractor=extractor,
@@ -145,5 +213,4 @@ def verify(
                 prompt_version=prompt_version,
             )
         )
-    return Verified(tuple(beliefs), tuple(sorted(rejected.items())))
-
+    return Verified(tuple(beliefs), tuple(sorted(rejected.items())), tuple(sorted(sanitized.items())))

@@ -21,7 +21,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 
 import orjson
 import pytest
@@ -44,6 +44,22 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: Any
+
+
+@dataclass(frozen=True, slots=True)
+class SentItem:
+    """One item of a request as the model sees it (unescaped)."""
+
+    item_id: str
+    role: str
+    ts: str
+    citable: bool
+    text: str
+
+
+def request_items(params: dict[str, Any]) -> list[SentItem]:
+    return [SentItem(html.unescape(i), r, t, c == "yes", html.unescape(x)) for i, r, t, c, x in
+            _ITEM.findall(_user_text(params))]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +127,10 @@ def candidate(item_id: str, quote: str, statement: str | None = None, **fields: 
     return out
 
 
+def candidates_reply(candidates: list[dict[str, Any]], **usage: Any) -> Reply:
+    return Reply(text=orjson.dumps({"candidates": candidates}).decode(), usage=usage)
+
+
 def auto_candidates(user_text: str) -> list[dict[str, Any]]:
     """One candidate per citable item that has the word "I", quoting the item's first sentence."""
     out = []
@@ -129,6 +149,10 @@ class FakeAnthropic:
         self.auto = auto
         self.min_cacheable_tokens = min_cacheable_tokens
         self.delay_seconds = 0.0  # before each POST /v1/messages reply: for client timeout tests
+        # A hostile model: called with each Messages request's items (and every item sent before) when the queue
+        # is empty; returns the reply to send, or None for the default.
+        self.responder: Callable[[list[SentItem], list[SentItem]], Reply | None] | None = None
+        self.seen_items: list[SentItem] = []
         self.requests: list[Recorded] = []
         self._queue: deque[Reply] = deque()
         self._cached: set[str] = set()
@@ -240,8 +264,13 @@ class FakeAnthropic:
         rejected = [name for name in SAMPLING_PARAMS if name in params]
         if rejected:
             return 400, error_body("invalid_request_error", f"{rejected[0]} is not supported by this model"), {}
+        items = request_items(params)
         with self._lock:
             reply = self._queue.popleft() if self._queue else None
+            earlier = list(self.seen_items)
+            self.seen_items.extend(items)
+        if reply is None and self.responder is not None:
+            reply = self.responder(items, earlier)
         if reply is not None and reply.batch_result is not None:
             return 500, error_body("api_error", "a batch result was scripted, but this is a Messages call"), {}
         if reply is not None and reply.status != 200:

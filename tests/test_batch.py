@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from dataclasses import replace
+
+import pytest
 
 from distiller import batch as batches
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item, Usage
@@ -95,3 +99,53 @@ def test_batch_file_round_trips_and_is_private(tmp_path):
 def test_token_estimate_counts_cjk_characters_fully():
     assert batches.estimate_tokens("a" * 400) == 101
     assert batches.estimate_tokens("我不吃生鱼片") == 7
+
+
+def test_a_short_write_fails_whole_and_leaves_no_file(tmp_path):
+    """A file size limit makes os.write write only part (as a full disk does): the write must fail, not fsync and
+    rename a truncated file."""
+    script = f"""
+import resource, signal, sys
+sys.path.insert(0, {os.path.dirname(__file__)!r})
+from test_batch import build, screened
+from distiller import batch as batches
+from distiller.errors import DistillError
+from pathlib import Path
+batch = build([screened("I live in Lisbon and " + "words " * 2000, message_id="u" + str(i)) for i in range(20)])
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+try:
+    batches.write(Path({str(tmp_path)!r}), batch)
+except DistillError as exc:
+    print("refused:", exc)
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "refused: cannot write batch file" in result.stdout, result.stdout
+    assert list(batches.batches_dir(tmp_path).iterdir()) == []
+
+
+def test_a_batch_file_that_does_not_parse_is_listed_then_set_aside_with_the_later_ones_of_its_run(tmp_path):
+    first = replace(build([screened("I live in Lisbon")]), batch_id="0123456789ab-0001")
+    later = replace(first, batch_id="0123456789ab-0002")
+    other_run = replace(first, batch_id="ba9876543210-0001")
+    for batch in (first, later, other_run):
+        batches.write(tmp_path, batch)
+    path = batches.path_of(tmp_path, first.batch_id)
+    path.write_bytes(path.read_bytes()[:100])  # what a full disk left before writes were checked
+    (batches.batches_dir(tmp_path) / "ba9876543210-0002.json.tmp").write_bytes(b"{redacted text")
+    waiting = batches.scan(tmp_path)
+    assert [b.batch_id for b in waiting.batches] == [later.batch_id, other_run.batch_id]
+    assert waiting.unreadable == [path]
+    assert batches.tidy(tmp_path) == ["0123456789ab-0001.json", "0123456789ab-0002.json"]
+    assert sorted(p.name for p in batches.batches_dir(tmp_path).iterdir()) == [
+        "0123456789ab-0001.json.unreadable", "0123456789ab-0002.json.unreadable", "ba9876543210-0001.json"]
+    assert batches.load_all(tmp_path) == [batches.load(batches.path_of(tmp_path, other_run.batch_id))]
+
+
+def test_batch_ids_from_outside_must_have_the_shape_of_one():
+    for good in ("0123456789ab-0001", "0123456789ab-0012-r1", "0123456789ab-0012-r1-r2"):
+        assert batches.checked_id(good) == good
+    for bad in ("../../x", "0123456789ab-0001/../../y", "", "0123456789ab-0001.json", "*", "0123456789AB-0001"):
+        with pytest.raises(batches.BadBatchId):
+            batches.checked_id(bad)

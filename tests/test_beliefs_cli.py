@@ -130,3 +130,93 @@ def test_a_reader_waits_for_a_writer_to_finish(seeded):
     assert result.returncode == 0, result.stderr
     assert time.monotonic() - started >= 0.5
     assert len(orjson.loads(result.stdout)["beliefs"]) == 5
+
+
+def test_forgetting_survives_export_then_import_and_a_reread(tmp_path, agents):
+    from conftest import append, message_line, new_session
+
+    path = new_session(agents)
+    append(path, message_line("I am allergic to peanuts.", message_id="u0000001"))
+    distill("run", "--source", str(agents), check=True)
+    [allergy] = cli_json("beliefs", "list")["beliefs"]
+    distill("beliefs", "forget", allergy["id"], check=True)
+    dump = tmp_path / "dump.jsonl"
+    distill("beliefs", "export", "-o", str(dump), check=True)
+    lines = [orjson.loads(line) for line in dump.read_bytes().splitlines()]
+    assert lines and all(set(line) == {"tombstone"} for line in lines)
+    assert "peanut" not in dump.read_text()  # hashes only
+    other = tmp_path / "other"
+    imported = orjson.loads(distill("--json", "beliefs", "import", str(dump), state_dir=other, check=True).stdout)
+    assert imported["tombstones"] == len(lines)
+    distill("run", "--source", str(agents), state_dir=other, check=True)
+    assert orjson.loads(distill("--json", "beliefs", "list", "--status", "all", state_dir=other,
+                                check=True).stdout)["beliefs"] == []
+
+
+def test_csv_and_parquet_imports_are_one_clear_line(seeded, tmp_path):
+    csv_file = tmp_path / "b.csv"
+    csv_file.write_text(distill("beliefs", "export", "--format", "csv", check=True).stdout)
+    parquet = tmp_path / "b.parquet"
+    distill("beliefs", "export", "--format", "parquet", "-o", str(parquet), check=True)
+    for path, what in ((csv_file, "a CSV export"), (parquet, "a Parquet file")):
+        result = distill("beliefs", "import", str(path))
+        assert result.returncode == 1 and f"is {what}: import reads JSONL" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_export_into_a_missing_directory_is_a_clear_error(seeded, tmp_path):
+    for fmt in ("jsonl", "parquet"):
+        result = distill("beliefs", "export", "--format", fmt, "-o", str(tmp_path / "nope" / "x"))
+        assert result.returncode == 1 and "does not exist" in result.stderr and "internal" not in result.stderr
+
+
+def test_archived_matches_are_hinted_and_learned_since_is_store_time(seeded):
+    listed = distill("--json", "beliefs", "list")
+    assert orjson.loads(listed.stdout)["archived_hidden"] == 1
+    assert "1 archived match(es) not shown: --status all" in listed.stderr
+    assert "archived match" in distill("beliefs", "search", "Paris", check=True).stderr
+    # the store learned the seeded beliefs on 2026-03-10
+    assert len(cli_json("beliefs", "list", "--learned-since", "2026-03-01")["beliefs"]) == 5
+    assert cli_json("beliefs", "list", "--learned-since", "2026-03-11")["beliefs"] == []
+
+
+def test_forget_source_never_ingested_writes_no_tombstone(seeded, tmp_path):
+    for source in (str(tmp_path / "never.jsonl"), "no-such-session"):
+        result = distill("beliefs", "forget", "--source", source)
+        assert result.returncode == 1 and "never ingested" in result.stderr
+    with duckdb.connect(str(seeded / "distill.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM tombstones").fetchone()[0] == 0
+
+
+def test_bulk_forget_asks_on_a_terminal(seeded):
+    import os
+    import pty
+
+    def forget_on_tty(answer: bytes, *extra: str) -> tuple[int, bytes]:
+        master, slave = pty.openpty()
+        proc = subprocess.Popen([sys.executable, "-m", "distiller", "beliefs", "forget", "--match", "tea", *extra],
+                                stdin=slave, stdout=subprocess.PIPE, stderr=slave)
+        os.close(slave)
+        seen = b""
+        if answer:
+            while b"for good?" not in seen:
+                seen += os.read(master, 1024)
+            os.write(master, answer)
+        proc.wait(timeout=60)
+        os.close(master)
+        return proc.returncode, seen
+
+    code, prompt = forget_on_tty(b"n\n")
+    assert code == 1 and b"forget 2 belief(s)" in prompt
+    assert len(cli_json("beliefs", "list", "--status", "all")["beliefs"]) == 6
+    assert forget_on_tty(b"", "--yes")[0] == 0
+    assert len(cli_json("beliefs", "list", "--status", "all")["beliefs"]) == 4
+
+
+def test_reading_beliefs_never_creates_a_state_dir(tmp_path):
+    listed = distill("beliefs", "list")
+    assert listed.returncode == 0 and "no beliefs" in listed.stdout
+    assert f"no database at {tmp_path / 'state' / 'distill.duckdb'} yet" in listed.stderr
+    shown = distill("beliefs", "show", "b1:abc")
+    assert shown.returncode == 1 and "no database at" in shown.stderr
+    assert not (tmp_path / "state").exists()

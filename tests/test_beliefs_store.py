@@ -258,10 +258,10 @@ def test_export_import_round_trip(tmp_path):
     dump = tmp_path / "beliefs.jsonl"
     dump.write_bytes(data)
     target = Settings(state_dir=tmp_path / "b")
-    first = api.import_file(target, dump)
+    first = api.import_file(target, dump).beliefs
     assert first.inserted + first.superseded + first.flagged == 5
     assert api.export(target, "jsonl", None)[1].splitlines() == data.splitlines()
-    assert api.import_file(target, dump).replayed == 5
+    assert api.import_file(target, dump).beliefs.replayed == 5
     line = orjson.loads(data.splitlines()[0])
     for key in ("id", "statement", "category", "confidence", "status", "scope", "subject", "attribute", "valid_from"):
         assert key in line
@@ -370,3 +370,32 @@ def test_new_evidence_revives_the_archived_belief_it_nearly_matches(db):
     [(statement, (status, evidence, sessions, _))] = live(db).items()
     assert (statement, status, evidence, sessions) == ("The user prefers dark mode in editors, always", "active", 2, 2)
     assert ("revived",) in table(db, "SELECT event FROM belief_history")
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "The user's key starts with sk-ant-api03-XXXXXX",
+        "The user's key is sk_live_abcdefgh",
+        "The user's API key is [REDACTED:anthropic-key]",
+        "The user's bank PIN is 4321.",
+        "The user's VPN password is hunter2",
+        "The user's credit card number is 4111 1111 1111 1111.",
+        "The user's card ends in 4242 4242 4242 4242",
+        "The user's IBAN is DE89 3704 0044 0532 0130 00",
+        "The user's account number is 12345678",
+    ],
+)
+def test_the_last_guard_refuses_partial_keys_markers_and_credentials_in_plain_words(db, statement):
+    assert upsert(db, [belief(statement)]).refused_secret == 1
+    assert upsert(db, [belief("User likes jazz", quote=statement)]).refused_secret == 1
+    assert live(db) == {}
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["The user uses a password manager.", "The user reset their PIN last week.", "The user has 2 cats.",
+     "The user's order number is 1700000000000.", "The user works at sk-group on skateboards."],
+)
+def test_the_last_guard_keeps_beliefs_that_only_talk_about_credentials(db, statement):
+    assert upsert(db, [belief(statement)]).refused_secret == 0

@@ -5,7 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from distiller.clean import DISTILLER_BLOCKS, INJECTED_BLOCKS, Cleaned, clean
+from secretgen import CLEAN_MARKERS, texts_with_secrets
+
+from distiller.clean import DISTILLER_BLOCKS, INJECTED_BLOCKS, Cleaned, clean, clean_every_rule
 
 FIXTURE = Path(__file__).parent / "fixtures" / "labelled.jsonl"
 ROWS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -175,3 +177,9 @@ def test_clean_only_removes_never_raises_and_is_idempotent(text, role):
     assert all(part and part == part.strip() for part in cleaned.parts)
     for part in cleaned.parts:
         assert clean(part, role) == Cleaned((part,), None, ())
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts_with_secrets(tuple(CLEAN_MARKERS)), st.sampled_from(["user", "assistant"]))
+def test_the_trigger_shortcut_equals_running_every_rule(text, role):
+    assert clean(text, role) == clean_every_rule(text, role)

@@ -7,10 +7,12 @@ import re
 import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import orjson
 import pytest
+from click.testing import CliRunner
 from conftest import distill, new_session
 
 from distiller.cli import cli
@@ -123,11 +125,13 @@ def test_config_file_setting_is_used(tmp_path, agents):
     assert summary["messages"] == 0 and summary["files_skipped"]["excluded_agent"] == 1
 
 
-def test_missing_source_is_reported(tmp_path):
-    result = distill("--json", "run", "--source", str(tmp_path / "nowhere"))
-    assert result.returncode == 0
-    assert orjson.loads(result.stdout)["files_skipped"]["missing_source"] == 1
-    assert "source not found" in result.stderr
+def test_missing_source_is_reported_and_exits_1(tmp_path, agents):
+    new_session(agents, n_messages=1)
+    result = distill("--json", "run", "--source", str(tmp_path / "nowhere"), "--source", str(agents))
+    assert result.returncode == 1
+    summary = orjson.loads(result.stdout)
+    assert summary["files_skipped"]["missing_source"] == 1 and summary["messages"] == 1  # the rest is read
+    assert "source not found" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_init_modes(tmp_path, agents):
@@ -160,3 +164,124 @@ def test_every_command_has_help_and_is_in_the_readme():
     for path, command in _commands(cli):
         assert command.help, f"{' '.join(path)} has no help text"
         assert re.search(rf"distill\b[^\n`]*\b{' '.join(path)}\b", readme), f"{' '.join(path)} not in README"
+
+
+def invoke(*args: str, input: str | None = None):
+    """The CLI in-process (click's runner), with the same error handling as the console script."""
+    return CliRunner().invoke(cli, list(args), input=input)
+
+
+CLAUDE_CODE_LINE = orjson.dumps({"parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/w",
+                                 "sessionId": "2ff46cd5", "version": "2.1.63", "type": "user",
+                                 "message": {"role": "user", "content": "I live in Lisbon."}, "uuid": "4d21",
+                                 "timestamp": "2026-03-01T22:38:47.557Z"}) + b"\n"
+
+
+def test_a_claude_code_file_is_named_not_misread(tmp_path):
+    path = tmp_path / "projects" / "-w" / "2ff46cd5.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(CLAUDE_CODE_LINE * 3)
+    result = invoke("--json", "run", "--source", str(path))
+    assert result.exit_code == 0, result.stderr
+    summary = orjson.loads(result.stdout)
+    assert summary["files_skipped"] == {"unsupported_format": 1} and "unknown_type" not in summary["skipped"]
+    assert "is a Claude Code transcript" in result.stderr
+    tree = invoke("--json", "run", "--source", str(tmp_path / "projects"))
+    assert tree.exit_code == 0, tree.stderr
+    assert "no OpenClaw transcripts under" in tree.stderr and "1 Claude Code file(s)" in tree.stderr
+
+
+def test_an_empty_source_dir_says_so(tmp_path):
+    (tmp_path / "empty").mkdir()
+    result = invoke("run", "--source", str(tmp_path / "empty"))
+    assert result.exit_code == 0
+    assert f"no OpenClaw transcripts under {tmp_path / 'empty'}" in result.stderr
+
+
+def test_global_options_after_the_command(agents):
+    new_session(agents, n_messages=1)
+    assert invoke("run", "--source", str(agents)).exit_code == 0
+    listed = invoke("beliefs", "list", "--json")
+    assert listed.exit_code == 0, listed.stderr
+    assert "beliefs" in orjson.loads(listed.stdout)
+    verbose = invoke("status", "-v", "--state-dir", str(agents.parent.parent / "state"))
+    assert verbose.exit_code == 0 and "state dir:" in verbose.stderr
+    assert invoke("beliefs", "search", "--", "-v").exit_code == 0  # after --, an argument like any other
+
+
+def test_quiet_prints_no_summary(agents):
+    new_session(agents, n_messages=1)
+    quiet = invoke("run", "-q", "--source", str(agents))
+    assert quiet.exit_code == 0 and quiet.stdout == ""
+    assert orjson.loads(invoke("-q", "--json", "status").stdout)["files_tracked"] == 1
+
+
+def test_timestamps_are_rfc3339_utc_whatever_the_zone(agents):
+    new_session(agents, n_messages=1)
+    env = {"TZ": "America/New_York"}
+    distill("run", env=env, check=True)
+    last = orjson.loads(distill("--json", "status", env=env, check=True).stdout)["last_run"]
+    (run,) = orjson.loads(distill("--json", "runs", env=env, check=True).stdout)["runs"]
+    for stamp in (last["started_at"], last["finished_at"], run["started_at"]):
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stamp), stamp
+        parsed = datetime.fromisoformat(stamp)
+        assert abs((datetime.now(timezone.utc) - parsed).total_seconds()) < 600
+
+
+def test_init_refuses_both_directions():
+    result = invoke("init", "--from-now", "--from-start")
+    assert result.exit_code == 2 and "opposites" in result.stderr
+
+
+def test_options_the_rules_extractor_cannot_honour_are_errors(agents):
+    new_session(agents, n_messages=1)
+    model = invoke("run", "--model", "claude-sonnet-5-5", "--source", str(agents))
+    assert model.exit_code == 1 and "--model claude-sonnet-5-5 would be ignored" in model.stderr
+    assert "ANTHROPIC_API_KEY" in model.stderr
+    batch_api = invoke("run", "--batch-api", "--source", str(agents))
+    assert batch_api.exit_code == 1 and "set ANTHROPIC_API_KEY" in batch_api.stderr
+    assert invoke("--json", "run", "--source", str(agents)).exit_code == 0  # nothing was read by the refusals
+
+
+def test_lock_message_names_the_real_holder_not_a_stale_pid(tmp_path, agents):
+    state = tmp_path / "state"
+    state.mkdir()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    (state / "lock").write_text(f"{gone.pid}\n")  # left by an earlier run
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl,sys,time; f=open(sys.argv[1],'a'); fcntl.flock(f, fcntl.LOCK_EX); "
+         "print(1, flush=True); time.sleep(60)", str(state / "lock")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "1"
+        result = distill("run", "--source", str(agents))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.returncode == 75
+    assert f"pid {gone.pid}" not in result.stderr
+    if Path("/proc/locks").exists():
+        assert f"(pid {holder.pid})" in result.stderr
+
+
+def test_status_says_which_state_dir_it_used(tmp_path):
+    human = invoke("status")
+    assert human.exit_code == 0 and f"state dir: {tmp_path / 'state'} (env DISTILL_STATE_DIR)" in human.stdout
+    assert orjson.loads(invoke("status", "--json").stdout)["state_dir"] == str(tmp_path / "state")
+
+
+def test_shell_completion_as_the_readme_documents_it():
+    env = {"_DISTILL_COMPLETE": "bash_complete", "COMP_WORDS": "distill sch", "COMP_CWORD": "1"}
+    result = distill(env=env)
+    assert result.returncode == 0 and "schedule" in result.stdout
+    assert "_DISTILL_COMPLETE=bash_source" in README.read_text(encoding="utf-8")
+
+
+def test_readme_try_it_and_ci_run_the_same_command_on_an_explicit_state_dir():
+    readme = README.read_text(encoding="utf-8")
+    block = readme.split("## Try it", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    try_it = "distill " + block.split("&& distill ", 1)[1].strip()
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+    ci_line = next(line for line in ci.splitlines() if line.startswith("distill "))
+    assert try_it.startswith("distill --state-dir state ")  # the repository's state/, named explicitly
+    assert ci_line.replace('"$(mktemp -d)"', "state") == try_it

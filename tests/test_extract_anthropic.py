@@ -21,6 +21,7 @@ from distiller.extract.base import (
     ExtractionUnavailable,
     ExtractRequest,
     Item,
+    Truncated,
 )
 from distiller.extract.prompt import OUTPUT_SCHEMA, PROMPT_VERSION, SYSTEM_PROMPT, render_request
 
@@ -254,7 +255,7 @@ def test_batch_submit_then_collect(fake_anthropic):
     fake_anthropic.enqueue_candidates([candidate("m3", "I prefer vim.")])
     fake_anthropic.enqueue_error(400, "invalid_request_error", "bad schema")
     fake_anthropic.enqueue_batch_result("expired")
-    fake_anthropic.enqueue_stop_reason("refusal")
+    fake_anthropic.enqueue_stop_reason("refusal", input_tokens=900, output_tokens=3)
     fake_anthropic.end_batches()
     outcome = ex.collect_batch(batch_id)
 
@@ -267,6 +268,8 @@ def test_batch_submit_then_collect(fake_anthropic):
         usage.cache_write_tokens, batch=True))
     assert outcome.errors == {"r3": "errored: invalid_request_error: bad schema", "r4": "expired",
                               "r5": "bad_request: the model refused the request"}
+    refused = outcome.unusable["r5"]  # billed though unusable: counted
+    assert (refused.input_tokens, refused.output_tokens) == (900, 3) and refused.cost_usd > 0
 
 
 @pytest.mark.parametrize("request_ids", [["has:colon"], ["x" * 65], [""], ["r1\n"], ["r1", "r1"]])
@@ -329,3 +332,37 @@ def test_render_request_delimits_items_as_data():
 
 def test_output_schema_is_already_in_the_apis_supported_subset():
     assert anthropic.transform_schema(OUTPUT_SCHEMA) == OUTPUT_SCHEMA
+
+
+@pytest.mark.parametrize(
+    ("script", "error"),
+    [(lambda f: f.enqueue_stop_reason("refusal", input_tokens=700, output_tokens=2), BadRequest),
+     (lambda f: f.enqueue_text("{not json", input_tokens=700, output_tokens=9), BadRequest),
+     (lambda f: f.enqueue_text('{"candidates": [', stop_reason="max_tokens", input_tokens=700), Truncated)],
+)
+def test_an_unusable_reply_carries_the_usage_it_was_billed(fake_anthropic, script, error):
+    script(fake_anthropic)
+    with pytest.raises(error) as raised:
+        extractor(fake_anthropic).extract(make_request())
+    (usage,) = raised.value.usage
+    assert usage.input_tokens == 700 and usage.cost_usd > 0 and not usage.estimated
+
+
+def test_a_400_carries_an_estimate_of_its_input_and_retries_are_counted(fake_anthropic):
+    fake_anthropic.enqueue_error(400, "invalid_request_error", "scripted")
+    with pytest.raises(BadRequest) as raised:
+        extractor(fake_anthropic).extract(make_request())
+    (usage,) = raised.value.usage
+    assert usage.estimated and usage.input_tokens > 1000 and usage.output_tokens == 0
+    fake_anthropic.enqueue_error(529, "overloaded_error")
+    fake_anthropic.enqueue_error(500, "api_error")
+    fake_anthropic.enqueue_candidates([])
+    assert extractor(fake_anthropic, max_retries=2).extract(make_request()).usage[0].retries == 2
+
+
+def test_a_truncated_reply_can_be_retried_with_more_room(fake_anthropic):
+    ex = extractor(fake_anthropic, max_tokens=4096)
+    assert ex.more_room(4096) == 8192 and ex.more_room(16_000) is None
+    fake_anthropic.enqueue_candidates([])
+    ex.extract(make_request(), max_tokens=8192)
+    assert fake_anthropic.message_requests()[-1]["max_tokens"] == 8192

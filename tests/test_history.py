@@ -37,7 +37,7 @@ def test_an_old_history_distilled_today_keeps_what_it_learned(agents, tmp_path):
     path = agents / "main" / "sessions" / "s.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(header() + said("I have two cats at home.", "m1", "2024-03-01T10:00:00Z")
-                     + said("I'm on call this weekend.", "m2", "2024-03-02T10:00:00Z"))
+                     + said("I'm on call every weekend.", "m2", "2024-03-02T10:00:00Z"))
     settings = Settings(state_dir=tmp_path / "state", extractor="rules")
     pipeline.run_once(settings, [agents])
     assert sorted(rows(settings, "SELECT status FROM beliefs")) == [("provisional",), ("provisional",)]

@@ -33,7 +33,7 @@ SENTENCES = (
     "I'm on call this weekend.",
     "I'm on call every weekend.",
     "I prefer green tea in the morning.",
-    "I really prefer green tea in the morning.",
+    "I prefer green tea in the early morning.",
     "I like hiking in the mountains.",
     "I don't like hiking in the mountains.",
     "My goal is to run a marathon in spring.",

@@ -109,3 +109,79 @@ def test_large_paste_without_first_person_is_oversized():
 )
 def test_hollow_phrases_are_discounted_but_first_person_in_any_script_counts(text, verdict):
     assert prefilter(text, "user") == verdict
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("Thanks, Deb! Your support really means a lot.", "other-party"),
+        ("Wow, Maria, glad you found something that brings you joy.", "other-party"),
+        ("Cool! Wall lighting adds beauty to your workspace.", "other-party"),
+        ("I'm sure you'll have a blast at the wedding.", "other-party"),
+        ("I love how you're using art to heal.", "other-party"),
+        ("Man, Apex Legends looks tough! How does it stack up?", "reaction"),
+        ("Those are great games!", "reaction"),
+        ("I love that book!", "reaction"),
+        ("It's so rewarding.", "reaction"),
+        ("Good luck with the move, I know it's stressful!", "reaction"),
+        ("Have fun at the concert!", "reaction"),
+        ("You got this!", "ack-filler"),
+        ("Yes, I do.", "ack-filler"),
+        ("Maybe I will!", "ack-filler"),
+        ("I'll text you later!", "ack-filler"),
+        ("We should hang out sometime!", "ack-filler"),
+        ("Bye, talk soon!", "ack-filler"),
+        ("Thanks for the advice!", "ack-filler"),
+        ("Oh, I've heard good things about it. I'll have to check it out.", "ack-filler"),
+        ("I've always wanted to do that.", "ack-filler"),  # first person, but filler words only
+        ("I am doing well, thank you for asking.", "ack-filler"),
+        ("I would love that!", "ack-filler"),
+        ("Yeah, it's one of my favorites.", "ack-filler"),
+        ("You should! It's a great way to stay in shape.", "reaction"),
+        ("It'll be a great adventure.", "reaction"),
+    ],
+)
+def test_pleasantries_reactions_and_farewells_are_dropped_per_sentence(text, reason):
+    assert prefilter(text, "user") == Verdict(DROP, reason)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thanks, Deb! I'm gonna keep pushing forward with my pottery.",  # a fact inside the pleasantries
+        "Wow, that's great! I signed up for a pottery class.",
+        "Just got back from Japan! Have you been?",  # news told without its "I", then a question
+        "Apex Legends looks tough!",  # an exclamation without a question after it stays content
+        "New job starts Monday!",
+        "I'm excited to become a nurse.",  # a feeling about the speaker's own plan
+        "I love the way folk music tells stories.",
+        "I love how my dog greets me.",
+        "It's a lot of work, but it's a great place to live.",
+        "I'm 34.",  # a number is always something
+        "I have two cats.",
+        "My favorite is pizza.",
+        "You should always answer in Spanish.",  # an instruction to the assistant, not a compliment
+        "Please don't use emojis when you reply.",
+        "Your last answer was wrong; the meeting is on Thursday.",  # a semicolon ends a sentence
+        "Your story inspired me to start volunteering at the shelter.",
+    ],
+)
+def test_a_fact_among_pleasantries_keeps_the_message(text):
+    assert prefilter(text, "user").decision == KEEP
+
+
+def test_the_hollow_phrase_lookahead_only_skips_words_no_phrase_starts_with():
+    import re
+
+    from distiller.prefilter import _HOLLOW_FIRST_PERSON, _SENTENCE, _normalise
+
+    plain = re.compile(_HOLLOW_FIRST_PERSON.pattern.replace(r"\b(?=[gilmostw])", r"\b", 1))
+    assert plain.pattern != _HOLLOW_FIRST_PERSON.pattern
+    texts = [block["text"] for row in ROWS for block in row["line"].get("message", {}).get("content", [])
+             if isinstance(block, dict) and block.get("type") == "text"]
+    texts += ["I'll have to check it out.", "we should hang out", "oh my god", "same here", "tell me more",
+              "give me a sec", "shall we", "let's go", "my bad", "I might just have to give it a try"]
+    sentences = [_normalise(sentence) for text in texts for sentence in _SENTENCE.findall(text)]
+    assert len(sentences) > 200
+    for sentence in sentences:
+        assert _HOLLOW_FIRST_PERSON.sub(" ", sentence) == plain.sub(" ", sentence)

@@ -5,7 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from distiller.redact import Redacted, find_secret, redact
+from secretgen import SECRETS, texts_with_secrets
+
+from distiller.redact import Redacted, find_secret, redact, redact_every_rule
 
 FIXTURE = Path(__file__).parent / "fixtures" / "labelled.jsonl"
 ROWS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -76,3 +78,49 @@ def test_redaction_is_idempotent(text):
     once = redact(text)
     assert redact(once.text) == Redacted(once.text, ())
     assert find_secret(once.text) is None
+
+
+# --- the needle shortcut is the plain path, and no rule has a blind spot
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts_with_secrets())
+def test_the_needle_shortcut_equals_running_every_rule(text):
+    assert redact(text) == redact_every_rule(text)
+
+
+@pytest.mark.parametrize("kind", sorted(SECRETS))
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_every_rule_redacts_its_secrets_wherever_they_are(kind, data):
+    secret = data.draw(SECRETS[kind])
+    text = f"note: {secret} (as discussed)"
+    result = redact(text)
+    assert kind in dict(result.counts), result.text
+    assert find_secret(text) == kind
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Authorization: Bearer abc.def-ghi_jkl.mnopqrstu", "auth-header"),
+        ("the key is sk_live_abcdefghijklmnopqrstuvwx", "stripe-key"),
+        ("maps key AIzaSyAbcdefghijklmnopqrstuvwxyz_ABCDEF", "google-api-key"),
+        ("my password for the vpn is Tr0ub4dor&3", "password-phrase"),
+        ("The wifi password is hunter", "password-phrase"),
+        ("the PIN is 4321", "pin"),
+        ("my bank pin number is 908172.", "pin"),
+        ("connect to postgres://admin:p@ss@word1@db.internal:5432/prod", "url-credentials"),
+    ],
+)
+def test_former_blind_spots_and_plain_word_secrets_are_redacted(text, kind):
+    assert dict(redact(text).counts) == {kind: 1}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["the password is wrong", "my password is too short", "I reset the PIN yesterday", "the pin is bent",
+     "I use a password manager", "ping is 40 ms"],
+)
+def test_talk_about_passwords_is_not_a_secret(text):
+    assert redact(text) == Redacted(text, ())

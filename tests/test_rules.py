@@ -51,3 +51,84 @@ def test_only_citable_user_items_are_read():
     extraction = RulesExtractor().extract(request)
     assert [c.evidence[0].item_id for c in extraction.candidates] == ["m3"]
     assert extraction.usage == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I like it.",
+        "I love that book!",
+        "I have one.",
+        "I like your icecream so much.",
+        "I have faith in you.",
+        "I like how they can fly around and explore.",
+        "I decided to include this at the begining.",
+        "I like to.",
+        "I love spending time with him.",
+        "I live there.",
+        "I like the same things.",
+        "My favorite is pizza.",
+        "My name is [name].",
+        "I think so.",
+        "I have to go.",
+        "I'd like to try that sometime.",
+    ],
+)
+def test_objects_that_cannot_stand_alone_are_rejected(text):
+    assert candidates_from("m1", text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statements"),
+    [
+        ("I switched teams last week.", ["The user switched teams."]),  # a relative time is cut off
+        ("My favorite song right now is Hey Jude.", ["The user's favorite song is Hey Jude."]),
+        ("I like to hike, bike, and swim.", ["The user likes to hike, bike, and swim."]),  # a list stays whole
+        ("I prefer small PRs, and always squash-merge.", ["The user prefers small PRs."]),
+        ("I love reading, I'm a stunt double", ["The user likes reading.", "The user is a stunt double."]),
+        ("I have a recipe for tacos that I love.", ["The user has a recipe for tacos."]),
+        ("I teach high school chemistry.", ["The user teaches high school chemistry."]),
+        ("I usually study at the library.", ["The user studies at the library."]),
+        ("My sister lives in Austin.", ["The user's sister lives in Austin."]),
+        ("I'm married with two kids.", ["The user is married with two kids."]),
+        ("I've been playing guitar for 20 years.", ["The user has been playing guitar for 20 years."]),
+        ("Oh wow, I just adopted a puppy named Max!", ["The user adopted a puppy named Max."]),
+        ("I can speak three languages.", ["The user can speak three languages."]),
+        ("I grew up in Porto.", ["The user grew up in Porto."]),
+        ("Yes, I have a brother who is older than me.", ["The user has a brother who is older than the user."]),
+    ],
+)
+def test_statements_are_trimmed_to_what_stands_alone(text, statements):
+    assert [candidate.statement for candidate in candidates_from("m1", text)] == statements
+
+
+def test_a_repeated_statement_is_one_candidate_more_confident_than_a_single_one():
+    request = ExtractRequest("r1", "main", (
+        Item("m1", "user", None, "I live in Porto.", True),
+        Item("m2", "user", None, "Anyway, I live in Porto", True),
+        Item("m3", "user", None, "I prefer tea.", True),
+    ))
+    by_statement = {c.statement: c for c in RulesExtractor().extract(request).candidates}
+    porto, tea = by_statement["The user lives in Porto."], by_statement["The user prefers tea."]
+    assert [ref.item_id for ref in porto.evidence] == ["m1", "m2"]
+    assert porto.confidence > tea.confidence
+    assert tea.confidence < 0.75  # one mention stays provisional in the store
+
+
+@pytest.mark.parametrize(
+    ("text", "statements"),
+    [
+        ("I am an animal activist.", ["The user is an animal activist."]),
+        ("I was born in 1990.", ["The user was born in 1990."]),
+        ("I love the food and the culture.", []),  # the food of what the other party spoke of
+        ("I like the movies.", []),
+        ("I'm going to the park with my family.", []),
+        ("My name is User 2.", []),
+        ("I love the culture, the food, and the people.", []),
+        ("I love mine to death.", []),
+        ('I love "The Great Gatsby." It is a classic.', []),  # cut inside its quotes
+        ("My dog is a beagle.", ["The user's dog is a beagle."]),
+    ],
+)
+def test_articles_prepositions_and_anaphoric_definites(text, statements):
+    assert [candidate.statement for candidate in candidates_from("m1", text)] == statements

@@ -10,7 +10,7 @@ import os
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
@@ -27,11 +27,13 @@ from distiller.extract.base import (
     Extraction,
     ExtractionUnavailable,
     ExtractRequest,
+    Truncated,
     Usage,
 )
 from distiller.extract.prompt import OUTPUT_SCHEMA, PROMPT_VERSION, SYSTEM_PROMPT, render_request
 
 DEFAULT_MODEL = "claude-haiku-5-5"
+MAX_TOKENS_CEILING = 16_000  # the most a truncated reply is retried with: the SDK wants streaming above ~21k
 CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 _SYSTEM = ({"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}},)
@@ -49,6 +51,7 @@ class BatchOutcome:
     batch_id: str
     extractions: dict[str, Extraction]
     errors: dict[str, str]
+    unusable: dict[str, Usage] = field(default_factory=dict)  # what a refused, truncated or garbled reply cost
 
 
 class AnthropicExtractor:
@@ -69,15 +72,40 @@ class AnthropicExtractor:
         self.max_tokens = max_tokens
         self._client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout)
 
-    def extract(self, request: ExtractRequest) -> Extraction:
+    def extract(self, request: ExtractRequest, *, max_tokens: int | None = None) -> Extraction:
+        """One call. Whatever the reply, its usage is counted: a refused, truncated or malformed reply raises a
+        BadRequest (Truncated) that carries it, and a 400, which reports none, carries an estimate."""
+        max_tokens = max_tokens or self.max_tokens
         started = time.monotonic()
         try:
-            message = self._client.messages.create(**self._params(request))
+            raw = self._client.messages.with_raw_response.create(**self._params(request, max_tokens))
+            message = raw.parse()
+        except anthropic.APIStatusError as exc:
+            error = _translate(exc)
+            if isinstance(error, BadRequest):
+                raise BadRequest(str(error), (self.estimated_usage(request),)) from exc
+            raise error from exc
         except anthropic.AnthropicError as exc:
             raise _translate(exc) from exc
         latency_ms = round((time.monotonic() - started) * 1000)
-        candidates = parse_message(message)
-        return Extraction(request.request_id, candidates, (self._usage(message.usage, latency_ms, batch=False),))
+        usage = (self._usage(message.usage, latency_ms, batch=False, retries=raw.retries_taken),)
+        try:
+            candidates = parse_message(message)
+        except BadRequest as exc:
+            if message.stop_reason == "max_tokens":
+                raise Truncated(str(exc), usage, max_tokens=max_tokens) from None
+            raise BadRequest(str(exc), usage) from None
+        return Extraction(request.request_id, candidates, usage)
+
+    def more_room(self, max_tokens: int) -> int | None:
+        """The max_tokens a reply truncated at max_tokens is retried with once, or None when there is no more."""
+        return min(2 * max_tokens, MAX_TOKENS_CEILING) if max_tokens < MAX_TOKENS_CEILING else None
+
+    def estimated_usage(self, request: ExtractRequest, *, batch: bool = False) -> Usage:
+        """A refused call's cost as the budget must assume it: the request's estimated input, no output."""
+        tokens = (len(SYSTEM_PROMPT) + len(render_request(request))) // 4 + 1
+        return Usage(self.model, tokens, 0, 0, 0, 0, prices.cost_usd(self.model, tokens, 0, 0, 0, batch=batch),
+                     estimated=True)
 
     def submit_batch(self, requests: Sequence[ExtractRequest]) -> str:
         """Submit requests as one Message Batch (half price, results within 24 h); returns the batch id."""
@@ -118,34 +146,36 @@ class AnthropicExtractor:
             raise DistillError(f"unreadable results for batch {batch_id}: {exc}") from exc
         extractions: dict[str, Extraction] = {}
         errors: dict[str, str] = {}
+        unusable: dict[str, Usage] = {}
         for entry in results:
             result = entry.result
             if result.type == "succeeded":
+                usage = self._usage(result.message.usage, 0, batch=True)
                 try:
                     candidates = parse_message(result.message)
                 except BadRequest as exc:
                     errors[entry.custom_id] = f"bad_request: {exc}"
+                    unusable[entry.custom_id] = usage
                     continue
-                usage = self._usage(result.message.usage, 0, batch=True)
                 extractions[entry.custom_id] = Extraction(entry.custom_id, candidates, (usage,))
             elif result.type == "errored":
                 error = result.error.error
                 errors[entry.custom_id] = f"errored: {error.type}: {error.message}"
             else:
                 errors[entry.custom_id] = result.type
-        return BatchOutcome(batch_id, extractions, errors)
+        return BatchOutcome(batch_id, extractions, errors, unusable)
 
-    def _params(self, request: ExtractRequest) -> dict[str, Any]:
+    def _params(self, request: ExtractRequest, max_tokens: int | None = None) -> dict[str, Any]:
         """Static, cached system prompt first; the rendered request last. No sampling parameters, no tools."""
         return {
             "model": self.model,
-            "max_tokens": self.max_tokens,
+            "max_tokens": max_tokens or self.max_tokens,
             "system": list(_SYSTEM),
             "output_config": _OUTPUT_CONFIG,
             "messages": [{"role": "user", "content": render_request(request)}],
         }
 
-    def _usage(self, usage: anthropic.types.Usage, latency_ms: int, *, batch: bool) -> Usage:
+    def _usage(self, usage: anthropic.types.Usage, latency_ms: int, *, batch: bool, retries: int = 0) -> Usage:
         cache_read = usage.cache_read_input_tokens or 0
         cache_write = usage.cache_creation_input_tokens or 0
         return Usage(
@@ -157,6 +187,7 @@ class AnthropicExtractor:
             latency_ms=latency_ms,
             cost_usd=prices.cost_usd(self.model, usage.input_tokens, usage.output_tokens, cache_read, cache_write,
                                      batch=batch),
+            retries=retries,
         )
 
 

@@ -64,6 +64,8 @@ class Usage:
     cache_write_tokens: int
     latency_ms: int
     cost_usd: float
+    retries: int = 0  # attempts the SDK made before this reply: each may have been billed, unseen
+    estimated: bool = False  # a refused call reports no usage: its input tokens are estimated, to be safe
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +88,21 @@ class ExtractionUnavailable(Unavailable):
 
 
 class BadRequest(DistillError):
-    """The service refused or garbled this request (400, invalid JSON, refusal, max_tokens): split and retry."""
+    """The service refused or garbled this request (400, invalid JSON, refusal, max_tokens): split and retry.
+
+    `usage` is what the failed calls cost: a refusal or a malformed reply is billed like any other."""
+
+    def __init__(self, message: str, usage: tuple[Usage, ...] = ()) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+class Truncated(BadRequest):
+    """The reply hit `max_tokens`: worth one retry with more room (extract(request, max_tokens=…)) before a split."""
+
+    def __init__(self, message: str, usage: tuple[Usage, ...] = (), *, max_tokens: int) -> None:
+        super().__init__(message, usage)
+        self.max_tokens = max_tokens
 
 
 class AuthenticationFailed(DistillError):

@@ -11,9 +11,10 @@ from html import escape
 
 from distiller.extract.base import CATEGORIES, DECAY_SENSITIVITIES, EVIDENCE_TYPES, MAX_STATEMENT_CHARS, ExtractRequest
 
-PROMPT_VERSION = "anthropic-v1"
+PROMPT_VERSION = "anthropic-v2"
 
 MAX_CANDIDATES = 20
+MAX_PER_ITEM = 5  # candidates citing one item: a message states a few facts, not dozens
 
 SYSTEM_PROMPT = f"""\
 You distill durable beliefs about one person, "the user", from excerpts of their conversations with AI assistants.
@@ -81,10 +82,11 @@ qualifies. Return at most {MAX_CANDIDATES} candidates.
 - valid_from: the date the fact became true, as YYYY-MM-DD, only when the transcript says or implies it.
   Resolve relative dates ("last week", "since Monday", "starting today") against the ts of the item that says
   them, never against today's date. If only a month or year is known, use its first day. Otherwise null.
-- evidence: one to three references, each an item_id of a cite="yes" item and a quote: a short passage (a few
-  words to one sentence) copied character for character from that item's text, which states or implies the
+- evidence: one to three references, each an item_id of a cite="yes" item and a quote: a short passage (at least
+  three words, at most one sentence) copied character for character from that item's text, which states or implies the
   belief. Do not fix typos, translate, paraphrase or join separate passages in a quote. If the same belief is
-  supported by several items, make one candidate and cite them all.
+  supported by several items, make one candidate and cite them all. Every number and name in the statement
+  must appear in the items it cites. At most {MAX_PER_ITEM} candidates may cite one item.
 
 # Example
 

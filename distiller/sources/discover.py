@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
+import stat
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
+
+log = logging.getLogger("distiller")
 
 ARCHIVE_MARKERS = (".jsonl.reset.", ".jsonl.deleted.")
 
@@ -79,14 +84,42 @@ def _read_session_index(path: Path, found: Discovery) -> None:
             found.session_keys[Path(entry["sessionFile"]).name.split(".jsonl")[0]] = key
 
 
-def _scan_sessions_dir(directory: Path, agent: str, found: Discovery) -> None:
+def _skip(found: Discovery, path: Path | str, exc: OSError) -> None:
+    """A directory or link that cannot be followed is skipped with a counted reason; the rest is still read."""
+    reason = "symlink_loop" if exc.errno == errno.ELOOP else "unreadable_dir"
+    found.skipped[reason] += 1
+    log.warning("skipped %s (%s): %s", path, reason, exc.strerror or exc)
+
+
+def _entries(directory: Path, found: Discovery) -> list[os.DirEntry] | None:
     try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError:
-        found.skipped["unreadable_dir"] += 1
-        return
-    for entry in entries:
-        if not entry.is_file(follow_symlinks=False):
+        with os.scandir(directory) as listing:
+            return sorted(listing, key=lambda e: e.name)
+    except OSError as exc:
+        _skip(found, directory, exc)
+        return None
+
+
+def _is_dir(path: Path | os.DirEntry, found: Discovery) -> bool:
+    """Whether a path is a directory (following links); a loop or an unreadable parent is counted, not raised."""
+    try:
+        return path.is_dir() if isinstance(path, os.DirEntry) else stat.S_ISDIR(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        _skip(found, getattr(path, "path", path), exc)
+        return False
+
+
+def _scan_sessions_dir(directory: Path, agent: str, found: Discovery, entries: list[os.DirEntry] | None = None) -> None:
+    if entries is None:
+        entries = _entries(directory, found)
+    for entry in entries or ():
+        try:
+            regular = entry.is_file(follow_symlinks=False)
+        except OSError:
+            regular = False
+        if not regular:
             continue
         kind = classify(entry.name)
         if kind == "live":
@@ -100,43 +133,70 @@ def _scan_sessions_dir(directory: Path, agent: str, found: Discovery) -> None:
             found.skipped[kind] += 1
 
 
-def _is_sessions_dir(directory: Path) -> bool:
-    return directory.name == "sessions" or any(
-        classify(entry.name) in ("live", "archive") for entry in os.scandir(directory) if entry.is_file()
-    )
+def _is_sessions_dir(directory: Path, entries: list[os.DirEntry]) -> bool:
+    def transcript(entry: os.DirEntry) -> bool:
+        try:
+            return entry.is_file() and classify(entry.name) in ("live", "archive")
+        except OSError:
+            return False
+
+    return directory.name == "sessions" or any(transcript(entry) for entry in entries)
 
 
 def discover(sources: Iterable[Path], excluded_agents: Iterable[str]) -> Discovery:
-    """Accept an agents dir (`<agent>/sessions/*.jsonl`), an OpenClaw state dir, a sessions dir or one file."""
+    """Accept an agents dir (`<agent>/sessions/*.jsonl`), an OpenClaw state dir, a sessions dir or one file.
+
+    A directory that cannot be read, a symlink loop or an unreadable source is skipped with a counted reason
+    (never an error): one bad entry must not stop the hourly run from reading everything else."""
     excluded = frozenset(excluded_agents)
     found = Discovery()
     for source in sources:
         source = Path(source).expanduser()
-        if source.is_file():
+        try:
+            mode = os.stat(source).st_mode
+        except FileNotFoundError:
+            found.missing.append(str(source))
+            continue
+        except OSError as exc:
+            _skip(found, source, exc)
+            continue
+        if stat.S_ISREG(mode):
             agent = agent_of(source)
             if agent in excluded:
                 found.skipped["excluded_agent"] += 1
             else:
                 found.live.append(Candidate(str(source), agent))
             continue
-        if not source.is_dir():
-            found.missing.append(str(source))
+        if not stat.S_ISDIR(mode):
+            found.skipped["not_regular"] += 1
             continue
-        if (source / "agents").is_dir() and not (source / "sessions").is_dir():
+        try:
+            nested = stat.S_ISDIR(os.stat(source / "agents").st_mode) and not (source / "sessions").is_dir()
+        except FileNotFoundError:
+            nested = False
+        except OSError as exc:
+            _skip(found, source, exc)
+            continue
+        if nested:
             source = source / "agents"
-        if _is_sessions_dir(source):
+        entries = _entries(source, found)
+        if entries is None:
+            continue
+        if _is_sessions_dir(source, entries):
             agent = agent_of(source / "x.jsonl")
             if agent in excluded:
                 found.skipped["excluded_agent"] += 1
             else:
-                _scan_sessions_dir(source, agent, found)
+                _scan_sessions_dir(source, agent, found, entries)
             continue
-        for agent_dir in sorted(p for p in source.iterdir() if p.is_dir()):
+        for agent_dir in entries:
+            if not _is_dir(agent_dir, found):
+                continue
             if agent_dir.name in excluded:
                 found.skipped["excluded_agent"] += 1
                 continue
-            sessions = agent_dir / "sessions"
-            if sessions.is_dir():
+            sessions = Path(agent_dir.path) / "sessions"
+            if _is_dir(sessions, found):
                 _scan_sessions_dir(sessions, agent_dir.name, found)
     return found
 

@@ -71,6 +71,7 @@ class Filters:
     text: str | None = None  # every word must appear in the statement, subject or attribute
     limit: int | None = 50
     sort: str = "activation"
+    learned_since: datetime | None = None  # created in the store at or after (system time, not transcript time)
 
 
 _ROW = f"""
@@ -105,6 +106,9 @@ def select(con: duckdb.DuckDBPyConnection, filters: Filters, settings: StoreSett
     if filters.since:
         where.append("b.last_seen >= $since")
         params["since"] = filters.since
+    if filters.learned_since:
+        where.append("b.created_at >= $learned_since")
+        params["learned_since"] = filters.learned_since
     for n, word in enumerate((filters.text or "").split()):
         where.append(f"(b.statement ILIKE $w{n} OR b.subject ILIKE $w{n} OR b.attribute ILIKE $w{n})")
         params[f"w{n}"] = f"%{word}%"

@@ -20,7 +20,7 @@ import duckdb
 
 from distiller.errors import DistillError
 from distiller.records import Belief
-from distiller.redact import find_secret
+from distiller.redact import refusal
 from distiller.store import clock, tombstones, word_index
 from distiller.store.bulk import pack, rows
 from distiller.store.normalize import (
@@ -289,13 +289,14 @@ def _restored(order: int, stored: StoredBelief, settings: StoreSettings, now: da
 
 
 def _carrying_secrets(texts: list[str]) -> list[bool]:
-    """The last guard: redaction upstream missed nothing that reaches the database.
+    """The last guard: nothing that is, or looks like, a secret reaches the database (redact.refusal).
 
     One scan of the whole batch clears the usual batch at once; only a batch with a hit is scanned belief by
-    belief. No secret pattern can span lines except a private key block, which always counts as a hit."""
-    if find_secret("\n".join(texts)) is None:
+    belief. No pattern can span lines except a private key block, which always counts as a hit, and a hit in the
+    joined text is a hit in the belief it lies in."""
+    if refusal("\n".join(texts)) is None:
         return [False] * len(texts)
-    return [find_secret(text) is not None for text in texts]
+    return [refusal(text) is not None for text in texts]
 
 
 @contextmanager

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from distiller.errors import DistillError, Unavailable
+from distiller.errors import DistillError, Unavailable, db_fault, os_fault
 from distiller.store.migrations import pending
 
 _HOLDER = re.compile(r"Conflicting lock is held in (.+?) \(PID (\d+)\)")
@@ -35,10 +35,13 @@ def _open(path: Path, read_only: bool, wait_seconds: float) -> duckdb.DuckDBPyCo
     delay = 0.05
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only, config={"memory_limit": MEMORY_LIMIT})
+            con = duckdb.connect(str(path), read_only=read_only, config={"memory_limit": MEMORY_LIMIT})
+            # A UTC session: every timestamp read back is RFC 3339 with a `Z`, whatever the host's zone.
+            con.execute("SET TimeZone = 'UTC'")
+            return con
         except duckdb.Error as exc:
             if not _is_lock_error(exc):
-                raise DistillError(f"cannot open database {path}: {exc}") from exc
+                raise db_fault(path, str(exc)) or DistillError(f"cannot open database {path}: {exc}") from exc
             if time.monotonic() >= deadline:
                 raise Unavailable(f"database {path} is busy: held by {_holder(exc)}; try again shortly") from exc
         time.sleep(delay)
@@ -65,13 +68,33 @@ def _needs_migration(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(pending(applied))
 
 
-def _create(path: Path, wait_seconds: float) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+@contextmanager
+def private_files() -> Iterator[None]:
+    """Files created meanwhile (the database, its .wal, DuckDB's temp files) are readable by their owner only."""
     old_umask = os.umask(0o077)
     try:
-        con = _open(path, False, wait_seconds)
+        yield
     finally:
         os.umask(old_umask)
+
+
+def _tighten(path: Path) -> None:
+    """A database (or .wal) left readable by others by an older version is made private again."""
+    for file in (path, path.with_name(path.name + ".wal")):
+        try:
+            st = os.stat(file)
+            if st.st_mode & 0o077 and st.st_uid == os.geteuid():
+                os.chmod(file, 0o600)
+        except OSError:
+            continue
+
+
+def _create(path: Path, wait_seconds: float) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise os_fault("create the state dir", path.parent, exc) from exc
+    con = _open(path, False, wait_seconds)
     try:
         migrate(con)
     finally:
@@ -95,15 +118,37 @@ def _ensure_migrated(path: Path, wait_seconds: float) -> None:
 
 @contextmanager
 def connect(path: Path, *, read_only: bool = False, wait_seconds: float = 5.0) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A migrated connection, closed on exit; a read-only open migrates first through a brief write open."""
-    if not path.exists():
-        _create(path, wait_seconds)
-    elif read_only:
-        _ensure_migrated(path, wait_seconds)
-    con = _open(path, read_only, wait_seconds)
+    """A migrated connection, closed on exit; a read-only open migrates first through a brief write open.
+
+    Every command reaches the database through here, so each one reports a full disk, a read-only state dir or a
+    damaged file the same way: one line naming the file and what to do."""
+    with private_files():
+        try:
+            if not path.exists():
+                _create(path, wait_seconds)
+            elif read_only:
+                _ensure_migrated(path, wait_seconds)
+            else:
+                _tighten(path)
+            con = _open(path, read_only, wait_seconds)
+            try:
+                if not read_only:
+                    migrate(con)
+                yield con
+            finally:
+                con.close()
+        except duckdb.Error as exc:
+            fault = db_fault(path, str(exc))
+            if fault is None:
+                raise
+            raise fault from exc
+
+
+@contextmanager
+def open_existing(path: Path, *, wait_seconds: float = 5.0) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection to an existing database as it is: not created, not migrated (for diagnosis)."""
+    con = _open(path, True, wait_seconds)
     try:
-        if not read_only:
-            migrate(con)
         yield con
     finally:
         con.close()
@@ -116,6 +161,9 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        con.execute("ROLLBACK")
+        try:
+            con.execute("ROLLBACK")
+        except duckdb.Error:
+            pass  # a connection a fatal error invalidated cannot roll back; the first error says what happened
         raise
     con.execute("COMMIT")

@@ -41,7 +41,7 @@ def update(
 def recent(con: duckdb.DuckDBPyConnection, limit: int = 20) -> list[RunRecord]:
     rows = con.execute(
         """
-        SELECT run_id, strftime(started_at, '%Y-%m-%dT%H:%M:%S%z'), strftime(finished_at, '%Y-%m-%dT%H:%M:%S%z'),
+        SELECT run_id, strftime(started_at, '%Y-%m-%dT%H:%M:%SZ'), strftime(finished_at, '%Y-%m-%dT%H:%M:%SZ'),
                status, sources, counters, error
         FROM runs ORDER BY started_at DESC LIMIT ?
         """,

@@ -39,3 +39,25 @@ def add(con: duckdb.DuckDBPyConnection, entries: Sequence[tuple[str, str]], reas
         [list(unique), list(unique.values()), now, reason],
     )
     return len(unique)
+
+
+def every(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str, str]]:
+    """(key, kind, forgotten at as RFC 3339, reason) of every tombstone: what an export carries."""
+    return con.execute(
+        "SELECT key, kind, strftime(created_at, '%Y-%m-%dT%H:%M:%S.%fZ'), reason FROM tombstones ORDER BY key"
+    ).fetchall()
+
+
+def restore(con: duckdb.DuckDBPyConnection, entries: Sequence[tuple[str, str, datetime, str]]) -> int:
+    """Apply exported tombstones, each keeping the time it was forgotten (the later one wins on a repeat)."""
+    if not entries:
+        return 0
+    keys, kinds, times, reasons = (list(column) for column in zip(*entries))
+    con.execute(
+        """
+        INSERT INTO tombstones SELECT unnest(?), unnest(?), unnest(?::TIMESTAMPTZ[]), unnest(?)
+        ON CONFLICT (key) DO UPDATE SET created_at = greatest(tombstones.created_at, excluded.created_at)
+        """,
+        [keys, kinds, times, reasons],
+    )
+    return len(entries)

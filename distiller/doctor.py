@@ -1,0 +1,237 @@
+"""`distill doctor`: every precondition of an unattended run checked at once, each problem one line with its fix.
+
+Doctor only looks: it never creates the state dir or the database and never takes the run lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+import stat
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from distiller import batches_admin, pipeline
+from distiller.config import Settings
+from distiller.errors import DistillError
+from distiller.lock import lock_holder
+from distiller.sources import formats
+from distiller.sources.discover import discover
+from distiller.store.db import open_existing
+from distiller.store.migrations import MIGRATIONS
+
+OK, WARN, PROBLEM = "ok", "warning", "problem"
+LOW_DISK_BYTES = 1024**3  # a first run over a big history stages batches and grows the database
+MIN_DISK_BYTES = 100 * 1024**2
+# Anthropic keys: "sk-ant-" then a kind ("api03", "admin01", …) and a long url-safe token.
+_KEY = re.compile(r"sk-ant-[a-z]+[0-9]{2}-[A-Za-z0-9_-]{20,}")
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    level: str  # ok | warning | problem
+    detail: str
+    fix: str | None = None
+
+
+@dataclass(slots=True)
+class Report:
+    state_dir: str
+    state_dir_origin: str
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        return all(c.level != PROBLEM for c in self.checks)
+
+    def add(self, name: str, level: str, detail: str, fix: str | None = None) -> None:
+        self.checks.append(Check(name, level, detail, fix))
+
+    def as_dict(self) -> dict:
+        return {"state_dir": self.state_dir, "state_dir_origin": self.state_dir_origin, "healthy": self.healthy,
+                "checks": [asdict(c) for c in self.checks]}
+
+
+def _state_dir(settings: Settings, report: Report) -> bool:
+    path = settings.state_dir
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        report.add("state_dir", WARN, f"{path} does not exist yet", f"`distill --state-dir {path} init` creates it")
+        return False
+    except OSError as exc:
+        report.add("state_dir", PROBLEM, f"{path}: {exc.strerror}", f"check the permissions of {path.parent}")
+        return False
+    if not stat.S_ISDIR(st.st_mode):
+        report.add("state_dir", PROBLEM, f"{path} is not a directory", "point --state-dir at a directory")
+        return False
+    if not os.access(path, os.W_OK | os.X_OK):
+        report.add("state_dir", PROBLEM, f"{path} is not writable by this user", f"chown/chmod u+rwx {path}")
+        return True
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o077:
+        report.add("state_dir", WARN, f"{path} is mode {mode:04o}: others may read private data",
+                   f"chmod 700 {path}")
+    else:
+        report.add("state_dir", OK, f"{path} (mode {mode:04o})")
+    return True
+
+
+def _database(settings: Settings, report: Report) -> bool:
+    path = settings.db_path
+    if not path.exists():
+        report.add("database", WARN, f"{path} does not exist yet", "the first `distill run` creates it")
+        return False
+    mode = stat.S_IMODE(path.stat().st_mode)
+    try:
+        with open_existing(path, wait_seconds=settings.db_wait_seconds) as con:
+            try:
+                applied = {r[0] for r in con.execute("SELECT name FROM schema_migrations").fetchall()}
+            except Exception:
+                applied = set()
+            tables = [r[0] for r in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()]
+            for table in tables:
+                con.execute(f'SELECT count(*) FROM "{table}"').fetchone()
+    except DistillError as exc:
+        report.add("database", PROBLEM, str(exc), f"restore {path} from a backup, or move it aside and rerun")
+        return False
+    except Exception as exc:
+        report.add("database", PROBLEM, f"{path} cannot be read: {type(exc).__name__}: {exc}",
+                   f"restore {path} from a backup, or move it aside and rerun")
+        return False
+    known = [name for name, _ in MIGRATIONS]
+    unknown = sorted(applied - set(known))
+    if unknown:
+        report.add("database", PROBLEM, f"{path} has migrations this distill does not know ({', '.join(unknown)})",
+                   "upgrade distill: a newer version wrote this database")
+    else:
+        behind = len([n for n in known if n not in applied])
+        report.add("database", OK, f"{path}: schema {len(applied)}/{len(known)}"
+                   + (f" ({behind} migration(s) apply on the next write)" if behind else "")
+                   + f", {len(tables)} tables readable")
+    if mode & 0o077:
+        report.add("database_mode", WARN, f"{path} is mode {mode:04o}", f"chmod 600 {path}")
+    return True
+
+
+def _lock(settings: Settings, report: Report) -> None:
+    path = settings.lock_path
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        report.add("lock", OK, "free (no run yet)")
+        return
+    except OSError as exc:
+        report.add("lock", PROBLEM, f"{path}: {exc.strerror}", f"check the permissions of {path}")
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = lock_holder(fd)
+            report.add("lock", OK, f"held by a run in progress{f' (pid {holder})' if holder else ''}")
+        else:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            report.add("lock", OK, "free")
+    finally:
+        os.close(fd)
+
+
+def _sources(settings: Settings, sources: Sequence[Path] | None, report: Report) -> None:
+    roots = pipeline.resolve_sources(sources)
+    found = discover([Path(r) for r in roots], settings.excluded_agents)
+    for missing in found.missing:
+        report.add("sources", PROBLEM, f"source not found: {missing}", "pass --source with an existing path")
+    agents = Counter(c.agent for c in found.live)
+    kinds: Counter[str] = Counter()
+    for root in roots:
+        if os.path.isdir(root):
+            kinds.update(formats.survey(Path(root)))
+        elif os.path.isfile(root):
+            kinds[formats.sniff(root)] += 1
+    by_format = ", ".join(f"{formats.LABELS.get(k, k)} {n}" for k, n in kinds.most_common() if k != formats.EMPTY)
+    by_agent = ", ".join(f"{a} {n}" for a, n in sorted(agents.items()))
+    if found.live:
+        report.add("sources", OK, f"{len(found.live)} transcript(s) under {', '.join(roots)}; by agent: {by_agent}"
+                   + (f"; by format (sampled): {by_format}" if by_format else ""))
+    elif not found.missing:
+        report.add("sources", PROBLEM, f"no OpenClaw transcripts under {', '.join(roots)}"
+                   + (f" (found {by_format})" if by_format else ""),
+                   "pass --source with an OpenClaw agents dir (<agent>/sessions/*.jsonl)")
+    if found.skipped.get("excluded_agent"):
+        report.add("excluded_agents", OK, f"{found.skipped['excluded_agent']} agent dir(s) excluded "
+                   f"({', '.join(settings.excluded_agents)})")
+
+
+def _behind_and_batches(settings: Settings, sources: Sequence[Path] | None, report: Report) -> None:
+    status = pipeline.status(settings, sources)
+    report.add("bytes_behind", OK, f"{status.bytes_behind:,} byte(s) not yet read "
+               f"({status.files_tracked} tracked, {status.files_untracked} untracked file(s))")
+    waiting = Counter(b.status for b in batches_admin.list_batches(settings))
+    if waiting.get("staged"):
+        report.add("batches", PROBLEM, f"{waiting['staged']} batch(es) staged for an external agent block every run",
+                   "`distill commit BATCH --beliefs FILE` or `distill batches discard BATCH`")
+    if waiting.get("quarantined"):
+        report.add("batches", WARN, f"{waiting['quarantined']} quarantined batch(es)",
+                   "`distill batches list`, then `distill batches retry|discard BATCH`")
+    others = {k: v for k, v in waiting.items() if k not in ("staged", "quarantined")}
+    if others:
+        report.add("batches", OK, "waiting for the next run: " + ", ".join(f"{k} {v}" for k, v in others.items()))
+    if not waiting:
+        report.add("batches", OK, "none waiting")
+
+
+def _api_key(settings: Settings, report: Report) -> None:
+    key = os.environ.get("ANTHROPIC_API_KEY")
+    if key is None:
+        level = PROBLEM if settings.extractor == "anthropic" else OK
+        report.add("api_key", level, "ANTHROPIC_API_KEY not set: the offline rules extractor runs",
+                   "set ANTHROPIC_API_KEY (e.g. in ~/.config/distiller/env) to distill with the model"
+                   if level == PROBLEM else None)
+    elif not _KEY.fullmatch(key.strip()) or key != key.strip():
+        report.add("api_key", PROBLEM, f"ANTHROPIC_API_KEY is set but not shaped like an Anthropic key "
+                   f"({len(key)} characters; value not shown)",
+                   "copy the key again from console.anthropic.com (no quotes, no spaces or newline)")
+    else:
+        report.add("api_key", OK, f"ANTHROPIC_API_KEY set and well-formed ({len(key)} characters; value not shown)")
+
+
+def _disk(settings: Settings, report: Report) -> None:
+    probe = settings.state_dir
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        free = shutil.disk_usage(probe).free
+    except OSError as exc:
+        report.add("disk", WARN, f"cannot measure free space at {probe}: {exc.strerror}")
+        return
+    text = f"{free / 1024**3:.1f} GiB free at {probe}"
+    if free < MIN_DISK_BYTES:
+        report.add("disk", PROBLEM, text, "free disk space: runs fail when a batch or commit cannot be written")
+    elif free < LOW_DISK_BYTES:
+        report.add("disk", WARN, text, "free some disk space before a large first run")
+    else:
+        report.add("disk", OK, text)
+
+
+def diagnose(settings: Settings, sources: Sequence[Path] | None = None) -> Report:
+    report = Report(str(settings.state_dir), settings.origin("state_dir"))
+    exists = _state_dir(settings, report)
+    readable = exists and _database(settings, report)
+    if exists:
+        _lock(settings, report)
+    _sources(settings, sources, report)
+    if readable:
+        try:
+            _behind_and_batches(settings, sources, report)
+        except DistillError as exc:
+            report.add("batches", PROBLEM, str(exc), "see the message")
+    _api_key(settings, report)
+    _disk(settings, report)
+    return report

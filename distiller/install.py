@@ -1,0 +1,238 @@
+"""`distill schedule install|uninstall`: a systemd user timer, a crontab line or a launchd agent that runs this
+very `distill` (its real path, not an assumed ~/.local/bin) on this state dir.
+
+Pure text builders plus one writer: the files in deploy/ stay documented examples; these are the ones that work
+on the machine they are generated on.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from distiller.errors import DistillError
+
+KINDS = ("systemd", "cron", "launchd")
+LABEL = "com.distiller.distill"
+CRON_TAG = "# distill-schedule"  # marks the managed lines, so install replaces them and uninstall finds them
+CRON_MARK = f"{CRON_TAG} (managed by `distill schedule install cron`)"
+
+
+def program() -> list[str]:
+    """The command that runs this distill: the console script when that is what runs, else this interpreter with
+    `-m distiller` (the interpreter path is kept as is: a venv's python is a symlink that must stay one)."""
+    script = Path(sys.argv[0])
+    if script.name == "distill" and script.is_file() and os.access(script, os.X_OK):
+        return [str(script.resolve())]
+    return [os.path.abspath(sys.executable), "-m", "distiller"]
+
+
+def every_seconds(text: str) -> int:
+    """`30m`, `1h`, `2h`, `1d` (or plain seconds) → seconds; at least a minute."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    text = text.strip().lower()
+    number, unit = (text[:-1], text[-1]) if text[-1:] in units else (text, "s")
+    if not number.isdigit() or int(number) <= 0:
+        raise DistillError(f"invalid interval {text!r}: expected a whole number with s, m, h or d, e.g. 1h or 30m")
+    seconds = int(number) * units[unit]
+    if seconds < 60:
+        raise DistillError(f"interval {text!r} is shorter than a minute")
+    return seconds
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What one installer writes: files (path → text) and the commands that enable or remove it."""
+
+    kind: str
+    files: tuple[tuple[Path, str], ...]
+    enable: tuple[str, ...]
+    disable: tuple[str, ...]
+
+
+def _systemd_quote(arg: str) -> str:
+    """One ExecStart word: `%` doubled (systemd specifiers), quoted when it holds a space or a quote."""
+    arg = arg.replace("%", "%%")
+    if any(c in arg for c in " \t\"'\\;$"):
+        return '"' + arg.replace("\\", "\\\\").replace('"', '\\"').replace("$", "$$") + '"'
+    return arg
+
+
+def _calendar(seconds: int) -> str:
+    minutes = seconds // 60
+    if minutes < 60 and 60 % minutes == 0:
+        return f"*-*-* *:00/{minutes}:00"
+    hours = seconds // 3600
+    if seconds % 3600 == 0 and hours < 24 and 24 % hours == 0:
+        return f"*-*-* 00/{hours}:17:00"
+    if seconds == 86400:
+        return "*-*-* 03:17:00"
+    raise DistillError("systemd and cron need an interval that divides an hour or a day (e.g. 15m, 1h, 6h, 1d)")
+
+
+def _cron_times(seconds: int) -> str:
+    minutes = seconds // 60
+    if minutes < 60 and 60 % minutes == 0:
+        return f"*/{minutes} * * * *"
+    hours = seconds // 3600
+    if seconds % 3600 == 0 and hours < 24 and 24 % hours == 0:
+        return f"17 */{hours} * * *" if hours > 1 else "17 * * * *"
+    if seconds == 86400:
+        return "17 3 * * *"
+    raise DistillError("systemd and cron need an interval that divides an hour or a day (e.g. 15m, 1h, 6h, 1d)")
+
+
+def command(state_dir: Path, run_args: Sequence[str]) -> list[str]:
+    return [*program(), "--state-dir", str(state_dir), "run", *run_args]
+
+
+def plan(kind: str, state_dir: Path, run_args: Sequence[str], every: int, target: Path | None = None) -> Plan:
+    """The files for `kind` in their usual place (or in `target`), running `distill run` every `every` seconds."""
+    state_dir = Path(os.path.abspath(state_dir))
+    home = Path.home()
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    env_file = config / "distiller" / "env"
+    argv = command(state_dir, run_args)
+    if kind == "systemd":
+        where = target or config / "systemd" / "user"
+        service = f"""# Written by `distill schedule install systemd`; `distill schedule uninstall systemd` removes it.
+[Unit]
+Description=Distill new transcript tails into beliefs (one run)
+Wants=network-online.target
+After=network-online.target
+
+[Service]
+Type=oneshot
+Environment={_systemd_quote(f"DISTILL_STATE_DIR={state_dir}")}
+EnvironmentFile=-{_systemd_quote(str(env_file))}
+ExecStart={" ".join(_systemd_quote(a) for a in argv)}
+# 75: another run holds the lock (cron, a manual run): skipped, not failed
+SuccessExitStatus=75
+TimeoutStartSec=50min
+TimeoutStopSec=90s
+KillSignal=SIGTERM
+Nice=10
+IOSchedulingClass=idle
+NoNewPrivileges=yes
+"""
+        timer = f"""# Written by `distill schedule install systemd`.
+[Unit]
+Description=Run distill every {every // 60} minute(s)
+
+[Timer]
+OnCalendar={_calendar(every)}
+Persistent=true
+RandomizedDelaySec={min(600, every // 6)}s
+FixedRandomDelay=true
+AccuracySec=1min
+Unit=distill.service
+
+[Install]
+WantedBy=timers.target
+"""
+        return Plan(kind, ((where / "distill.service", service), (where / "distill.timer", timer)),
+                    ("systemctl --user daemon-reload", "systemctl --user enable --now distill.timer",
+                     'loginctl enable-linger "$USER"   # keep running while logged out'),
+                    ("systemctl --user disable --now distill.timer", "systemctl --user daemon-reload"))
+    if kind == "cron":
+        where = target or config / "distiller"
+        log = state_dir / "cron.log"
+        inner = (f"umask 077; mkdir -p {shlex.quote(str(state_dir))}; [ -r {shlex.quote(str(env_file))} ] && set -a && . {shlex.quote(str(env_file))}; set +a; "
+                 f"exec {' '.join(shlex.quote(a) for a in argv)} >>{shlex.quote(str(log))} 2>&1")
+        line = f"{_cron_times(every)} {inner.replace('%', chr(92) + '%')} {CRON_TAG}"
+        text = f"{CRON_MARK}\nSHELL=/bin/sh\n{line}\n"
+        path = where / "distill.cron"
+        return Plan(kind, ((path, text),),
+                    (f"( crontab -l 2>/dev/null | grep -vF '{CRON_TAG}'; grep -v '^SHELL' {shlex.quote(str(path))} ) "
+                     f"| crontab -",),
+                    (f"crontab -l | grep -vF '{CRON_TAG}' | crontab -",))
+    if kind == "launchd":
+        where = target or home / "Library" / "LaunchAgents"
+        logs = home / "Library" / "Logs" / "distill.log"
+        arguments = "\n".join(f"    <string>{escape(a)}</string>" for a in argv)
+        text = f"""<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<!-- Written by `distill schedule install launchd`; `distill schedule uninstall launchd` removes it. -->
+<plist version="1.0">
+<dict>
+  <key>Label</key>
+  <string>{LABEL}</string>
+  <key>ProgramArguments</key>
+  <array>
+{arguments}
+  </array>
+  <key>EnvironmentVariables</key>
+  <dict>
+    <key>DISTILL_STATE_DIR</key>
+    <string>{escape(str(state_dir))}</string>
+  </dict>
+  <key>StartInterval</key>
+  <integer>{every}</integer>
+  <key>RunAtLoad</key>
+  <true/>
+  <key>StandardOutPath</key>
+  <string>{escape(str(logs))}</string>
+  <key>StandardErrorPath</key>
+  <string>{escape(str(logs))}</string>
+  <key>ProcessType</key>
+  <string>Background</string>
+  <key>LowPriorityIO</key>
+  <true/>
+  <key>Nice</key>
+  <integer>10</integer>
+</dict>
+</plist>
+"""
+        path = where / f"{LABEL}.plist"
+        return Plan(kind, ((path, text),),
+                    (f"launchctl bootstrap gui/$(id -u) {shlex.quote(str(path))}",
+                     f"launchctl kickstart gui/$(id -u)/{LABEL}   # run once now"),
+                    (f"launchctl bootout gui/$(id -u)/{LABEL}",))
+    raise DistillError(f"unknown scheduler {kind!r}: one of {', '.join(KINDS)}")
+
+
+@dataclass(frozen=True, slots=True)
+class Installed:
+    kind: str
+    written: tuple[str, ...]
+    removed: tuple[str, ...]
+    next_steps: tuple[str, ...]
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "written": list(self.written), "removed": list(self.removed),
+                "next_steps": list(self.next_steps)}
+
+
+def install(chosen: Plan) -> Installed:
+    """Write the files (atomically, mode 0644: they hold paths, never secrets) and say how to enable them."""
+    written = []
+    for path, text in chosen.files:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_text(text, encoding="utf-8")
+            tmp.chmod(0o644)
+            tmp.replace(path)
+        except OSError as exc:
+            raise DistillError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        written.append(str(path))
+    return Installed(chosen.kind, tuple(written), (), chosen.enable)
+
+
+def uninstall(chosen: Plan) -> Installed:
+    """Remove the files an install wrote; disabling first is the scheduler's own command, printed."""
+    removed = []
+    for path, _ in chosen.files:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise DistillError(f"cannot remove {path}: {exc.strerror or exc}") from exc
+        removed.append(str(path))
+    return Installed(chosen.kind, (), tuple(removed), chosen.disable)

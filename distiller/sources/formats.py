@@ -1,0 +1,73 @@
+"""Which assistant wrote a transcript, told from its first line: so an unsupported file is named, not misread."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import Counter
+from pathlib import Path
+
+import orjson
+
+OPENCLAW, CLAUDE_CODE, CODEX, UNKNOWN, EMPTY = "openclaw", "claude-code", "codex", "unknown", "empty"
+LABELS = {OPENCLAW: "OpenClaw", CLAUDE_CODE: "Claude Code", CODEX: "Codex", UNKNOWN: "unrecognised JSONL"}
+FIRST_LINE_BYTES = 64 * 1024
+SURVEY_FILES = 50
+
+
+def sniff_line(line: bytes) -> str:
+    if not line.strip():
+        return EMPTY
+    try:
+        entry = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return UNKNOWN
+    if not isinstance(entry, dict):
+        return UNKNOWN
+    kind = entry.get("type")
+    if kind == "session" and "version" in entry:
+        return OPENCLAW
+    if kind in ("session_meta", "response_item", "event_msg", "turn_context") or (
+            "payload" in entry and "timestamp" in entry and kind is not None):
+        return CODEX
+    if "sessionId" in entry and ("uuid" in entry or "parentUuid" in entry) or kind in (
+            "summary", "file-history-snapshot"):
+        return CLAUDE_CODE
+    return UNKNOWN
+
+
+def sniff(path: str | Path) -> str:
+    """The format of one file by its first line; never opens anything but a regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return UNKNOWN
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return UNKNOWN
+        head = os.read(fd, FIRST_LINE_BYTES)
+    except OSError:
+        return UNKNOWN
+    finally:
+        os.close(fd)
+    return sniff_line(head.split(b"\n", 1)[0])
+
+
+def survey(root: Path, depth: int = 3) -> Counter[str]:
+    """Formats of the first JSONL files found under root (a bounded walk, for hints, never for reading)."""
+    found: Counter[str] = Counter()
+    pending = [(root, 0)]
+    while pending and sum(found.values()) < SURVEY_FILES:
+        directory, level = pending.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False) and level < depth:
+                pending.append((Path(entry.path), level + 1))
+            elif entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
+                kind = sniff(entry.path)
+                if kind != EMPTY:
+                    found[kind] += 1
+    return found

@@ -1,0 +1,288 @@
+"""Offline quality on Synthetic-Persona-Chat: what the prefilter keeps, and what the rules extractor learns.
+
+    python tests/bench/quality.py [--split held-out|tune|all] [--transcripts DIR] [--limit N] [--show N]
+
+The conversations are converted into OpenClaw transcripts (tests/bench/personachat.py; into a temp dir unless
+--transcripts names a converted one), read back through the OpenClaw reader and screened as the scan screens them
+(`screen`: clean, prefilter, redact). Every user turn that the prefilter keeps is an evidence item of one extract
+request per session, given to the rules extractor. Conversations are split in two halves by a hash of their number:
+rules are tuned on `tune` and the figures quoted are those of `held-out`.
+
+Definitions, operational and deliberately simple (read the figures with them in mind):
+
+- Content stems: the words of a text, lower-cased, minus stop words (pronouns, auxiliaries, function words and
+  generic verbs of liking, having and doing), cut to a crude stem ("baking", "bakes" and "bake" are one stem).
+- A persona sentence is *stated* by a sentence of a turn when that sentence is not a question and shares at least
+  half of the persona sentence's content stems (and at least one). A **fact-carrying turn** is a user turn with a
+  sentence that states one of the user's own persona sentences. Every other user turn is "other". The labels are
+  word overlap, not annotation: a turn that says a true fact which is not in the persona counts as "other" (so the
+  drop rate of other turns is understated), and one that merely echoes persona words can count as fact-carrying.
+- A belief **recalls** a persona sentence when it shares at least half of that sentence's content stems.
+  Precision is the share of beliefs that recall one of the user's persona sentences (a true fact outside the
+  persona counts against it); recall is the share of persona sentences that some belief recalls.
+- A belief is **not self-contained** when, a month later and without the conversation, it cannot be read as a
+  fact: it holds a pronoun or deictic word whose referent is not the user (it, this, that, these, those, them,
+  they, there, here, one, you, your, he, she, his, her, we, our …), names its object only as "the <aspect>" ("The
+  user likes the food."), holds a relative time (today, yesterday, tomorrow, tonight, last/next/this week …), ends
+  on a word that needs a continuation ("to", "the", "and" …), or has no content stem beyond its verb ("The user
+  likes to.").
+- A fact-carrying turn **yields a belief** when the extractor returns a belief that cites it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from distiller.extract.base import ExtractRequest, Item
+from distiller.extract.rules import RulesExtractor
+from distiller.prefilter import KEEP
+from distiller.records import Message
+from distiller.screen import screen
+from distiller.sources import openclaw
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from personachat import DATA, read_conversations, sessions_of, write_transcripts  # noqa: E402
+
+STOP = frozenset(
+    """
+    a an the and or but if then than so as at by for from in into of on onto to with without about up down out over
+    off back here there this that these those it its it's i i'm i've i'd i'll me my mine myself we our ours us you
+    your yours he him his she her they them their theirs themselves who whom what which when where why how is are
+    was were be been being am do does did doing done have has had having get gets got getting go goes going went
+    can could would will should shall may might must not no nor don't doesn't didn't can't won't isn't aren't very
+    really just also too much many lot lots some any all every each more most other such own same only one ones
+    like likes liked love loves loved enjoy enjoys enjoyed prefer want wants wanted plan plans hope user user's
+    thing things stuff something anything everything time times lot kind way well yes yeah oh wow great good nice
+    cool fun always never often usually sometimes now currently still ever big little favorite favourite make
+    makes made since because while during am 'm 's 're 've 'd 'll n't
+    """.split()
+)
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+_NOT_SELF_CONTAINED_WORDS = frozenset(
+    """
+    it its itself this that these those them they there here one ones you your yours yourself yourselves u ur he
+    him his she her hers himself herself we us our ours ourselves today yesterday tomorrow tonight
+    """.split()
+)
+_RELATIVE_TIME = re.compile(r"\b(?:last|next|this|coming) (?:week|weekend|month|year|night|morning|summer|winter|"
+                            r"spring|fall|autumn|time)\b|\b(?:right now|the other day|a while ago)\b")
+# "The user likes the food." — the food of what the other party spoke of.
+_BARE_ASPECT = re.compile(
+    r"^the user(?:'s)? \w+(?: to)? the (?:food|people|culture|story|plot|characters?|atmosphere|scenery|views?|"
+    r"weather|colou?rs?|design|taste|sound|vibe|energy|idea|challenge|ending|movies?|books?|show|songs?|music|game|"
+    r"place|way|part)(?:(?:,| and) the \w+)*\.?$"
+)
+_DANGLING_END = frozenset(
+    "to a an the and or but of with for in on at so than how what when that which because like from by as my their "
+    "is are was were be".split()
+)
+_VERBS = frozenset("the user is has likes dislikes prefers wants decided plans planning does not works lives from "
+                   "allergic switched name favorite goal their to a an".split())  # fmt: skip
+
+
+def stem(word: str) -> str:
+    word = word.split("'")[0]
+    for suffix in ("ies", "ing", "ed", "es", "s", "ly"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            break
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":
+        word = word[:-1]
+    return word
+
+
+def content_stems(text: str) -> frozenset[str]:
+    return frozenset(stem(token) for token in _TOKEN.findall(text.lower().replace("\u2019", "'")) if token not in STOP)
+
+
+def states(sentence_stems: frozenset[str], persona_stems: frozenset[str]) -> bool:
+    shared = len(sentence_stems & persona_stems)
+    return shared >= 1 and shared * 2 >= len(persona_stems)
+
+
+def fact_carrying(text: str, personas: list[frozenset[str]]) -> bool:
+    for sentence in _SENTENCE.findall(text):
+        if sentence.strip() and not sentence.rstrip().endswith("?"):
+            stems = content_stems(sentence)
+            if any(states(stems, persona) for persona in personas if persona):
+                return True
+    return False
+
+
+def self_containment_problem(statement: str) -> str | None:
+    """Why a belief cannot be read on its own a month later, or None."""
+    lowered = statement.lower().replace("\u2019", "'")
+    words = _TOKEN.findall(lowered)
+    for position, word in enumerate(words):
+        bare = word.split("'")[0]
+        following = words[position + 1] if position + 1 < len(words) else None
+        if bare == "one" and following is not None and following not in STOP:
+            continue  # "one older sister" names something; "a new one" does not
+        if bare == "that" and position > 0 and words[position - 1] not in STOP:
+            continue  # a relative clause: "a dog that barks"
+        if bare == "ones" and position > 0 and words[position - 1] == "loved":
+            continue
+        if bare in _NOT_SELF_CONTAINED_WORDS:
+            return f"pronoun:{bare}"
+    if _BARE_ASPECT.match(lowered):
+        return "anaphoric-definite"
+    if _RELATIVE_TIME.search(lowered):
+        return "relative-time"
+    if words and words[-1] in _DANGLING_END:
+        return "dangling"
+    if not [word for word in words if word not in _VERBS and word not in STOP]:
+        return "no-content"
+    return None
+
+
+@dataclass
+class Tally:
+    fact_turns: int = 0
+    fact_kept: int = 0
+    other_turns: int = 0
+    other_dropped: int = 0
+    fact_with_belief: int = 0
+    beliefs: int = 0
+    beliefs_recalling: int = 0
+    not_self_contained: int = 0
+    persona_sentences: int = 0
+    persona_recalled: int = 0
+    reasons: Counter = field(default_factory=Counter)  # (reason, fact?, kept?)
+    problems: Counter = field(default_factory=Counter)
+    examples: dict = field(default_factory=dict)
+
+
+def read_sessions(root: Path) -> dict[str, list[Message]]:
+    by_session: dict[str, list[Message]] = {}
+    for path in sorted(root.glob("agents/*/sessions/*.jsonl")):
+        offset = 0
+        for line in path.read_bytes().splitlines(keepends=True):
+            entry = orjson.loads(line)
+            session_id = path.stem
+            result = openclaw.to_message(entry, agent=path.parent.parent.name, session_id=session_id,
+                                         file=str(path), byte_start=offset, byte_end=offset + len(line))  # fmt: skip
+            offset += len(line)
+            if isinstance(result, Message):
+                by_session.setdefault(session_id, []).append(result)
+    return by_session
+
+
+def measure(root: Path, split: str) -> Tally:
+    labels = [orjson.loads(line) for line in (root / "personas.jsonl").read_bytes().splitlines() if line.strip()]
+    labels = [label for label in labels if split == "all" or label["split"] == split]
+    messages = read_sessions(root)
+    tally = Tally()
+    extractor = RulesExtractor()
+    for label in labels:
+        personas = [content_stems(sentence) for sentence in label["persona"]]
+        previous_user_text = None
+        items = []
+        fact_ids = set()
+        for message in messages.get(label["session_id"], []):
+            screened = screen(message, previous_user_text=previous_user_text)
+            if message.role != "user":
+                continue
+            previous_user_text = screened.decisions[-1].text or previous_user_text
+            kept = [d for d in screened.decisions if d.decision == KEEP]
+            is_fact = fact_carrying(message.text, personas)
+            reason = (kept or list(screened.decisions))[0].reason
+            tally.reasons[(reason, is_fact, bool(kept))] += 1
+            if is_fact:
+                tally.fact_turns += 1
+                tally.fact_kept += bool(kept)
+                fact_ids.update(d.item_id for d in screened.decisions)
+                if not kept:
+                    tally.examples.setdefault("fact dropped", []).append(f"[{reason}] {message.text}")
+            else:
+                tally.other_turns += 1
+                tally.other_dropped += not kept
+                if kept:
+                    tally.examples.setdefault("other kept", []).append(f"[{reason}] {message.text}")
+            items.extend(Item(d.item_id, "user", message.ts, d.text, True) for d in kept)
+        extraction = extractor.extract(ExtractRequest("q1", "persona", tuple(items)))
+        statements = {}
+        for candidate in extraction.candidates:
+            statements.setdefault(candidate.statement, candidate)
+        cited = {ref.item_id for candidate in extraction.candidates for ref in candidate.evidence}
+        tally.fact_with_belief += len(cited & fact_ids)
+        recalled = set()
+        for statement, candidate in statements.items():
+            tally.beliefs += 1
+            stems = content_stems(statement)
+            hits = {n for n, persona in enumerate(personas) if persona and states(stems, persona)}
+            recalled |= hits
+            tally.beliefs_recalling += bool(hits)
+            problem = self_containment_problem(statement)
+            if problem:
+                tally.not_self_contained += 1
+                tally.problems[problem] += 1
+                tally.examples.setdefault("not self-contained", []).append(
+                    f"{statement}  <- {candidate.evidence[0].quote}")
+            elif not hits:
+                tally.examples.setdefault("outside the persona", []).append(statement)
+            else:
+                tally.examples.setdefault("recalling", []).append(statement)
+        tally.persona_sentences += sum(1 for persona in personas if persona)
+        tally.persona_recalled += len(recalled)
+    return tally
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part}/{whole} = {part / whole:.3f}" if whole else f"{part}/0"
+
+
+def report(tally: Tally, split: str, show: int) -> None:
+    print(f"split: {split}")
+    print("prefilter (user turns)")
+    print(f"  fact-carrying turns kept      {_share(tally.fact_kept, tally.fact_turns):>24}   target >= 0.97")
+    print(f"  other turns dropped           {_share(tally.other_dropped, tally.other_turns):>24}   target >= 0.54")
+    print("rules extractor")
+    print(f"  beliefs (distinct per session) {tally.beliefs}")
+    print(f"  not self-contained            {_share(tally.not_self_contained, tally.beliefs):>24}   target <= 0.10")
+    print(f"  fact turns yielding a belief  {_share(tally.fact_with_belief, tally.fact_turns):>24}   target >= 0.08")
+    print(f"  precision vs persona          {_share(tally.beliefs_recalling, tally.beliefs):>24}")
+    print(f"  recall of persona sentences   {_share(tally.persona_recalled, tally.persona_sentences):>24}")
+    if tally.problems:
+        print("  not self-contained by cause: " + ", ".join(f"{k} {v}" for k, v in tally.problems.most_common()))
+    print()
+    print(f"{'reason':<20} {'fact kept':>10} {'fact dropped':>13} {'other kept':>11} {'other dropped':>14}")
+    for reason in sorted({reason for reason, _, _ in tally.reasons}):
+        counts = [tally.reasons[(reason, fact, kept)] for fact, kept in ((1, 1), (1, 0), (0, 1), (0, 0))]
+        print(f"{reason:<20} {counts[0]:>10} {counts[1]:>13} {counts[2]:>11} {counts[3]:>14}")
+    if show:
+        for title, lines in tally.examples.items():
+            print(f"\n{title} (first {show} of {len(lines)}):")
+            for line in lines[:show]:
+                print("  " + line.replace("\n", " "))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=("held-out", "tune", "all"), default="held-out")
+    parser.add_argument("--transcripts", type=Path, default=None, help="a dir written by personachat.py")
+    parser.add_argument("--csv", type=Path, default=DATA)
+    parser.add_argument("--limit", type=int, default=None, help="only the first N conversations")
+    parser.add_argument("--show", type=int, default=0, help="print N examples of each kind")
+    args = parser.parse_args()
+    if args.transcripts is not None:
+        report(measure(args.transcripts, args.split), args.split, args.show)
+        return
+    with tempfile.TemporaryDirectory(prefix="distill-quality-") as folder:
+        root = Path(folder)
+        write_transcripts(root, sessions_of(read_conversations(args.csv, args.limit)))
+        report(measure(root, args.split), args.split, args.show)
+
+
+if __name__ == "__main__":
+    main()

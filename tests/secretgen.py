@@ -1,0 +1,104 @@
+"""Hypothesis strategies for texts that carry secrets of every redaction rule, in prose that brushes against the
+rules' needles (key words in any case, lookalike Unicode letters, markers of the clean stage)."""
+
+from __future__ import annotations
+
+import base64
+import string
+
+from hypothesis import strategies as st
+
+ALNUM = string.ascii_letters + string.digits
+
+
+def _chars(alphabet: str, low: int, high: int) -> st.SearchStrategy[str]:
+    return st.text(alphabet=alphabet, min_size=low, max_size=high)
+
+
+def _any_case(word: str) -> st.SearchStrategy[str]:
+    return st.lists(st.booleans(), min_size=len(word), max_size=len(word)).map(
+        lambda flips: "".join(c.upper() if f else c.lower() for c, f in zip(word, flips))
+    )
+
+
+def _with_one(alphabet: str, required: str, low: int, high: int) -> st.SearchStrategy[str]:
+    """A string of alphabet with at least one character of required somewhere."""
+    return st.tuples(_chars(alphabet, low - 1, high - 1), st.sampled_from(required), st.integers(0, high)).map(
+        lambda t: t[0][: t[2]] + t[1] + t[0][t[2]:]
+    )
+
+
+def _with_digit(alphabet: str, low: int, high: int) -> st.SearchStrategy[str]:
+    return _with_one(alphabet, string.digits, low, high)
+
+
+def _basic(pair: tuple[str, str]) -> str:
+    return base64.b64encode(f"{pair[0]}:{pair[1]}".encode()).decode().rstrip("=")
+
+
+# One strategy per rule of distiller.redact, named by the kind it should produce.
+SECRETS: dict[str, st.SearchStrategy[str]] = {
+    "private-key": _chars(ALNUM + "+/", 20, 80).map(
+        lambda body: f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"),
+    "anthropic-key": _chars(ALNUM + "_-", 20, 60).map(lambda v: "sk-ant-api03-" + v),
+    "openrouter-key": _chars(ALNUM, 32, 64).map(lambda v: "sk-or-v1-" + v),
+    "openai-key": _with_digit(ALNUM, 20, 48).map(lambda v: "sk-proj-" + v),
+    "aws-access-key-id": _chars(string.ascii_uppercase + string.digits, 16, 16).map(lambda v: "AKIA" + v),
+    "aws-secret-key": st.tuples(_any_case("aws_secret_access_key"), _chars(ALNUM + "/+", 40, 40)).map(
+        lambda t: f"{t[0]} = {t[1]}"),
+    "github-token": _chars(ALNUM, 36, 50).map(lambda v: "ghp_" + v),
+    "gitlab-token": _chars(ALNUM + "_-", 20, 40).map(lambda v: "glpat-" + v),
+    "slack-token": _chars(ALNUM + "-", 10, 40).map(lambda v: "xoxb-" + v),
+    "google-api-key": _chars(ALNUM + "_-", 35, 35).map(lambda v: "AIza" + v),
+    "stripe-key": st.tuples(st.sampled_from(["sk_live_", "sk_test_", "rk_live_"]), _chars(ALNUM, 16, 40)).map(
+        "".join),
+    "npm-token": _chars(ALNUM, 36, 36).map(lambda v: "npm_" + v),
+    "huggingface-token": _chars(string.ascii_letters, 34, 34).map(lambda v: "hf_" + v),
+    "jwt": st.tuples(*[_chars(ALNUM + "_-", 8, 30)] * 3).map(lambda t: f"eyJ{t[0]}.eyJ{t[1]}.{t[2]}"),
+    "url-credentials": st.tuples(st.sampled_from(["postgres", "mysql", "redis", "https", "amqp"]),
+                                 _chars(string.ascii_lowercase, 2, 10), _chars(ALNUM + "!$%@", 4, 20)).map(
+        lambda t: f"{t[0]}://{t[1]}:{t[2]}@db.example.net:5432/app"),
+    "auth-header": st.one_of(
+        st.tuples(_any_case("bearer"), _with_one(string.ascii_letters + "._-", "._-", 16, 48)).map(lambda t: f"{t[0]} {t[1]}"),
+        st.tuples(_any_case("basic"), st.tuples(_chars(ALNUM, 3, 10), _chars(ALNUM, 4, 16)).map(_basic)).map(
+            lambda t: f"{t[0]} {t[1]}"),
+    ),
+    "password-assignment": st.tuples(_any_case("password"), _with_digit(ALNUM, 6, 20)).map(
+        lambda t: f"{t[0]}={t[1]}"),
+    "secret-assignment": st.tuples(_any_case("api_key"), _with_digit(ALNUM, 8, 30)).map(lambda t: f"{t[0]}: {t[1]}"),
+    "pin": st.tuples(_any_case("pin"), _chars(string.digits, 4, 8)).map(lambda t: f"the {t[0]} is {t[1]}"),
+    "password-phrase": st.tuples(_any_case("password"), st.sampled_from(["vpn", "wifi", "bank account"]),
+                                 _with_digit(ALNUM + "!#", 6, 16)).map(lambda t: f"my {t[0]} for the {t[1]} is {t[2]}"),
+    "high-entropy": st.tuples(st.permutations(string.ascii_uppercase), st.permutations(string.ascii_lowercase),
+                              st.permutations(string.digits)).map(
+        lambda t: "".join(a + b + c for a, b, c in zip(t[0][:11], t[1][:11], t[2][:10] + ["Z"]))[:32]),
+}
+
+# Prose that brushes against the needles and the clean stage's markers without being a secret by itself.
+_NEAR = ["sk-", "sk_", "AIza", "Bearer", "BASIC", "pass", "PIN", "pin", "key", "token", "secret", "://", "@",
+         "-----", "eyJ", "hf_", "xox", "gl", "=", ":", "ſ", "K", "ı", "İ", "<", "[", "HEARTBEAT", "System:", "\n",
+         "\t", " is ", "42", "the ", "password", "for the vpn"]
+# What the clean stage removes or splits on, for the texts its shortcut is tested on.
+CLEAN_MARKERS = ["[Queued messages while agent was busy]\n\n---\nQueued #1\n", "[WebChat 2026-03-01 10:00] ",
+                 "[Mon 2026-03-01 10:00 UTC] ", "<relevant-memories>I like tea</relevant-memories>", "<think>x</think>",
+                 "[[reply_to_current]] ", "Read HEARTBEAT.md", "System: [2026-03-01] done\n", "NO_REPLY",
+                 "[media attached: a.png]\n", "<media:image>", "MEDIA: ./a.png\n", "\r\n", "\n\n\n\n",
+                 "Conversation info (untrusted metadata):\n```json\n{}\n```\n", "[message_id: 12]\n", "<@123> "]
+
+
+def prose(extra: tuple[str, ...] = ()) -> st.SearchStrategy[str]:
+    return st.lists(st.one_of(st.sampled_from(_NEAR + list(extra)), _chars(string.ascii_letters + " .,", 0, 12)),
+                    max_size=8).map("".join)
+
+
+@st.composite
+def texts_with_secrets(draw: st.DrawFn, extra: tuple[str, ...] = ()) -> str:
+    """Prose with one to three secrets, at least one of a rule drawn uniformly; `extra` adds words to the prose."""
+    kinds = draw(st.lists(st.sampled_from(sorted(SECRETS)), min_size=1, max_size=3))
+    pieces = [draw(prose(extra))]
+    for kind in kinds:
+        pieces.append(draw(st.sampled_from([" ", "\n", "\t", " (", ": ", "\"", ""])))
+        pieces.append(draw(SECRETS[kind]))
+        pieces.append(draw(st.sampled_from([" ", "\n", ".", ")", "\"", ""])))
+        pieces.append(draw(prose(extra)))
+    return "".join(pieces)

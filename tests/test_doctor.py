@@ -1,0 +1,68 @@
+"""`distill doctor`: each problem one line with its fix, exit 1 when something is wrong; secrets never printed."""
+
+from __future__ import annotations
+
+import orjson
+from click.testing import CliRunner
+from conftest import append, message_line, new_session
+
+from distiller.cli import cli
+
+KEY = "sk-ant-api03-" + "Q" * 40 + "_x-" + "7" * 40
+
+
+def doctor(*args: str, env: dict | None = None):
+    result = CliRunner().invoke(cli, ["--json", "doctor", *args], env=env)
+    return result, orjson.loads(result.stdout) if result.stdout else None
+
+
+def by_name(report: dict) -> dict[str, list[dict]]:
+    found: dict[str, list[dict]] = {}
+    for check in report["checks"]:
+        found.setdefault(check["name"], []).append(check)
+    return found
+
+
+def test_a_healthy_setup_passes_and_names_its_state_dir(tmp_path, agents):
+    new_session(agents, n_messages=2)
+    assert CliRunner().invoke(cli, ["run", "--source", str(agents)]).exit_code == 0
+    result, report = doctor("--source", str(agents), env={"ANTHROPIC_API_KEY": KEY})
+    assert result.exit_code == 0, result.stdout
+    assert report["healthy"] and report["state_dir"] == str(tmp_path / "state")
+    assert report["state_dir_origin"] == "env DISTILL_STATE_DIR"
+    checks = by_name(report)
+    assert "schema" in checks["database"][0]["detail"] and checks["lock"][0]["detail"] == "free"
+    assert "main 1" in checks["sources"][0]["detail"] and "OpenClaw" in checks["sources"][0]["detail"]
+    assert checks["api_key"][0]["level"] == "ok"
+    human = CliRunner().invoke(cli, ["doctor", "--source", str(agents)], env={"ANTHROPIC_API_KEY": KEY})
+    assert f"state dir: {tmp_path / 'state'}" in human.stdout
+    assert KEY not in result.stdout + human.stdout and "QQQQ" not in human.stdout
+
+
+def test_problems_exit_1_each_with_a_fix(tmp_path, agents):
+    path = new_session(agents)
+    append(path, message_line("I live in Lisbon and I work as a nurse.", message_id="u1"))
+    assert CliRunner().invoke(cli, ["run", "--no-llm", "--source", str(agents)]).exit_code == 0
+    (tmp_path / "state").chmod(0o755)
+    result, report = doctor("--source", str(agents), "--source", str(tmp_path / "nope"),
+                            env={"ANTHROPIC_API_KEY": "sk-ant-oops "})
+    assert result.exit_code == 1 and not report["healthy"]
+    problems = {c["name"]: c for c in report["checks"] if c["level"] == "problem"}
+    assert set(problems) == {"batches", "sources", "api_key"}
+    assert all(c["fix"] for c in problems.values())
+    assert "distill commit" in problems["batches"]["fix"] and "nope" in problems["sources"]["detail"]
+    assert "sk-ant-oops" not in result.stdout
+    assert by_name(report)["state_dir"][0]["level"] == "warning"
+    assert "chmod 700" in by_name(report)["state_dir"][0]["fix"]
+
+
+def test_a_corrupt_database_is_a_problem_and_doctor_creates_nothing(tmp_path, agents):
+    fresh, report = doctor("--source", str(agents))
+    assert not (tmp_path / "state").exists()  # doctor only looks
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    (state / "distill.duckdb").write_bytes(b"\0garbage" * 4096)
+    result, report = doctor("--source", str(agents))
+    assert result.exit_code == 1
+    assert by_name(report)["database"][0]["level"] == "problem"
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,194 @@
+"""`distill schedule`: the in-process scheduler as a real process (signals, exit codes, the run lock) and its
+triggers; `schedule install` units checked by the scheduler's own tools where they exist."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import plistlib
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import orjson
+import pytest
+from click.testing import CliRunner
+from conftest import append, message_line, new_session
+
+from distiller import install
+from distiller import schedule as scheduling
+from distiller.cli import cli
+from distiller.errors import DistillError
+
+
+def start(*args: str, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "distiller", "--json", "schedule", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
+
+
+def next_line(proc: subprocess.Popen, seconds: float = 60) -> dict:
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(proc.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    assert got and got[0], "no summary line in time"
+    return orjson.loads(got[0])
+
+
+def stop(proc: subprocess.Popen, signum: int = signal.SIGTERM) -> tuple[int, str, str]:
+    """Signal, wait, and return the exit code, stderr and what stdout still had."""
+    proc.send_signal(signum)
+    try:
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    return proc.returncode, err.decode(), out.decode()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_runs_now_then_stops_on_a_signal_with_exit_0(agents, signum):
+    new_session(agents, n_messages=2)
+    proc = start("--every", "1h", "--run-now", "--source", str(agents))
+    line = next_line(proc)
+    assert line["status"] == "ok" and line["messages"] == 2 and line["at"].endswith("Z")
+    code, err, _ = stop(proc, signum)
+    assert code == 0, err
+    assert "Traceback" not in err and "stopping" in err
+
+
+def test_a_run_in_progress_reaches_a_safe_point_before_the_exit(agents, fake_anthropic, settings):
+    path = new_session(agents)
+    append(path, message_line("I live in Lisbon and I work as a nurse.", message_id="u1"))
+    fake_anthropic.delay_seconds = 2
+    proc = start("--every", "1h", "--run-now", "--source", str(agents),
+                 env={"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_anthropic.base_url})
+    deadline = time.monotonic() + 60
+    while not fake_anthropic.message_requests() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert fake_anthropic.message_requests(), "the run never reached the model"
+    code, err, _ = stop(proc)
+    assert code == 0, err
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        statuses = [r[0] for r in con.execute("SELECT status FROM runs").fetchall()]
+    assert statuses and "running" not in statuses  # the run ended at a safe point and said how
+
+
+def test_the_run_lock_still_applies(agents, tmp_path):
+    new_session(agents, n_messages=1)
+    state = tmp_path / "state"
+    state.mkdir()
+    with open(state / "lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        proc = start("--every", "1h", "--run-now", "--source", str(agents))
+        line = next_line(proc)
+        code, err, _ = stop(proc)
+    assert line["status"] == "skipped" and "another distill run is in progress" in line["error"]
+    assert code == 0, err
+
+
+def test_human_summary_is_one_line_per_run(agents):
+    new_session(agents, n_messages=1)
+    proc = subprocess.Popen([sys.executable, "-m", "distiller", "schedule", "--run-now", "--source", str(agents)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline().decode()
+    code, _, rest = stop(proc)
+    assert code == 0 and " ok: 1 file(s), 1 message(s)" in first
+    assert rest == ""
+
+
+def test_scheduler_never_runs_two_at_once_and_coalesces(settings):
+    when = scheduling.timing(None, "15m", 30)
+    scheduler = scheduling.make_scheduler(settings, None, when, run_now=False, report=print,
+                                          stopping=threading.Event())
+    job = scheduler.get_job(scheduling.JOB_ID)
+    assert (job.max_instances, job.coalesce) == (1, True) and 60 <= job.misfire_grace_time <= 450
+    assert when.trigger.jitter == 30
+
+
+@pytest.mark.parametrize("field, names", [
+    ("0", "sun"), ("7", "sun"), ("1-5", "mon,tue,wed,thu,fri"), ("0,6", "sun,sat"), ("*/3", "sun,wed,sat"),
+    ("mon-fri", "mon-fri"), ("*", "*"),
+])
+def test_cron_weekdays_mean_what_cron_means(field, names):
+    assert scheduling._weekdays(field) == names
+
+
+def test_cron_sunday_fires_on_sunday():
+    from datetime import datetime, timezone
+
+    trigger = scheduling.cron_trigger("0 9 * * 0", None)
+    fire = trigger.get_next_fire_time(None, datetime(2026, 12, 1, tzinfo=timezone.utc))  # a Tuesday
+    assert fire.strftime("%a") == "Sun"
+
+
+@pytest.mark.parametrize("args", [["--cron", "* * *"], ["--cron", "61 * * * *"], ["--every", "10x"],
+                                  ["--every", "30s"], ["--cron", "0 * * * *", "--every", "1h"]])
+def test_bad_timing_is_a_clear_error(args):
+    result = CliRunner().invoke(cli, ["schedule", *args])
+    assert result.exit_code == 1 and result.stderr.startswith("Error: ")
+
+
+def test_install_systemd_units_name_this_distill_and_verify(tmp_path):
+    units = tmp_path / "units"
+    result = CliRunner().invoke(cli, ["--json", "schedule", "install", "systemd", "--dir", str(units),
+                                      "--every", "15m", "--source", str(tmp_path / "agents dir")])
+    assert result.exit_code == 0, result.stderr
+    done = orjson.loads(result.stdout)
+    assert sorted(Path(p).name for p in done["written"]) == ["distill.service", "distill.timer"]
+    assert any("enable --now distill.timer" in step for step in done["next_steps"])
+    service = (units / "distill.service").read_text()
+    assert f"ExecStart={sys.executable} -m distiller --state-dir {tmp_path / 'state'} run" in service
+    assert f'"{tmp_path / "agents dir"}"' in service and "OnCalendar=*-*-* *:00/15:00" in (
+        units / "distill.timer").read_text()
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("systemd-analyze is not installed")
+    verify = subprocess.run(["systemd-analyze", "verify", str(units / "distill.service"),
+                             str(units / "distill.timer")], capture_output=True, text=True)
+    assert verify.returncode == 0, verify.stderr
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "distill.service").write_text(service.replace(sys.executable, "/nonexistent/distill"))
+    assert subprocess.run(["systemd-analyze", "verify", str(broken / "distill.service")],
+                          capture_output=True).returncode != 0  # the check can fail
+
+
+def test_install_uses_the_console_script_when_that_runs(tmp_path):
+    script = Path(sys.executable).parent / "distill"
+    if not script.exists():
+        pytest.skip("console script not installed in this environment")
+    subprocess.run([str(script), "schedule", "install", "systemd", "--dir", str(tmp_path)], check=True,
+                   capture_output=True)
+    assert f"ExecStart={script.resolve()} --state-dir " in (tmp_path / "distill.service").read_text()
+
+
+def test_install_cron_and_launchd_then_uninstall(tmp_path):
+    state = tmp_path / "state 100%"
+    runner = CliRunner()
+    cron = runner.invoke(cli, ["--state-dir", str(state), "schedule", "install", "cron", "--dir", str(tmp_path)])
+    assert cron.exit_code == 0, cron.stderr
+    text = (tmp_path / "distill.cron").read_text()
+    job = next(line for line in text.splitlines() if line.endswith(install.CRON_TAG))
+    assert job.startswith("17 * * * * ") and "100\\%" in job and sys.executable in job
+    shell = job[len("17 * * * * "):].replace("\\%", "%")
+    assert subprocess.run(["sh", "-n", "-c", shell]).returncode == 0
+    launchd = runner.invoke(cli, ["--state-dir", str(state), "schedule", "install", "launchd", "--dir",
+                                  str(tmp_path), "--every", "30m"])
+    assert launchd.exit_code == 0, launchd.stderr
+    plist = plistlib.loads((tmp_path / f"{install.LABEL}.plist").read_bytes())
+    assert plist["ProgramArguments"][:5] == [sys.executable, "-m", "distiller", "--state-dir", str(state)]
+    assert plist["StartInterval"] == 1800 and plist["EnvironmentVariables"]["DISTILL_STATE_DIR"] == str(state)
+    for kind in ("cron", "launchd"):
+        gone = runner.invoke(cli, ["--json", "schedule", "uninstall", kind, "--dir", str(tmp_path)])
+        assert gone.exit_code == 0 and len(orjson.loads(gone.stdout)["removed"]) == 1
+    assert list(tmp_path.glob("distill.cron")) == [] and list(tmp_path.glob("*.plist")) == []
+
+
+def test_every_and_intervals():
+    assert install.every_seconds("1h") == 3600 and install.every_seconds("90") == 90
+    with pytest.raises(DistillError):
+        install.plan("systemd", Path("/s"), [], install.every_seconds("7m"), Path("/tmp"))
