@@ -21,6 +21,7 @@ from distiller import batches_admin, install, pipeline
 from distiller import schedule as scheduling
 from distiller import beliefs as beliefs_api
 from distiller.cli_beliefs import beliefs, runs_command
+from distiller.cli_reprocess import reprocess_command
 from distiller.config import describe, load_settings, override
 from distiller.doctor import diagnose
 from distiller.errors import EXIT_ERROR, DistillError, os_fault
@@ -571,6 +572,7 @@ def _shown_value(value) -> str:
 
 cli.add_command(beliefs)
 cli.add_command(runs_command)
+cli.add_command(reprocess_command)
 
 
 def main() -> None:

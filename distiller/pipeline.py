@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from distiller.events import Tally, log
 from distiller.extract.base import Extractor
 from distiller.extract.select import (
     EXTERNAL,
+    Estimator,
     estimated_cost_usd,
     estimated_output_tokens,
     make_extractor,
@@ -42,7 +43,15 @@ from distiller.store import beliefs as belief_store
 from distiller.store import cursors, messages, runs
 from distiller.store.cursors import Cursor
 from distiller.store.db import connect, transaction
-from distiller.tail import complete_lines_end, open_regular, read_lines, skip_reason, stat_of, tail_digest
+from distiller.tail import (
+    CHUNK_BYTES,
+    complete_lines_end,
+    open_regular,
+    read_lines,
+    skip_reason,
+    stat_of,
+    tail_digest,
+)
 from distiller.track import ReadPlan, observe, plan_reads
 
 # What a pending message costs in memory beyond its text (record, ids, ledger lists): a chunk of many short
@@ -102,6 +111,11 @@ class _Committer:
     moves: dict[str, Cursor] = field(default_factory=dict)
     expected: dict[str, int | None] = field(default_factory=dict)
     batches_made: int = 0
+    batch_dir: Path | None = None  # where its batch files live: the state dir unless reprocessing
+
+    @property
+    def files_dir(self) -> Path:
+        return self.batch_dir or self.settings.state_dir
 
     def begin(self, plan: ReadPlan) -> None:
         self.expected.setdefault(plan.target.file_id, plan.expected_offset)
@@ -217,14 +231,17 @@ class _Committer:
             allowance = distill.Allowance()
             if built.requests:
                 allowance = self._check_budget(built)
-                built = distill.extract(self.settings.state_dir, built, self.extractor, allowance)  # pending first
+                built = distill.extract(self.files_dir, built, self.extractor, allowance)  # pending first
             self._counted(fresh)
-            commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone)
+            self._commit(built, final=final, gone=gone)
             if allowance.stopped:
                 self._advance()
                 raise BudgetReached(f"{allowance.stopped}; the requests not sent are quarantined "
                                     "(`distill batches retry`)")
         self._advance()
+
+    def _commit(self, built: Batch, *, final: bool, gone: Sequence[str]) -> None:
+        commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone)
 
     def _advance(self) -> None:
         """The next batch's cursors start where this one ends, whether it was committed, staged, submitted or only
@@ -256,15 +273,20 @@ def _allowance(settings: Settings, tally: Tally, spent_today: tuple[int, float])
 
 
 def commit_batch(settings: Settings, batch: Batch, run_id: str, tally: Tally, *, final: bool = False,
-                 gone: Sequence[str] = ()) -> None:
-    """One transaction: ledger, beliefs, cursors, batch record and the run's counters; then drop the batch file."""
+                 gone: Sequence[str] = (), batch_dir: Path | None = None,
+                 also: Callable[[duckdb.DuckDBPyConnection, distill.Committed], None] | None = None) -> None:
+    """One transaction: ledger, beliefs, cursors, batch record, the run's counters and `also` (a reprocess job's
+    progress); then drop the batch file."""
     with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
-        tally.committed(batch, distill.commit(con, batch, run_id))
+        done = distill.commit(con, batch, run_id)
+        tally.committed(batch, done)
         cursors.mark_gone(con, list(gone))
+        if also is not None:
+            also(con, done)
         if final:
             belief_store.fade(con)
         runs.update(con, run_id, tally.as_dict(), "ok" if final else "running")
-    batches.remove(settings.state_dir, batch.batch_id)
+    batches.remove(batch_dir or settings.state_dir, batch.batch_id)
 
 
 def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally: Tally,
@@ -319,6 +341,54 @@ def _decode_failure(data: bytes) -> str:
     return "malformed_json"
 
 
+# How far back a read that starts mid-file looks for the user turn before it (tool results can be long).
+LOOKBACK_BYTES = 16 * 1024 * 1024
+
+
+def _lines_before(f, offset: int) -> Iterator[bytes]:
+    """The complete lines that end at or before `offset`, last first, within LOOKBACK_BYTES."""
+    end, floor = offset, max(0, offset - LOOKBACK_BYTES)
+    while end > floor:
+        start = max(floor, end - CHUNK_BYTES)
+        f.seek(start)
+        block = f.read(end - start)
+        cut = 0 if start == 0 else block.find(b"\n") + 1
+        if cut == 0 and start > 0:
+            if start == floor:
+                return
+            end = start  # a line longer than the block: look further back for its start
+            continue
+        for line in reversed(block[cut:].split(b"\n")):
+            yield line
+        end = start + cut
+        if start == 0:
+            return
+
+
+def _previous_user_text(f, plan: ReadPlan, settings: Settings, skip: str | None) -> str | None:
+    """The screened text of the last user turn before `plan.start`, as a read from the top would have carried it:
+    screening a message depends on it (echoes), so where a run starts must not change what it keeps."""
+    if plan.start == 0 or skip is not None:
+        return None
+    target = plan.target
+    for data in _lines_before(f, plan.start):
+        if openclaw.is_tool_result_line(data) or b'"user"' not in data:
+            continue
+        try:
+            entry = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            continue
+        result = openclaw.to_message(entry, agent=target.agent, session_id=target.session_id, file=target.path,
+                                     byte_start=0, byte_end=0)
+        if isinstance(result, str) or result.role != "user":
+            continue
+        text = screen(result, assistant_decision=settings.assistant_decision,
+                      extra_blocks=settings.extra_injected_blocks).decisions[-1].text
+        if text:
+            return text
+    return None
+
+
 def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tally: Tally, committer: _Committer) -> None:
     target = plan.target
     try:
@@ -336,7 +406,7 @@ def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tall
         skip = target.session_skip or session_skip(
             session_keys.get(target.session_id) or session_keys.get(Path(target.path).name.split(".jsonl")[0])
         )
-        read = _FileRead()
+        read = _FileRead(_previous_user_text(f, plan, settings, skip))
         offset = plan.start
         stopping = stop.requested
         for line in read_lines(f, plan.start, plan.stop, max_line_bytes=settings.max_line_bytes):
@@ -393,7 +463,7 @@ def run_once(
 
     `show` is called with every decision on a newly read message (the tool for tuning the filters)."""
     roots = resolve_sources(sources)
-    extractor = extractor or make_extractor(settings)
+    extractor = extractor or (Estimator(settings.model) if dry_run else make_extractor(settings))
     _check_options(settings, extractor)
     if dry_run:
         with stop.deferred():

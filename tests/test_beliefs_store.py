@@ -15,11 +15,11 @@ from secretgen import prose, texts_with_secrets
 
 from distiller import beliefs as api
 from distiller.config import Settings
-from distiller.records import Belief, EvidenceItem
+from distiller.records import Belief, EvidenceItem, Message
 from distiller.redact import refusal
 from distiller.storable import unsafe
 from distiller.store import beliefs as store
-from distiller.store import migrations
+from distiller.store import clock, migrations
 from distiller.store import normalize as normalization
 from distiller.store.db import MEMORY_LIMIT, connect, transaction
 from distiller.store.forget import forget_beliefs, forget_source
@@ -334,6 +334,46 @@ def test_an_index_keyed_by_another_duckdb_hash_is_rebuilt_before_it_is_used(db):
     result = upsert(db, [belief("The user prefers dark mode in editors, always", message="m2", session="s2")])
     assert (result.merged, result.inserted) == (1, 0)
     assert table(db, "SELECT value <> 'another engine' FROM store_meta")[0][0]
+
+
+def test_decay_runs_on_the_transcripts_clock_per_scope(db):
+    old = "2023-01-01T10:00:00Z"
+    with connect(db) as con, transaction(con):
+        clock.advance(con, {"agent:main": datetime(2023, 1, 2, tzinfo=timezone.utc),
+                            "agent:work": datetime(2026, 3, 1, tzinfo=timezone.utc)})
+    upsert(db, [belief("User is in a sprint", message="x1", ts=old, decay="high"),
+                belief("User is on a trip", message="w1", ts=old, decay="high", scope="agent:work")])
+    # Three years before the wall clock, a day before the main agent's clock: learned, not faded on arrival.
+    assert live(db)["User is in a sprint"][0] == "active"
+    assert live(db)["User is on a trip"][0] == "archived"  # the work agent's clock is three years on
+    with connect(db) as con, transaction(con):
+        clock.advance(con, {"agent:main": datetime(2023, 1, 1, tzinfo=timezone.utc)})  # never back
+        assert store.fade(con, now=NOW) == 0
+        clock.advance(con, {"agent:main": datetime(2023, 6, 1, tzinfo=timezone.utc)})
+        assert store.fade(con, now=NOW) == 1
+    assert live(db)["User is in a sprint"][0] == "archived"
+
+
+def test_a_message_from_the_future_cannot_run_the_clock_ahead():
+    wall = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    messages = [Message("openclaw", "main", "s", "m1", None, "2099-01-01T00:00:00Z", "user", "x", "f", 0, 1),
+                Message("openclaw", "work", "s", "m2", None, "2026-02-01T00:00:00+01:00", "user", "x", "f", 0, 1),
+                Message("openclaw", "work", "s", "m3", None, "not a time", "user", "x", "f", 0, 1)]
+    newest = clock.newest_by_scope(messages, wall)
+    assert newest["agent:main"] == newest["global"] == wall + clock.SKEW
+    assert newest["agent:work"] == datetime(2026, 1, 31, 23, tzinfo=timezone.utc)
+
+
+def test_new_evidence_revives_the_archived_belief_it_nearly_matches(db):
+    upsert(db, [belief("User prefers dark mode in the editor", message="d1", ts="2025-01-01T00:00:00Z",
+                       decay="high")])
+    assert live(db)["User prefers dark mode in the editor"][0] == "archived"  # faded long before NOW
+    result = upsert(db, [belief("The user prefers dark mode in editors, always", message="d2", session="s2",
+                                ts="2026-03-09T00:00:00Z", decay="high")])
+    assert result.merged == 1
+    [(statement, (status, evidence, sessions, _))] = live(db).items()
+    assert (statement, status, evidence, sessions) == ("The user prefers dark mode in editors, always", "active", 2, 2)
+    assert ("revived",) in table(db, "SELECT event FROM belief_history")
 
 
 @pytest.mark.parametrize(

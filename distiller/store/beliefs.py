@@ -22,7 +22,7 @@ from distiller.errors import DistillError
 from distiller.records import Belief
 from distiller.redact import refusal
 from distiller.storable import unsafe
-from distiller.store import tombstones, word_index
+from distiller.store import clock, tombstones, word_index
 from distiller.store.bulk import pack, rows
 from distiller.store.normalize import (
     belief_key,
@@ -79,9 +79,10 @@ class UpsertResult:
     refused_unsafe: int = 0  # control characters or markup: verification strips or rejects them, an import may not
     refused_tombstoned: int = 0
     replayed: int = 0  # every evidence item already recorded: nothing changed
+    belief_ids: tuple[str, ...] = ()  # the beliefs the candidates went to (replays included), not a count
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return {name: value for name, value in asdict(self).items() if name != "belief_ids"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,8 +356,10 @@ def restore(
         return _store(con, settings, now, "import", candidates, refused)
 
 
+# The age of evidence is measured on its scope's transcript clock (store/clock.py, joined as k); $now only stands
+# in for a scope whose clock is not known yet (beliefs stored without their messages, as in an import).
 _DECAY_TERM = (
-    "pow(greatest(epoch($now - e.ts) / 3600.0, 1.0), -CASE {decay} "
+    "pow(greatest(epoch(coalesce(k.at, $now) - e.ts) / 3600.0, 1.0), -CASE {decay} "
     "WHEN 'low' THEN $decay_low WHEN 'high' THEN $decay_high ELSE $decay_medium END)"
 )
 _ACTIVATION_SQL = f"ln(sum({_DECAY_TERM.format(decay='b.decay_sensitivity')}))"
@@ -368,8 +371,14 @@ def activation_params(settings: StoreSettings, now: datetime) -> dict:
 
 
 def activation_sql() -> str:
-    """ACT-R base-level learning over a belief's evidence times (aliases: evidence e, beliefs b)."""
+    """ACT-R base-level learning over a belief's evidence times (aliases: evidence e, beliefs b, and the clock k of
+    `clock_join()`)."""
     return _ACTIVATION_SQL
+
+
+def clock_join() -> str:
+    """The join activation_sql() needs after `evidence e JOIN beliefs b`."""
+    return clock.join("b.scope")
 
 
 def _aggregates(ev: str) -> str:
@@ -388,7 +397,7 @@ def _aggregates(ev: str) -> str:
             SELECT e.belief_id, max(e.confidence) AS c, count(*) AS n, min(e.ts) AS first_seen,
                    max(e.ts) AS last_seen, bool_or(e.explicit) AS explicit,
                    sum({_DECAY_TERM.format(decay='e.decay_sensitivity')}) AS decayed
-            FROM {ev} e GROUP BY e.belief_id, e.session_id
+            FROM {ev} e {clock.join("e.scope")} GROUP BY e.belief_id, e.session_id
         ) GROUP BY belief_id
     )"""
 
@@ -423,7 +432,7 @@ def recompute(con: duckdb.DuckDBPyConnection, ids: Iterable[str], settings: Stor
     ids = list(dict.fromkeys(ids))
     if not ids:
         return
-    evidence = (f"(SELECT e.*, b.decay_sensitivity FROM evidence e JOIN beliefs b USING (belief_id) "
+    evidence = (f"(SELECT e.*, b.decay_sensitivity, b.scope FROM evidence e JOIN beliefs b USING (belief_id) "
                 f"SEMI JOIN {_IDS} i USING (belief_id))")
     con.execute(
         f"""
@@ -444,7 +453,7 @@ def fade(con: duckdb.DuckDBPyConnection, *, settings: StoreSettings | None = Non
         f"""
         UPDATE beliefs SET status = 'archived', updated_at = $now
         FROM (SELECT e.belief_id, {_ACTIVATION_SQL} AS activation
-              FROM evidence e JOIN beliefs b USING (belief_id)
+              FROM evidence e JOIN beliefs b USING (belief_id) {clock_join()}
               WHERE b.status IN ('provisional', 'active') GROUP BY e.belief_id) a
         WHERE beliefs.belief_id = a.belief_id AND a.activation < $floor
         RETURNING beliefs.belief_id
@@ -512,13 +521,16 @@ def _store(con: duckdb.DuckDBPyConnection, settings: StoreSettings, now: datetim
     """Passes of PASS_SIZE candidates in evidence-time order; each later pass sees what the earlier ones wrote."""
     word_index.ensure_current(con)
     candidates, forgotten = _not_forgotten(con, settings, candidates)
-    counts = dict.fromkeys(UpsertResult.__dataclass_fields__, 0)
+    counts = dict.fromkeys(UpsertResult().as_dict(), 0)
     counts.update(refused_secret=refused.count("secret"), refused_unsafe=refused.count("unsafe"),
                   refused_tombstoned=forgotten)
     candidates.sort(key=lambda c: (c.latest, c.order))
+    drawn: dict[str, None] = {}
     for start in range(0, len(candidates), PASS_SIZE):
-        _Upsert(con, settings, now, run_id, counts=counts).apply(candidates[start:start + PASS_SIZE])
-    return UpsertResult(**counts)
+        one_pass = _Upsert(con, settings, now, run_id, counts=counts)
+        one_pass.apply(candidates[start:start + PASS_SIZE])
+        drawn.update(dict.fromkeys(one_pass.resolved.values()))
+    return UpsertResult(**counts, belief_ids=tuple(drawn))
 
 
 @dataclass
@@ -619,15 +631,17 @@ class _Upsert:
         return self.held.get(belief_id) if belief_id else None
 
     def _near_target(self, c: _Candidate) -> _Held | None:
-        best: tuple[float, _Held] | None = None
+        """The closest near duplicate, a live one before an archived one (which the new evidence revives)."""
+        best: tuple[bool, float, _Held] | None = None
         for score, ref, sig in self.near.get(c.order, ()):
             target = self._resolve(ref)
-            if (target is None or sig != c.sig or target.status == ARCHIVED
+            if (target is None or sig != c.sig
                     or (target.scope, target.category, target.subject) != (c.scope, c.category, c.subject)):
                 continue
-            if best is None or score > best[0]:
-                best = (score, target)
-        return best[1] if best else None
+            rank = (target.status != ARCHIVED, score)
+            if best is None or rank > best[:2]:
+                best = (*rank, target)
+        return best[2] if best else None
 
     def _contradicted(self, c: _Candidate) -> _Held | None:
         """An active belief saying nearly the same with the opposite polarity."""
@@ -703,11 +717,17 @@ class _Upsert:
         newest = max(e.ts for e in fresh)
         self._add_evidence(target, fresh)
         target.importance = max(target.importance, c.importance)
-        if target.superseded_by is not None:
+        if merged and len(c.tokens) > len(target.tokens):  # the more informative wording; a tie keeps the old one
+            target.statement, target.tokens = c.statement, c.tokens
+        if target.status == ARCHIVED:  # superseded, or faded: whichever way the history arrived, it is back
             holders = self._holders(target.slot, excluding=target.belief_id)
             if holders and newest <= holders[-1].last_seen:
+                if target.superseded_by is None:  # faded before its newer holder came: history all the same
+                    target.superseded_by, target.valid_to = holders[-1].belief_id, holders[-1].valid_from
+                    self.touched.add(target.belief_id)
                 self._count("reinforced")
                 return
+            superseding = bool(holders) or target.superseded_by is not None
             target.superseded_by, target.valid_to, target.status = None, None, PROVISIONAL
             if holders:
                 target.supersedes = holders[-1].belief_id
@@ -716,10 +736,8 @@ class _Upsert:
             if target.slot:
                 self.slots.setdefault(target.slot, set()).add(target.belief_id)
             self.events.append((target.belief_id, "revived", target.supersedes))
-            self._count("superseded")
+            self._count("superseded" if superseding else "merged" if merged else "reinforced")
             return
-        if merged and len(c.tokens) > len(target.tokens):  # the more informative wording; a tie keeps the old one
-            target.statement, target.tokens = c.statement, c.tokens
         if target.status == PROVISIONAL and self._strong(c):
             target.status = ACTIVE
         self._count("merged" if merged else "reinforced")
@@ -781,7 +799,7 @@ class _Upsert:
             self._write_new()
         touched = [h for h in self.held.values() if not h.new and h.belief_id in self.touched]
         if touched:
-            evidence = (f"(SELECT e.*, t.decay_sensitivity FROM evidence e "
+            evidence = (f"(SELECT e.*, t.decay_sensitivity, t.scope FROM evidence e "
                         f"JOIN {rows(_TOUCHED)} t USING (belief_id))")
             con.execute(
                 f"""
@@ -793,7 +811,7 @@ class _Upsert:
                 {"rows": pack(
                     belief_id=[h.belief_id for h in touched], importance=[h.importance for h in touched],
                     status=[h.status for h in touched], superseded_by=[h.superseded_by for h in touched],
-                    decay_sensitivity=[h.decay_sensitivity for h in touched],
+                    decay_sensitivity=[h.decay_sensitivity for h in touched], scope=[h.scope for h in touched],
                 ), **params},
             )
         # Long strings are costly to update (DuckDB copies each touched vector), so only the rows whose wording or
@@ -834,6 +852,7 @@ class _Upsert:
         new = [h for h, _ in self.inserted]
         cands = [c for _, c in self.inserted]
         decay = {h.belief_id: h.decay_sensitivity for h in new}
+        scopes = {h.belief_id: h.scope for h in new}
         ev = [(k, e) for k, e in self.evidence.items() if k[0] in decay]
         self.con.execute(
             f"""
@@ -861,7 +880,7 @@ class _Upsert:
             ), "evidence": pack(
                 belief_id=[k[0] for k, _ in ev], session_id=[k[1] for k, _ in ev], ts=[e.ts for _, e in ev],
                 confidence=[e.confidence for _, e in ev], explicit=[e.explicit for _, e in ev],
-                decay_sensitivity=[decay[k[0]] for k, _ in ev],
+                decay_sensitivity=[decay[k[0]] for k, _ in ev], scope=[scopes[k[0]] for k, _ in ev],
             ), "run_id": self.run_id, **_aggregate_params(self.settings, self.now)},
         )
 
@@ -884,9 +903,9 @@ _NEW = {
     "model": "VARCHAR", "prompt_version": "VARCHAR",
 }
 _NEW_EVIDENCE = {"belief_id": "VARCHAR", "session_id": "VARCHAR", "ts": "TIMESTAMPTZ", "confidence": "DOUBLE",
-                 "explicit": "BOOLEAN", "decay_sensitivity": "VARCHAR"}
+                 "explicit": "BOOLEAN", "decay_sensitivity": "VARCHAR", "scope": "VARCHAR"}
 _TOUCHED = {"belief_id": "VARCHAR", "importance": "INTEGER", "status": "VARCHAR", "superseded_by": "VARCHAR",
-            "decay_sensitivity": "VARCHAR"}
+            "decay_sensitivity": "VARCHAR", "scope": "VARCHAR"}
 _REWORDED = {"belief_id": "VARCHAR", "statement": "VARCHAR", "words": "VARCHAR"}
 _RELINKED = {"belief_id": "VARCHAR", "superseded_by": "VARCHAR", "supersedes": "VARCHAR", "valid_to": "VARCHAR"}
 _EVIDENCE = {
