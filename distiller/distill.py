@@ -25,7 +25,7 @@ from distiller.extract.select import estimated_cost_usd, estimated_output_tokens
 from distiller.records import Belief
 from distiller.store import batches as batch_rows
 from distiller.store import beliefs as belief_store
-from distiller.store import cursors, messages
+from distiller.store import clock, cursors, messages
 from distiller.verify import verify
 
 MAX_SPLIT_DEPTH = 3
@@ -195,6 +195,7 @@ def commit(con: duckdb.DuckDBPyConnection, batch: Batch, run_id: str) -> Committ
     """Everything a batch covers, in the caller's transaction."""
     beliefs, rejected, sanitized, candidates = verified_beliefs(batch)
     messages.record(con, [row.verdict for row in batch.ledger], [row.file_id for row in batch.ledger], run_id)
+    clock.advance(con, clock.newest_by_scope(row.verdict.message for row in batch.ledger))
     result = belief_store.upsert(con, beliefs, run_id)
     cursors.save(con, list(batch.cursors))
     if batch.requests:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from distiller.events import Tally, log
 from distiller.extract.base import Extractor
 from distiller.extract.select import (
     EXTERNAL,
+    Estimator,
     estimated_cost_usd,
     estimated_output_tokens,
     make_extractor,
@@ -42,7 +43,15 @@ from distiller.store import beliefs as belief_store
 from distiller.store import cursors, messages, runs
 from distiller.store.cursors import Cursor
 from distiller.store.db import connect, transaction
-from distiller.tail import complete_lines_end, open_regular, read_lines, skip_reason, stat_of, tail_digest
+from distiller.tail import (
+    CHUNK_BYTES,
+    complete_lines_end,
+    open_regular,
+    read_lines,
+    skip_reason,
+    stat_of,
+    tail_digest,
+)
 from distiller.track import ReadPlan, identity, observe, plan_reads
 
 # What a pending message costs in memory beyond its text (record, ids, ledger lists): a chunk of many short
@@ -102,6 +111,11 @@ class _Committer:
     moves: dict[str, Cursor] = field(default_factory=dict)
     expected: dict[str, int | None] = field(default_factory=dict)
     batches_made: int = 0
+    batch_dir: Path | None = None  # where its batch files live: the state dir unless reprocessing
+
+    @property
+    def files_dir(self) -> Path:
+        return self.batch_dir or self.settings.state_dir
 
     def begin(self, plan: ReadPlan) -> None:
         self.expected.setdefault(plan.target.file_id, plan.expected_offset)
@@ -165,18 +179,6 @@ class _Committer:
                 for decision in screened.decisions:
                     self.show(decision)
 
-    def _limits(self) -> list[tuple[float, float, str, bool]]:
-        """(limit, spent so far, name, in tokens) of every budget set."""
-        settings, tally = self.settings, self.tally
-        day_tokens, day_cost = self.spent_today
-        limits = [
-            (settings.budget_tokens, tally.tokens, "--budget-tokens", True),
-            (settings.budget_usd, tally.cost_usd, "--budget-usd", False),
-            (settings.budget_tokens_per_day, day_tokens + tally.tokens, "budget_tokens_per_day", True),
-            (settings.budget_usd_per_day, day_cost + tally.cost_usd, "budget_usd_per_day", False),
-        ]
-        return [limit for limit in limits if limit[0]]
-
     def _check_budget(self, batch: Batch) -> distill.Allowance:
         """Stop before a batch whose estimate would pass a budget; else what its calls may spend, splits and
         retries included."""
@@ -184,13 +186,11 @@ class _Committer:
             return distill.Allowance()
         tokens = batch.estimated_tokens + estimated_output_tokens(batch.estimated_tokens)
         cost = estimated_cost_usd(self.extractor.model, batch.estimated_tokens)
-        for limit, spent, name, in_tokens in self._limits():
+        for limit, spent, name, in_tokens in _budgets(self.settings, self.tally, self.spent_today):
             would_be = spent + (tokens if in_tokens else cost)
             if would_be > limit:
                 raise BudgetReached(f"{name} {limit:g} would be passed by the next batch (≈{would_be:.4g})")
-        token_room = [limit - spent for limit, spent, _, in_tokens in self._limits() if in_tokens]
-        usd_room = [limit - spent for limit, spent, _, in_tokens in self._limits() if not in_tokens]
-        return distill.Allowance(min(token_room, default=None), min(usd_room, default=None))
+        return _allowance(self.settings, self.tally, self.spent_today)
 
     def flush(self, *, final: bool = False, gone: Sequence[str] = ()) -> None:
         stop.check()
@@ -231,14 +231,17 @@ class _Committer:
             allowance = distill.Allowance()
             if built.requests:
                 allowance = self._check_budget(built)
-                built = distill.extract(self.settings.state_dir, built, self.extractor, allowance)  # pending first
+                built = distill.extract(self.files_dir, built, self.extractor, allowance)  # pending first
             self._counted(fresh)
-            commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone)
+            self._commit(built, final=final, gone=gone)
             if allowance.stopped:
                 self._advance()
                 raise BudgetReached(f"{allowance.stopped}; the requests not sent are quarantined "
                                     "(`distill batches retry`)")
         self._advance()
+
+    def _commit(self, built: Batch, *, final: bool, gone: Sequence[str]) -> None:
+        commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone)
 
     def _advance(self) -> None:
         """The next batch's cursors start where this one ends, whether it was committed, staged, submitted or only
@@ -250,21 +253,46 @@ class _Committer:
         self.moves.clear()
 
 
+def _budgets(settings: Settings, tally: Tally, spent_today: tuple[int, float]) -> list[tuple[float, float, str, bool]]:
+    """(limit, spent so far, name, whether in tokens) of every budget set."""
+    day_tokens, day_cost = spent_today
+    limits = [
+        (settings.budget_tokens, tally.tokens, "--budget-tokens", True),
+        (settings.budget_usd, tally.cost_usd, "--budget-usd", False),
+        (settings.budget_tokens_per_day, day_tokens + tally.tokens, "budget_tokens_per_day", True),
+        (settings.budget_usd_per_day, day_cost + tally.cost_usd, "budget_usd_per_day", False),
+    ]
+    return [limit for limit in limits if limit[0]]
+
+
+def _allowance(settings: Settings, tally: Tally, spent_today: tuple[int, float]) -> distill.Allowance:
+    """What is left of the tightest token and dollar budgets, for the calls of one batch."""
+    budgets = _budgets(settings, tally, spent_today)
+    return distill.Allowance(min((limit - spent for limit, spent, _, tokens in budgets if tokens), default=None),
+                             min((limit - spent for limit, spent, _, tokens in budgets if not tokens), default=None))
+
+
 def commit_batch(settings: Settings, batch: Batch, run_id: str, tally: Tally, *, final: bool = False,
-                 gone: Sequence[str] = ()) -> None:
-    """One transaction: ledger, beliefs, cursors, batch record and the run's counters; then drop the batch file."""
+                 gone: Sequence[str] = (), batch_dir: Path | None = None,
+                 also: Callable[[duckdb.DuckDBPyConnection, distill.Committed], None] | None = None) -> None:
+    """One transaction: ledger, beliefs, cursors, batch record, the run's counters and `also` (a reprocess job's
+    progress); then drop the batch file."""
     with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
-        tally.committed(batch, distill.commit(con, batch, run_id))
+        done = distill.commit(con, batch, run_id)
+        tally.committed(batch, done)
         cursors.mark_gone(con, list(gone))
+        if also is not None:
+            also(con, done)
         if final:
             belief_store.fade(con)
         runs.update(con, run_id, tally.as_dict(), "ok" if final else "running")
-    batches.remove(settings.state_dir, batch.batch_id)
+    batches.remove(batch_dir or settings.state_dir, batch.batch_id)
 
 
 def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally: Tally,
-                   waiting: list[Batch]) -> None:
-    """Finish what an earlier run left: commit distilled batches, extract pending ones, before reading anything."""
+                   waiting: list[Batch], spent_today: tuple[int, float] = (0, 0.0)) -> None:
+    """Finish what an earlier run left: commit distilled batches, extract pending ones (within the budgets),
+    before reading anything."""
     for batch in waiting:
         stop.check()
         with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
@@ -287,8 +315,9 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
                 raise Unavailable(f"batch {batch.batch_id} is still being processed by the Message Batches API "
                                   f"({batch.remote_id}); the next run collects it")
             batch = collected
-        elif batch.status == batches.PENDING:
-            batch = distill.extract(settings.state_dir, batch, extractor)
+        allowance = _allowance(settings, tally, spent_today)
+        if batch.status == batches.PENDING:
+            batch = distill.extract(settings.state_dir, batch, extractor, allowance)
         tally.resumed += 1
         try:
             commit_batch(settings, batch, run_id, tally)
@@ -298,6 +327,10 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
             tally.set_aside.append(batches.set_aside(settings.state_dir, batch.batch_id))
             log.warning("set aside batch %s: too big to commit within the memory limit; its messages are read "
                         "again", batch.batch_id)
+            continue
+        if allowance.stopped:
+            raise BudgetReached(f"{allowance.stopped}; the requests not sent are quarantined "
+                                "(`distill batches retry`)")
 
 
 def _decode_failure(data: bytes) -> str:
@@ -306,6 +339,54 @@ def _decode_failure(data: bytes) -> str:
     except UnicodeDecodeError:
         return "invalid_utf8"
     return "malformed_json"
+
+
+# How far back a read that starts mid-file looks for the user turn before it (tool results can be long).
+LOOKBACK_BYTES = 16 * 1024 * 1024
+
+
+def _lines_before(f, offset: int) -> Iterator[bytes]:
+    """The complete lines that end at or before `offset`, last first, within LOOKBACK_BYTES."""
+    end, floor = offset, max(0, offset - LOOKBACK_BYTES)
+    while end > floor:
+        start = max(floor, end - CHUNK_BYTES)
+        f.seek(start)
+        block = f.read(end - start)
+        cut = 0 if start == 0 else block.find(b"\n") + 1
+        if cut == 0 and start > 0:
+            if start == floor:
+                return
+            end = start  # a line longer than the block: look further back for its start
+            continue
+        for line in reversed(block[cut:].split(b"\n")):
+            yield line
+        end = start + cut
+        if start == 0:
+            return
+
+
+def _previous_user_text(f, plan: ReadPlan, settings: Settings, skip: str | None) -> str | None:
+    """The screened text of the last user turn before `plan.start`, as a read from the top would have carried it:
+    screening a message depends on it (echoes), so where a run starts must not change what it keeps."""
+    if plan.start == 0 or skip is not None:
+        return None
+    target = plan.target
+    for data in _lines_before(f, plan.start):
+        if openclaw.is_tool_result_line(data) or b'"user"' not in data:
+            continue
+        try:
+            entry = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            continue
+        result = openclaw.to_message(entry, agent=target.agent, session_id=target.session_id, file=target.path,
+                                     byte_start=0, byte_end=0)
+        if isinstance(result, str) or result.role != "user":
+            continue
+        text = screen(result, assistant_decision=settings.assistant_decision,
+                      extra_blocks=settings.extra_injected_blocks).decisions[-1].text
+        if text:
+            return text
+    return None
 
 
 def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tally: Tally, committer: _Committer) -> None:
@@ -325,7 +406,7 @@ def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tall
         skip = target.session_skip or session_skip(
             session_keys.get(target.session_id) or session_keys.get(Path(target.path).name.split(".jsonl")[0])
         )
-        read = _FileRead()
+        read = _FileRead(_previous_user_text(f, plan, settings, skip))
         offset = plan.start
         stopping = stop.requested
         for line in read_lines(f, plan.start, plan.stop, max_line_bytes=settings.max_line_bytes):
@@ -382,7 +463,7 @@ def run_once(
 
     `show` is called with every decision on a newly read message (the tool for tuning the filters)."""
     roots = resolve_sources(sources)
-    extractor = extractor or make_extractor(settings)
+    extractor = extractor or (Estimator(settings.model) if dry_run else make_extractor(settings))
     _check_options(settings, extractor)
     if dry_run:
         with stop.deferred():
@@ -427,7 +508,7 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
             tracked = cursors.load(con)
     try:
         if waiting:
-            resume_batches(settings, run_id, extractor, tally, waiting)
+            resume_batches(settings, run_id, extractor, tally, waiting, spent)
             with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
                 tracked = cursors.load(con)  # the resumed batches moved them
         discovery = discover([Path(r) for r in roots], settings.excluded_agents)

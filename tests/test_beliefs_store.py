@@ -9,13 +9,17 @@ import duckdb
 import orjson
 import pytest
 from hypothesis import given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
+from secretgen import prose, texts_with_secrets
 
 from distiller import beliefs as api
 from distiller.config import Settings
-from distiller.records import Belief, EvidenceItem
+from distiller.records import Belief, EvidenceItem, Message
+from distiller.redact import refusal
+from distiller.storable import unsafe
 from distiller.store import beliefs as store
-from distiller.store import migrations
+from distiller.store import clock, migrations
 from distiller.store import normalize as normalization
 from distiller.store.db import MEMORY_LIMIT, connect, transaction
 from distiller.store.forget import forget_beliefs, forget_source
@@ -332,6 +336,46 @@ def test_an_index_keyed_by_another_duckdb_hash_is_rebuilt_before_it_is_used(db):
     assert table(db, "SELECT value <> 'another engine' FROM store_meta")[0][0]
 
 
+def test_decay_runs_on_the_transcripts_clock_per_scope(db):
+    old = "2023-01-01T10:00:00Z"
+    with connect(db) as con, transaction(con):
+        clock.advance(con, {"agent:main": datetime(2023, 1, 2, tzinfo=timezone.utc),
+                            "agent:work": datetime(2026, 3, 1, tzinfo=timezone.utc)})
+    upsert(db, [belief("User is in a sprint", message="x1", ts=old, decay="high"),
+                belief("User is on a trip", message="w1", ts=old, decay="high", scope="agent:work")])
+    # Three years before the wall clock, a day before the main agent's clock: learned, not faded on arrival.
+    assert live(db)["User is in a sprint"][0] == "active"
+    assert live(db)["User is on a trip"][0] == "archived"  # the work agent's clock is three years on
+    with connect(db) as con, transaction(con):
+        clock.advance(con, {"agent:main": datetime(2023, 1, 1, tzinfo=timezone.utc)})  # never back
+        assert store.fade(con, now=NOW) == 0
+        clock.advance(con, {"agent:main": datetime(2023, 6, 1, tzinfo=timezone.utc)})
+        assert store.fade(con, now=NOW) == 1
+    assert live(db)["User is in a sprint"][0] == "archived"
+
+
+def test_a_message_from_the_future_cannot_run_the_clock_ahead():
+    wall = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    messages = [Message("openclaw", "main", "s", "m1", None, "2099-01-01T00:00:00Z", "user", "x", "f", 0, 1),
+                Message("openclaw", "work", "s", "m2", None, "2026-02-01T00:00:00+01:00", "user", "x", "f", 0, 1),
+                Message("openclaw", "work", "s", "m3", None, "not a time", "user", "x", "f", 0, 1)]
+    newest = clock.newest_by_scope(messages, wall)
+    assert newest["agent:main"] == newest["global"] == wall + clock.SKEW
+    assert newest["agent:work"] == datetime(2026, 1, 31, 23, tzinfo=timezone.utc)
+
+
+def test_new_evidence_revives_the_archived_belief_it_nearly_matches(db):
+    upsert(db, [belief("User prefers dark mode in the editor", message="d1", ts="2025-01-01T00:00:00Z",
+                       decay="high")])
+    assert live(db)["User prefers dark mode in the editor"][0] == "archived"  # faded long before NOW
+    result = upsert(db, [belief("The user prefers dark mode in editors, always", message="d2", session="s2",
+                                ts="2026-03-09T00:00:00Z", decay="high")])
+    assert result.merged == 1
+    [(statement, (status, evidence, sessions, _))] = live(db).items()
+    assert (statement, status, evidence, sessions) == ("The user prefers dark mode in editors, always", "active", 2, 2)
+    assert ("revived",) in table(db, "SELECT event FROM belief_history")
+
+
 @pytest.mark.parametrize(
     "statement",
     [
@@ -359,3 +403,17 @@ def test_the_last_guard_refuses_partial_keys_markers_and_credentials_in_plain_wo
 )
 def test_the_last_guard_keeps_beliefs_that_only_talk_about_credentials(db, statement):
     assert upsert(db, [belief(statement)]).refused_secret == 0
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(texts_with_secrets(), prose()), min_size=1, max_size=6))
+def test_the_guards_one_scan_of_the_batch_equals_a_scan_of_each_belief(texts):
+    assert store._refusals(texts) == ["secret" if refusal(text) else "unsafe" if unsafe(text) else None
+                                      for text in texts]
+
+
+def test_the_store_refuses_control_characters_and_markup_that_bypassed_verification(db):
+    """Verification strips and rejects them; an import of a tampered export does not pass through it."""
+    result = upsert(db, [belief("User likes jazz\x1b[2J"), belief("User likes <system>blues</system>"),
+                         belief("User likes folk")])
+    assert (result.refused_unsafe, result.inserted) == (2, 1)

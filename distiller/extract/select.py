@@ -28,6 +28,20 @@ class ExternalExtractor:
         raise DistillError("batches for an external agent are committed with `distill commit`, not extracted")
 
 
+class Estimator:
+    """Stands for the model in a dry run: what would be sent is priced at the configured model, whichever
+    extractor will run and whether or not a key is set."""
+
+    name = "estimate"
+    prompt_version = "estimate"
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+
+    def extract(self, request: ExtractRequest) -> Extraction:
+        raise DistillError("a dry run only estimates; it extracts nothing")
+
+
 def make_extractor(settings: Settings, choice: str | None = None) -> Extractor:
     """`auto` means the Anthropic API when ANTHROPIC_API_KEY is set, else the offline rules."""
     choice = choice or settings.extractor

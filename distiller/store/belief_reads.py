@@ -8,7 +8,14 @@ from datetime import datetime
 import duckdb
 
 from distiller.errors import DistillError
-from distiller.store.beliefs import StoredBelief, StoredEvidence, StoreSettings, activation_params, activation_sql
+from distiller.store.beliefs import (
+    StoredBelief,
+    StoredEvidence,
+    StoreSettings,
+    activation_params,
+    activation_sql,
+    clock_join,
+)
 from distiller.store.bulk import pack, rows
 
 SORTS = {"activation": "activation DESC NULLS LAST", "confidence": "b.confidence DESC", "recent": "b.last_seen DESC"}
@@ -74,7 +81,7 @@ _ROW = f"""
            b.valid_to, b.superseded_by, b.supersedes, b.conflicts_with
     FROM beliefs b
     LEFT JOIN (SELECT e.belief_id, {activation_sql()} AS activation
-               FROM evidence e JOIN beliefs b USING (belief_id) GROUP BY e.belief_id) a USING (belief_id)
+               FROM evidence e JOIN beliefs b USING (belief_id) {clock_join()} GROUP BY e.belief_id) a USING (belief_id)
 """
 
 

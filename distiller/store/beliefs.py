@@ -21,7 +21,8 @@ import duckdb
 from distiller.errors import DistillError
 from distiller.records import Belief
 from distiller.redact import refusal
-from distiller.store import tombstones, word_index
+from distiller.storable import unsafe
+from distiller.store import clock, tombstones, word_index
 from distiller.store.bulk import pack, rows
 from distiller.store.normalize import (
     belief_key,
@@ -75,11 +76,13 @@ class UpsertResult:
     superseded: int = 0
     flagged: int = 0
     refused_secret: int = 0
+    refused_unsafe: int = 0  # control characters or markup: verification strips or rejects them, an import may not
     refused_tombstoned: int = 0
     replayed: int = 0  # every evidence item already recorded: nothing changed
+    belief_ids: tuple[str, ...] = ()  # the beliefs the candidates went to (replays included), not a count
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return {name: value for name, value in asdict(self).items() if name != "belief_ids"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,15 +290,18 @@ def _restored(order: int, stored: StoredBelief, settings: StoreSettings, now: da
     )
 
 
-def _carrying_secrets(texts: list[str]) -> list[bool]:
-    """The last guard: nothing that is, or looks like, a secret reaches the database (redact.refusal).
+def _refusals(texts: list[str]) -> list[str | None]:
+    """The last guard: nothing that is, or looks like, a secret reaches the database (redact.refusal), and no text
+    with control characters or markup ("secret" or "unsafe" per text, else None).
 
     One scan of the whole batch clears the usual batch at once; only a batch with a hit is scanned belief by
-    belief. No pattern can span lines except a private key block, which always counts as a hit, and a hit in the
-    joined text is a hit in the belief it lies in."""
-    if refusal("\n".join(texts)) is None:
-        return [False] * len(texts)
-    return [refusal(text) is not None for text in texts]
+    belief. A belief's match is found where it lies in the joined text unless an earlier match runs across the
+    joining newline, and the only patterns that can (a private key block, `aws_secret_key =` followed by a line
+    break, a credential word followed by one) accept what they match, so a clean join is a clean batch."""
+    joined = "\n".join(texts)
+    if refusal(joined) is None and not unsafe(joined):
+        return [None] * len(texts)
+    return ["secret" if refusal(text) is not None else "unsafe" if unsafe(text) else None for text in texts]
 
 
 @contextmanager
@@ -323,11 +329,11 @@ def upsert(
     """Store verified beliefs inside the caller's open transaction; safe to replay."""
     settings = settings or StoreSettings()
     now = now or datetime.now(timezone.utc)
-    secrets = _carrying_secrets(["\n".join([b.statement, *(e.quote for e in b.evidence)]) for b in beliefs])
+    refused = _refusals(["\n".join([b.statement, *(e.quote for e in b.evidence)]) for b in beliefs])
     with _without_cycle_collection():
         candidates = [_candidate(order, belief, run_id, settings, now)
-                      for order, (belief, secret) in enumerate(zip(beliefs, secrets)) if not secret]
-        return _store(con, settings, now, run_id, candidates, refused_secret=sum(secrets))
+                      for order, (belief, why) in enumerate(zip(beliefs, refused)) if why is None]
+        return _store(con, settings, now, run_id, candidates, refused)
 
 
 def restore(
@@ -342,16 +348,18 @@ def restore(
     now = now or datetime.now(timezone.utc)
     # Flagged beliefs last among equals in time, so each meets the belief it contradicted already in place.
     ordered = sorted(stored, key=lambda b: b.status == FLAGGED)
-    secrets = _carrying_secrets(["\n".join([b.statement, *(q for e in b.evidence for q in (e.quote, e.statement))])
-                                 for b in ordered])
+    refused = _refusals(["\n".join([b.statement, *(q for e in b.evidence for q in (e.quote, e.statement))])
+                         for b in ordered])
     with _without_cycle_collection():
         candidates = [_restored(order, belief, settings, now)
-                      for order, (belief, secret) in enumerate(zip(ordered, secrets)) if not secret]
-        return _store(con, settings, now, "import", candidates, refused_secret=sum(secrets))
+                      for order, (belief, why) in enumerate(zip(ordered, refused)) if why is None]
+        return _store(con, settings, now, "import", candidates, refused)
 
 
+# The age of evidence is measured on its scope's transcript clock (store/clock.py, joined as k); $now only stands
+# in for a scope whose clock is not known yet (beliefs stored without their messages, as in an import).
 _DECAY_TERM = (
-    "pow(greatest(epoch($now - e.ts) / 3600.0, 1.0), -CASE {decay} "
+    "pow(greatest(epoch(coalesce(k.at, $now) - e.ts) / 3600.0, 1.0), -CASE {decay} "
     "WHEN 'low' THEN $decay_low WHEN 'high' THEN $decay_high ELSE $decay_medium END)"
 )
 _ACTIVATION_SQL = f"ln(sum({_DECAY_TERM.format(decay='b.decay_sensitivity')}))"
@@ -363,8 +371,14 @@ def activation_params(settings: StoreSettings, now: datetime) -> dict:
 
 
 def activation_sql() -> str:
-    """ACT-R base-level learning over a belief's evidence times (aliases: evidence e, beliefs b)."""
+    """ACT-R base-level learning over a belief's evidence times (aliases: evidence e, beliefs b, and the clock k of
+    `clock_join()`)."""
     return _ACTIVATION_SQL
+
+
+def clock_join() -> str:
+    """The join activation_sql() needs after `evidence e JOIN beliefs b`."""
+    return clock.join("b.scope")
 
 
 def _aggregates(ev: str) -> str:
@@ -383,7 +397,7 @@ def _aggregates(ev: str) -> str:
             SELECT e.belief_id, max(e.confidence) AS c, count(*) AS n, min(e.ts) AS first_seen,
                    max(e.ts) AS last_seen, bool_or(e.explicit) AS explicit,
                    sum({_DECAY_TERM.format(decay='e.decay_sensitivity')}) AS decayed
-            FROM {ev} e GROUP BY e.belief_id, e.session_id
+            FROM {ev} e {clock.join("e.scope")} GROUP BY e.belief_id, e.session_id
         ) GROUP BY belief_id
     )"""
 
@@ -418,7 +432,7 @@ def recompute(con: duckdb.DuckDBPyConnection, ids: Iterable[str], settings: Stor
     ids = list(dict.fromkeys(ids))
     if not ids:
         return
-    evidence = (f"(SELECT e.*, b.decay_sensitivity FROM evidence e JOIN beliefs b USING (belief_id) "
+    evidence = (f"(SELECT e.*, b.decay_sensitivity, b.scope FROM evidence e JOIN beliefs b USING (belief_id) "
                 f"SEMI JOIN {_IDS} i USING (belief_id))")
     con.execute(
         f"""
@@ -439,7 +453,7 @@ def fade(con: duckdb.DuckDBPyConnection, *, settings: StoreSettings | None = Non
         f"""
         UPDATE beliefs SET status = 'archived', updated_at = $now
         FROM (SELECT e.belief_id, {_ACTIVATION_SQL} AS activation
-              FROM evidence e JOIN beliefs b USING (belief_id)
+              FROM evidence e JOIN beliefs b USING (belief_id) {clock_join()}
               WHERE b.status IN ('provisional', 'active') GROUP BY e.belief_id) a
         WHERE beliefs.belief_id = a.belief_id AND a.activation < $floor
         RETURNING beliefs.belief_id
@@ -503,16 +517,20 @@ PASS_SIZE = 10_000  # candidates per pass: DuckDB's 128 MB suffice for any batch
 
 
 def _store(con: duckdb.DuckDBPyConnection, settings: StoreSettings, now: datetime, run_id: str,
-           candidates: list[_Candidate], *, refused_secret: int) -> UpsertResult:
+           candidates: list[_Candidate], refused: list[str | None]) -> UpsertResult:
     """Passes of PASS_SIZE candidates in evidence-time order; each later pass sees what the earlier ones wrote."""
     word_index.ensure_current(con)
     candidates, forgotten = _not_forgotten(con, settings, candidates)
-    counts = dict.fromkeys(UpsertResult.__dataclass_fields__, 0)
-    counts.update(refused_secret=refused_secret, refused_tombstoned=forgotten)
+    counts = dict.fromkeys(UpsertResult().as_dict(), 0)
+    counts.update(refused_secret=refused.count("secret"), refused_unsafe=refused.count("unsafe"),
+                  refused_tombstoned=forgotten)
     candidates.sort(key=lambda c: (c.latest, c.order))
+    drawn: dict[str, None] = {}
     for start in range(0, len(candidates), PASS_SIZE):
-        _Upsert(con, settings, now, run_id, counts=counts).apply(candidates[start:start + PASS_SIZE])
-    return UpsertResult(**counts)
+        one_pass = _Upsert(con, settings, now, run_id, counts=counts)
+        one_pass.apply(candidates[start:start + PASS_SIZE])
+        drawn.update(dict.fromkeys(one_pass.resolved.values()))
+    return UpsertResult(**counts, belief_ids=tuple(drawn))
 
 
 @dataclass
@@ -613,15 +631,17 @@ class _Upsert:
         return self.held.get(belief_id) if belief_id else None
 
     def _near_target(self, c: _Candidate) -> _Held | None:
-        best: tuple[float, _Held] | None = None
+        """The closest near duplicate, a live one before an archived one (which the new evidence revives)."""
+        best: tuple[bool, float, _Held] | None = None
         for score, ref, sig in self.near.get(c.order, ()):
             target = self._resolve(ref)
-            if (target is None or sig != c.sig or target.status == ARCHIVED
+            if (target is None or sig != c.sig
                     or (target.scope, target.category, target.subject) != (c.scope, c.category, c.subject)):
                 continue
-            if best is None or score > best[0]:
-                best = (score, target)
-        return best[1] if best else None
+            rank = (target.status != ARCHIVED, score)
+            if best is None or rank > best[:2]:
+                best = (*rank, target)
+        return best[2] if best else None
 
     def _contradicted(self, c: _Candidate) -> _Held | None:
         """An active belief saying nearly the same with the opposite polarity."""
@@ -697,11 +717,17 @@ class _Upsert:
         newest = max(e.ts for e in fresh)
         self._add_evidence(target, fresh)
         target.importance = max(target.importance, c.importance)
-        if target.superseded_by is not None:
+        if merged and len(c.tokens) > len(target.tokens):  # the more informative wording; a tie keeps the old one
+            target.statement, target.tokens = c.statement, c.tokens
+        if target.status == ARCHIVED:  # superseded, or faded: whichever way the history arrived, it is back
             holders = self._holders(target.slot, excluding=target.belief_id)
             if holders and newest <= holders[-1].last_seen:
+                if target.superseded_by is None:  # faded before its newer holder came: history all the same
+                    target.superseded_by, target.valid_to = holders[-1].belief_id, holders[-1].valid_from
+                    self.touched.add(target.belief_id)
                 self._count("reinforced")
                 return
+            superseding = bool(holders) or target.superseded_by is not None
             target.superseded_by, target.valid_to, target.status = None, None, PROVISIONAL
             if holders:
                 target.supersedes = holders[-1].belief_id
@@ -710,10 +736,8 @@ class _Upsert:
             if target.slot:
                 self.slots.setdefault(target.slot, set()).add(target.belief_id)
             self.events.append((target.belief_id, "revived", target.supersedes))
-            self._count("superseded")
+            self._count("superseded" if superseding else "merged" if merged else "reinforced")
             return
-        if merged and len(c.tokens) > len(target.tokens):  # the more informative wording; a tie keeps the old one
-            target.statement, target.tokens = c.statement, c.tokens
         if target.status == PROVISIONAL and self._strong(c):
             target.status = ACTIVE
         self._count("merged" if merged else "reinforced")
@@ -775,7 +799,7 @@ class _Upsert:
             self._write_new()
         touched = [h for h in self.held.values() if not h.new and h.belief_id in self.touched]
         if touched:
-            evidence = (f"(SELECT e.*, t.decay_sensitivity FROM evidence e "
+            evidence = (f"(SELECT e.*, t.decay_sensitivity, t.scope FROM evidence e "
                         f"JOIN {rows(_TOUCHED)} t USING (belief_id))")
             con.execute(
                 f"""
@@ -787,7 +811,7 @@ class _Upsert:
                 {"rows": pack(
                     belief_id=[h.belief_id for h in touched], importance=[h.importance for h in touched],
                     status=[h.status for h in touched], superseded_by=[h.superseded_by for h in touched],
-                    decay_sensitivity=[h.decay_sensitivity for h in touched],
+                    decay_sensitivity=[h.decay_sensitivity for h in touched], scope=[h.scope for h in touched],
                 ), **params},
             )
         # Long strings are costly to update (DuckDB copies each touched vector), so only the rows whose wording or
@@ -828,6 +852,7 @@ class _Upsert:
         new = [h for h, _ in self.inserted]
         cands = [c for _, c in self.inserted]
         decay = {h.belief_id: h.decay_sensitivity for h in new}
+        scopes = {h.belief_id: h.scope for h in new}
         ev = [(k, e) for k, e in self.evidence.items() if k[0] in decay]
         self.con.execute(
             f"""
@@ -855,7 +880,7 @@ class _Upsert:
             ), "evidence": pack(
                 belief_id=[k[0] for k, _ in ev], session_id=[k[1] for k, _ in ev], ts=[e.ts for _, e in ev],
                 confidence=[e.confidence for _, e in ev], explicit=[e.explicit for _, e in ev],
-                decay_sensitivity=[decay[k[0]] for k, _ in ev],
+                decay_sensitivity=[decay[k[0]] for k, _ in ev], scope=[scopes[k[0]] for k, _ in ev],
             ), "run_id": self.run_id, **_aggregate_params(self.settings, self.now)},
         )
 
@@ -878,9 +903,9 @@ _NEW = {
     "model": "VARCHAR", "prompt_version": "VARCHAR",
 }
 _NEW_EVIDENCE = {"belief_id": "VARCHAR", "session_id": "VARCHAR", "ts": "TIMESTAMPTZ", "confidence": "DOUBLE",
-                 "explicit": "BOOLEAN", "decay_sensitivity": "VARCHAR"}
+                 "explicit": "BOOLEAN", "decay_sensitivity": "VARCHAR", "scope": "VARCHAR"}
 _TOUCHED = {"belief_id": "VARCHAR", "importance": "INTEGER", "status": "VARCHAR", "superseded_by": "VARCHAR",
-            "decay_sensitivity": "VARCHAR"}
+            "decay_sensitivity": "VARCHAR", "scope": "VARCHAR"}
 _REWORDED = {"belief_id": "VARCHAR", "statement": "VARCHAR", "words": "VARCHAR"}
 _RELINKED = {"belief_id": "VARCHAR", "superseded_by": "VARCHAR", "supersedes": "VARCHAR", "valid_to": "VARCHAR"}
 _EVIDENCE = {

@@ -244,5 +244,46 @@ def m012_word_index_prefix_triples_by_duckdb_hash(con: duckdb.DuckDBPyConnection
     word_index.rebuild(con)
 
 
+@migration
+def m013_reprocess_jobs(con: duckdb.DuckDBPyConnection) -> None:
+    """`distill reprocess` keeps its own progress, apart from the live cursors, so a killed one resumes."""
+    con.execute(
+        """
+        CREATE TABLE reprocess_jobs (
+            job_id         VARCHAR PRIMARY KEY,  -- a hash of what is reprocessed and by which extractor/model/prompt
+            started_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
+            finished_at    TIMESTAMPTZ,
+            status         VARCHAR NOT NULL,     -- running | done
+            params         JSON NOT NULL,
+            extractor      VARCHAR NOT NULL,
+            model          VARCHAR,
+            prompt_version VARCHAR NOT NULL,
+            retired        INTEGER
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE reprocess_files (
+            job_id   VARCHAR NOT NULL,
+            file_id  VARCHAR NOT NULL,
+            path     VARCHAR NOT NULL,
+            "offset" BIGINT NOT NULL,            -- committed up to here
+            PRIMARY KEY (job_id, file_id)
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE reprocess_items (           -- what a job re-extracted, and which beliefs it drew again
+            job_id     VARCHAR NOT NULL,
+            kind       VARCHAR NOT NULL,         -- message | belief
+            session_id VARCHAR NOT NULL,         -- '' for a belief
+            id         VARCHAR NOT NULL          -- a kept message's id, or a belief id
+        )
+        """
+    )
+
+
 def pending(applied: set[str]) -> list[tuple[str, Migration]]:
     return [(name, fn) for name, fn in MIGRATIONS if name not in applied]

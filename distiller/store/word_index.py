@@ -88,7 +88,7 @@ probe AS MATERIALIZED {keys("cand")},
 other AS MATERIALIZED (  -- fenced: joining on the group first would pair every candidate with its whole group
     SELECT s.id, b.belief_id AS ref, b.sig, b.words, b.scope, b.category, b.subject
     FROM (SELECT DISTINCT p.id, w.belief_id FROM probe p JOIN belief_words w USING (key)) s
-    JOIN beliefs b ON b.belief_id = s.belief_id WHERE b.status <> 'archived'
+    JOIN beliefs b ON b.belief_id = s.belief_id  -- archived ones too: new evidence revives them
     UNION ALL
     SELECT x.id, '#' || x.other, o.sig, o.words, o.scope, o.category, o.subject
     FROM (SELECT DISTINCT p.id, q.id AS other FROM probe p JOIN probe q USING (key) WHERE p.id <> q.id) x

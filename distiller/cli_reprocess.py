@@ -1,0 +1,64 @@
+"""`distill reprocess`: a thin click command over distiller.reprocess."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from distiller import reprocess as api
+from distiller.cli_beliefs import _since as _when
+from distiller.config import override
+from distiller.extract.select import make_extractor
+
+
+def _estimate_line(e: api.Estimate) -> str:
+    return (f"estimate: {e.files} file(s), {e.bytes:,} bytes, {e.messages:,} messages → {e.requests} request(s), "
+            f"≈{e.tokens:,} input tokens, ≈${e.cost_usd:.4f} at {e.model}")
+
+
+@click.command("reprocess")
+@click.option("--source", "sources", multiple=True, type=click.Path(path_type=Path),
+              help="Agents dir, sessions dir or one transcript file (repeatable).  [default: as for run]")
+@click.option("--since", help="Only messages at or after this ISO date/time (or a span back: 30d).")
+@click.option("--until", help="Only messages before this ISO date/time (or a span back: 30d).")
+@click.option("--agent", "agents", multiple=True, help="Only this agent (repeatable).")
+@click.option("--include-archives", is_flag=True, help="Also read .reset./.deleted. archives.")
+@click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]), help="[default: auto]")
+@click.option("--model", help="Anthropic model.  [default: claude-haiku-5-5]")
+@click.option("--allow-expensive-model", is_flag=True, default=None, help="Allow Opus-class models.")
+@click.option("--dry-run", is_flag=True, help="Only the estimate: requests, tokens and cost; nothing is sent or recorded.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation after the estimate.")
+@click.option("--keep-old", is_flag=True, help="Keep beliefs only older extractors drew and this pass did not.")
+@click.pass_obj
+def reprocess_command(obj: dict, sources: tuple[Path, ...], since: str | None, until: str | None,
+                      agents: tuple[str, ...], include_archives: bool, extractor: str | None, model: str | None,
+                      allow_expensive_model: bool | None, dry_run: bool, yes: bool, keep_old: bool) -> None:
+    """Distill whole transcripts again (messages already recorded too), without moving the live cursors;
+    resumable, and never paying twice for the same job."""
+    out = obj["out"]
+    settings = override(obj["settings"], extractor=extractor, model=model,
+                        allow_expensive_model=allow_expensive_model)
+
+    def confirm(estimate: api.Estimate) -> bool:
+        click.echo(_estimate_line(estimate), err=True)
+        return click.confirm("reprocess?", default=False, err=True)
+
+    interactive = not (yes or dry_run or out.as_json) and sys.stdin.isatty()
+    summary = api.reprocess(settings, sources, since=_when(since), until=_when(until), agents=agents,
+                            include_archives=include_archives, dry_run=dry_run, keep_old=keep_old,
+                            confirm=confirm if interactive else None, extractor=make_extractor(settings))
+    d = summary.as_dict()
+    lines = [f"reprocess {summary.job_id}: {summary.status}" + (" (resumed)" if summary.resumed else "")]
+    if summary.estimate is not None:
+        lines.append(_estimate_line(summary.estimate))
+    if summary.status == "done":
+        lines.append(f"read {d['files']} file(s), {d['bytes_read']:,} bytes, {d['messages']:,} messages; "
+                     f"{d['requests']} request(s), {d['candidates']} candidate(s)")
+        if d["beliefs"]:
+            lines.append("beliefs: " + ", ".join(f"{k} {v}" for k, v in sorted(d["beliefs"].items())))
+        lines.append(f"retired (reprocessed): {summary.retired}")
+    elif summary.status == "already-done":
+        lines.append("this job has already run to the end; change the model, prompt or scope to run another")
+    out.emit(d, "\n".join(lines))

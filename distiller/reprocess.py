@@ -1,0 +1,270 @@
+"""`distill reprocess`: distill a whole history again, with a better model or prompt, through the path `run` uses.
+
+Whole files are read (archives too when asked), independent of the live cursors, which it never moves; messages
+already recorded are extracted again. A job is identified by what it reprocesses and with which extractor, model
+and prompt: its batch files live under `<state-dir>/reprocess/<job>/` (a live run never picks them up) and each
+batch commits the job's progress in its own transaction, so a killed job resumes where it stopped and pays for
+nothing twice, and a finished one is not paid for again. At the end, beliefs that only older extractors, models
+or prompts drew from the reprocessed messages, and that this pass did not draw again, are archived (`reprocessed`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+import orjson
+
+from distiller import batch as batches
+from distiller import distill
+from distiller.batch import Batch
+from distiller.config import Settings
+from distiller.events import Tally
+from distiller.extract.base import Extractor
+from distiller.extract.select import Estimator, make_extractor
+from distiller.lock import run_lock
+from distiller.pipeline import _Committer, _Pending, _read, commit_batch, resolve_sources
+from distiller.records import Message
+from distiller.screen import Screened
+from distiller.sources.discover import discover
+from distiller.store import batches as batch_rows
+from distiller.store import jobs, runs
+from distiller.store.cursors import Cursor
+from distiller.store.db import connect, transaction
+from distiller.tail import complete_lines_end
+from distiller.track import ReadPlan, observe
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What to reprocess: sources, a time window on the messages, agents, and whether archives count."""
+
+    sources: tuple[str, ...]
+    since: datetime | None = None
+    until: datetime | None = None
+    agents: tuple[str, ...] = ()
+    include_archives: bool = False
+
+    def as_dict(self) -> dict:
+        return {"sources": list(self.sources), "since": self.since.isoformat() if self.since else None,
+                "until": self.until.isoformat() if self.until else None, "agents": list(self.agents),
+                "include_archives": self.include_archives}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What the job would send, priced at the model from the same packer and price table as a run."""
+
+    files: int
+    bytes: int
+    messages: int
+    requests: int
+    tokens: int
+    cost_usd: float
+    model: str
+
+    def as_dict(self) -> dict:
+        return {"files": self.files, "bytes": self.bytes, "messages": self.messages, "requests": self.requests,
+                "estimated_tokens": self.tokens, "estimated_cost_usd": round(self.cost_usd, 6), "model": self.model}
+
+
+@dataclass(frozen=True)
+class ReprocessSummary:
+    job_id: str
+    status: str  # dry-run | cancelled | already-done | done
+    estimate: Estimate | None
+    resumed: bool
+    retired: int
+    run_id: str | None
+    tally: Tally = field(default_factory=Tally)
+
+    def as_dict(self) -> dict:
+        return {"job_id": self.job_id, "status": self.status, "resumed": self.resumed, "retired": self.retired,
+                "run_id": self.run_id, "estimate": self.estimate.as_dict() if self.estimate else None,
+                **self.tally.as_dict()}
+
+
+def _when(ts: str | None) -> datetime | None:
+    if not ts:
+        return None
+    try:
+        parsed = datetime.fromisoformat(ts)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+@dataclass
+class _Reprocessor(_Committer):
+    """The run's committer, except that what the ledger holds is extracted again, messages outside the window are
+    left out, and a batch commits the job's progress instead of moving the live cursors."""
+
+    scope: Scope | None = None
+    job_id: str = ""
+    seen: set[tuple[str, str]] = field(default_factory=set)
+
+    def add(self, message: Message, skip: str | None, file_id: str, read) -> None:
+        scope = self.scope
+        if scope.since or scope.until:
+            at = _when(message.ts)
+            if at is None:
+                self.tally.line_skipped("no_timestamp", message.file, message.byte_start)
+                return
+            if (scope.since and at < scope.since) or (scope.until and at >= scope.until):
+                self.tally.line_skipped("outside_window", message.file, message.byte_start)
+                return
+        super().add(message, skip, file_id, read)
+
+    def _fresh(self, screened_all: list[tuple[Screened, str]]) -> list[tuple[Screened, str]]:
+        fresh = []
+        for screened, file_id in screened_all:
+            message = screened.decisions[0].message
+            key = (message.session_id, message.message_id)
+            if key in self.seen:  # the same session copied into another file
+                self.tally.line_skipped("already_reprocessed", message.file, message.byte_start)
+                continue
+            self.seen.add(key)
+            fresh.append((screened, file_id))
+        return fresh
+
+    def _commit(self, built: Batch, *, final: bool, gone: Sequence[str]) -> None:
+        commit_job_batch(self.settings, self.job_id, built, self.run_id, self.tally, self.files_dir, final=final)
+
+
+def commit_job_batch(settings: Settings, job_id: str, built: Batch, run_id: str, tally: Tally, batch_dir: Path,
+                     *, final: bool = False) -> None:
+    """The batch's cursor moves are the job's progress: recorded with it, never applied to the live cursors."""
+    moves = [cursor for cursor, _ in built.cursors]
+    commit_batch(settings, replace(built, cursors=()), run_id, tally, final=final, batch_dir=batch_dir,
+                 also=lambda con, done: jobs.record_batch(con, job_id, moves, built.ledger, done.beliefs.belief_ids))
+
+
+def job_id_of(scope: Scope, extractor: Extractor) -> str:
+    key = orjson.dumps({**scope.as_dict(), "extractor": extractor.name, "model": extractor.model,
+                        "prompt_version": extractor.prompt_version}, option=orjson.OPT_SORT_KEYS)
+    return "rp-" + hashlib.blake2b(key, digest_size=8).hexdigest()
+
+
+def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally) -> tuple[list[ReadPlan], dict]:
+    """Every file in scope, whole (from the job's progress on), each session once."""
+    discovery = discover([Path(s) for s in scope.sources], settings.excluded_agents)
+    tally.files_skipped.update(discovery.skipped)
+    for missing in discovery.missing:
+        tally.file_skipped("missing_source", missing)
+    candidates = discovery.live + (discovery.archives if scope.include_archives else [])
+    plans, fingerprints = [], set()
+    for candidate in sorted(candidates, key=lambda c: c.path):
+        if scope.agents and candidate.agent not in scope.agents:
+            continue
+        seen = observe(candidate.path, candidate.agent, tally)
+        if seen is None or seen.fingerprint in fingerprints:
+            continue
+        fingerprints.add(seen.fingerprint)
+        with open(seen.path, "rb") as f:
+            end = complete_lines_end(f, seen.stat.size)
+        start = min(done.get(seen.fingerprint, 0), end)
+        if start >= end:
+            continue
+        target = Cursor(seen.fingerprint, seen.path, seen.agent, seen.session_id, seen.stat.dev, seen.stat.inode,
+                        seen.stat.size, seen.stat.mtime_ns, start, "")
+        plans.append(ReadPlan(target, start, end, None, "reprocess"))
+    return plans, discovery.session_keys
+
+
+def _pass(settings: Settings, scope: Scope, extractor: Extractor, *, dry_run: bool, job_id: str, run_id: str,
+          done: dict[str, int], tally: Tally) -> None:
+    plans, session_keys = _plans(settings, scope, done, tally)
+    committer = _Reprocessor(settings, run_id, dry_run, tally, extractor, batch_dir=_job_dir(settings, job_id),
+                             scope=scope, job_id=job_id)
+    for plan in plans:
+        _read(plan, settings, session_keys, tally, committer)
+    committer.flush(final=True)
+
+
+def _job_dir(settings: Settings, job_id: str) -> Path:
+    return settings.state_dir / "reprocess" / job_id
+
+
+def estimate(settings: Settings, scope: Scope, extractor: Extractor, done: dict[str, int] | None = None) -> Estimate:
+    """Read and screen everything in scope and pack it as the job would, without sending or recording anything."""
+    model = extractor.model or settings.model
+    tally = Tally(extractor="estimate", model=model)
+    _pass(settings, scope, Estimator(model), dry_run=True, job_id="estimate", run_id="dry-run", done=done or {},
+          tally=tally)
+    return Estimate(tally.files, tally.bytes_read, tally.messages, tally.requests, tally.estimated_tokens,
+                    tally.estimated_cost_usd, model)
+
+
+Confirm = Callable[[Estimate], bool]
+
+
+def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, since: datetime | None = None,
+              until: datetime | None = None, agents: Sequence[str] = (), include_archives: bool = False,
+              dry_run: bool = False, keep_old: bool = False, confirm: Confirm | None = None,
+              extractor: Extractor | None = None) -> ReprocessSummary:
+    """Reprocess a history (see the module docstring); `confirm` sees the estimate first and may decline."""
+    scope = Scope(tuple(resolve_sources(sources)), since, until, tuple(agents), include_archives)
+    extractor = extractor or make_extractor(settings)
+    job_id = job_id_of(scope, extractor)
+    job, done = None, {}
+    if settings.db_path.exists():
+        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+            job = jobs.find(con, job_id)
+            done = jobs.progress(con, job_id) if job else {}
+    if job is not None and job.status == jobs.DONE:
+        return ReprocessSummary(job_id, "already-done", None, False, job.retired or 0, None)
+    plan = estimate(settings, scope, extractor, done) if dry_run or confirm is not None else None
+    if dry_run:
+        return ReprocessSummary(job_id, "dry-run", plan, job is not None, 0, None)
+    if confirm is not None and not confirm(plan):
+        return ReprocessSummary(job_id, "cancelled", plan, job is not None, 0, None)
+    with run_lock(settings.lock_path):
+        return _run_job(settings, scope, extractor, job_id, plan, keep_old=keep_old)
+
+
+def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str, plan: Estimate | None, *,
+             keep_old: bool) -> ReprocessSummary:
+    run_id = uuid.uuid4().hex
+    tally = Tally(extractor=extractor.name, model=extractor.model)
+    with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+        resumed = jobs.find(con, job_id) is not None
+        with transaction(con):
+            jobs.start(con, job_id, scope.as_dict(), extractor.name, extractor.model, extractor.prompt_version)
+            runs.start(con, run_id, [f"reprocess:{job_id}", *scope.sources])
+    try:
+        _resume(settings, job_id, run_id, extractor, tally)
+        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+            done = jobs.progress(con, job_id)
+        _pass(settings, scope, extractor, dry_run=False, job_id=job_id, run_id=run_id, done=done, tally=tally)
+        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
+            retired = 0 if keep_old else jobs.retire(con, job_id, extractor.name, extractor.model,
+                                                      extractor.prompt_version, datetime.now(timezone.utc))
+            jobs.finish(con, job_id, retired)
+            runs.update(con, run_id, tally.as_dict(), "ok")
+    except BaseException as exc:
+        try:
+            with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+                runs.update(con, run_id, tally.as_dict(), "failed", f"{type(exc).__name__}: {exc}")
+        except Exception:  # bookkeeping must never hide the error that ended the job
+            pass
+        raise
+    return ReprocessSummary(job_id, "done", plan, resumed, retired, run_id, tally)
+
+
+def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, tally: Tally) -> None:
+    """Finish the batches a killed job left: what was paid for is in them."""
+    batch_dir = _job_dir(settings, job_id)
+    for waiting in batches.load_all(batch_dir):
+        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+            committed = batch_rows.is_committed(con, waiting.batch_id)
+        if committed:
+            batches.remove(batch_dir, waiting.batch_id)
+            continue
+        if waiting.status == batches.PENDING:
+            waiting = distill.extract(batch_dir, waiting, extractor)
+        tally.resumed += 1
+        commit_job_batch(settings, job_id, waiting, run_id, tally, batch_dir)

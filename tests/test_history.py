@@ -1,0 +1,47 @@
+"""History read in pieces or long after it was written: the store does not depend on when or how it arrives."""
+
+from __future__ import annotations
+
+import duckdb
+import orjson
+from conftest import append, header
+
+from distiller import pipeline
+from distiller.config import Settings
+
+
+def said(text: str, message_id: str, ts: str) -> bytes:
+    return orjson.dumps({"type": "message", "id": message_id, "parentId": None, "timestamp": ts,
+                         "message": {"role": "user", "content": [{"type": "text", "text": text}]}}) + b"\n"
+
+
+def rows(settings: Settings, sql: str) -> list[tuple]:
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def test_a_run_that_starts_mid_file_screens_as_one_from_the_top(agents, tmp_path):
+    path = agents / "main" / "sessions" / "s.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(header() + said("I'm on call every weekend.", "m1", "2026-03-01T10:00:00Z"))
+    settings = Settings(state_dir=tmp_path / "state", extractor="rules")
+    pipeline.run_once(settings, [agents])
+    append(path, said("I'm on call every weekend.", "m2", "2026-03-01T10:00:05Z"))  # the same turn sent again
+    pipeline.run_once(settings, [agents])
+    assert rows(settings, "SELECT message_id, reason FROM ingested ORDER BY 1") == [("m1", "personal"),
+                                                                                   ("m2", "echo")]
+
+
+def test_an_old_history_distilled_today_keeps_what_it_learned(agents, tmp_path):
+    """Two-year-old transcripts: decay runs on their own clock, so their facts are not faded on arrival."""
+    path = agents / "main" / "sessions" / "s.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(header() + said("I have two cats at home.", "m1", "2024-03-01T10:00:00Z")
+                     + said("I'm on call every weekend.", "m2", "2024-03-02T10:00:00Z"))
+    settings = Settings(state_dir=tmp_path / "state", extractor="rules")
+    pipeline.run_once(settings, [agents])
+    assert sorted(rows(settings, "SELECT status FROM beliefs")) == [("provisional",), ("provisional",)]
+    # Two months of the transcripts' time later, the high-decay facts fade, as an hourly run would have seen.
+    append(path, said("ok thanks", "m3", "2024-05-02T10:00:00Z"))
+    pipeline.run_once(settings, [agents])
+    assert sorted(rows(settings, "SELECT status FROM beliefs")) == [("archived",), ("archived",)]

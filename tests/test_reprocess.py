@@ -1,0 +1,183 @@
+"""`distill reprocess` on real files and real DuckDB: re-extraction apart from the live cursors, idempotence,
+retirement of what older prompts drew, tombstones, the estimate, and resumption after a kill (a real process)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import orjson
+import pytest
+from click.testing import CliRunner
+from conftest import append, header
+
+from distiller import batch as batches
+from distiller import beliefs as beliefs_api
+from distiller import pipeline, reprocess
+from distiller.cli import cli
+from distiller.config import Settings
+from distiller.extract.rules import RulesExtractor
+
+
+def said(text: str, message_id: str, ts: str = "2026-03-01T10:00:00Z") -> bytes:
+    return orjson.dumps({"type": "message", "id": message_id, "parentId": None, "timestamp": ts,
+                         "message": {"role": "user", "content": [{"type": "text", "text": text}]}}) + b"\n"
+
+
+class NewPromptRules(RulesExtractor):
+    prompt_version = "rules-2"
+
+
+class NoFactsRules(RulesExtractor):
+    """A newer prompt that no longer draws "I have …" facts."""
+
+    prompt_version = "rules-no-facts"
+
+    def extract(self, request):
+        found = super().extract(request)
+        return type(found)(found.request_id, tuple(c for c in found.candidates if c.category != "fact"), found.usage)
+
+
+@pytest.fixture
+def history(agents) -> Path:
+    for agent, session, lines in (
+        ("main", "11111111-1111-1111-1111-111111111111",
+         [said("I live in Lisbon.", "m1"), said("I have two cats at home.", "m2", "2026-03-01T11:00:00Z")]),
+        ("work", "22222222-2222-2222-2222-222222222222",
+         [said("I prefer green tea in the morning.", "w1", "2026-03-02T10:00:00Z")]),
+    ):
+        path = agents / agent / "sessions" / f"{session}.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(header(session) + b"".join(lines))
+    return agents
+
+
+def rows(settings: Settings, sql: str) -> list[tuple]:
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def store_state(settings: Settings) -> tuple:
+    return (rows(settings, "SELECT statement, status, evidence_count FROM beliefs ORDER BY 1"),
+            rows(settings, "SELECT belief_id, session_id, message_id FROM evidence ORDER BY ALL"),
+            rows(settings, "SELECT count(*) FROM ingested"))
+
+
+def cursors(settings: Settings) -> list[tuple]:
+    return rows(settings, 'SELECT file_id, "offset", size, tail_digest FROM files ORDER BY 1')
+
+
+def test_reextracts_what_was_recorded_without_moving_the_cursors_and_twice_is_once(settings, history):
+    rules = Settings(state_dir=settings.state_dir, extractor="rules")
+    pipeline.run_once(rules, [history])
+    before, moved = store_state(rules), cursors(rules)
+    first = reprocess.reprocess(rules, [history], extractor=NewPromptRules())
+    assert first.status == "done" and first.tally.messages == 3
+    assert first.tally.beliefs == {"replayed": 3}  # every message extracted again, each belief drawn again
+    assert store_state(rules) == before and cursors(rules) == moved
+    again = reprocess.reprocess(rules, [history], extractor=NewPromptRules())
+    assert again.status == "already-done" and store_state(rules) == before
+
+
+def test_beliefs_only_an_older_prompt_drew_are_retired_unless_kept(settings, history, tmp_path):
+    rules = Settings(state_dir=settings.state_dir, extractor="rules")
+    pipeline.run_once(rules, [history])
+    kept = reprocess.reprocess(rules, [history], extractor=NoFactsRules(), keep_old=True)
+    assert kept.retired == 0 and ("archived",) not in rows(rules, "SELECT status FROM beliefs")
+    fresh = Settings(state_dir=tmp_path / "other", extractor="rules")
+    pipeline.run_once(fresh, [history])
+    summary = reprocess.reprocess(fresh, [history], extractor=NoFactsRules(), agents=("main",))
+    assert summary.retired == 1
+    assert rows(fresh, "SELECT statement, status FROM beliefs WHERE status = 'archived'") == [
+        ("The user has two cats at home.", "archived")]
+    assert rows(fresh, "SELECT event FROM belief_history") == [("reprocessed",)]
+
+
+def test_forgotten_beliefs_stay_forgotten(settings, history):
+    rules = Settings(state_dir=settings.state_dir, extractor="rules")
+    pipeline.run_once(rules, [history])
+    beliefs_api.forget(rules, match="Lisbon")
+    summary = reprocess.reprocess(rules, [history], extractor=RulesExtractor())
+    assert summary.tally.beliefs.get("refused_tombstoned") == 1
+    assert not [s for (s,) in rows(rules, "SELECT statement FROM beliefs") if "Lisbon" in s]
+
+
+def test_window_agent_and_messages_beyond_the_cursors(settings, history):
+    rules = Settings(state_dir=settings.state_dir, extractor="rules")
+    pipeline.run_once(rules, [history])
+    path = next((history / "main" / "sessions").glob("*.jsonl"))
+    append(path, said("I'm on call this weekend.", "m3", "2026-03-05T10:00:00Z"))
+    moved = cursors(rules)
+    summary = reprocess.reprocess(rules, [history], agents=("main",),
+                                  since=datetime(2026, 3, 1, 10, 30, tzinfo=timezone.utc))
+    assert summary.tally.messages == 2 and summary.tally.skipped["outside_window"] == 1
+    assert cursors(rules) == moved  # the live run still reads m3 itself, and finds it recorded
+    assert pipeline.run_once(rules, [history]).tally.skipped["already_ingested"] == 1
+
+
+def test_cli_estimates_without_a_key_and_json_needs_no_confirmation(history, tmp_path):
+    runner = CliRunner()
+    state = str(tmp_path / "state")
+    dry = runner.invoke(cli, ["--state-dir", state, "--json", "reprocess", "--source", str(history), "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    estimate = orjson.loads(dry.stdout)["estimate"]
+    assert estimate["requests"] == 2 and estimate["estimated_tokens"] > 0 and estimate["estimated_cost_usd"] > 0
+    assert not (tmp_path / "state" / "distill.duckdb").exists()
+    run_dry = runner.invoke(cli, ["--state-dir", state, "--json", "run", "--source", str(history), "--dry-run",
+                                  "--extractor", "rules"])
+    planned = orjson.loads(run_dry.stdout)
+    assert (planned["requests"], planned["estimated_tokens"]) == (estimate["requests"], estimate["estimated_tokens"])
+    done = runner.invoke(cli, ["--state-dir", state, "reprocess", "--source", str(history), "--extractor", "rules"])
+    assert done.exit_code == 0 and "done" in done.stdout, done.output
+
+
+def wait_for(condition, what: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.02)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+@pytest.mark.slow
+def test_a_killed_reprocess_resumes_and_pays_for_nothing_twice(history, settings, fake_anthropic):
+    fake_anthropic.auto = True
+    fake_anthropic.delay_seconds = 1.0
+    env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_anthropic.base_url,
+           "DISTILL_STATE_DIR": str(settings.state_dir)}
+    args = ["reprocess", "--source", str(history), "--yes"]
+    distill = [sys.executable, "-m", "distiller"]
+    job_dirs = settings.state_dir / "reprocess"
+
+    def saved_one() -> bool:
+        return any(len(b.results) == 1 for d in job_dirs.glob("*") for b in batches.load_all(d))
+
+    process = subprocess.Popen([*distill, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(saved_one, "the first paid answer saved")
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    finally:
+        process.kill()
+    def sent(agent: str) -> int:
+        return sum(f'<transcript agent="{agent}">' in r["messages"][0]["content"]
+                   for r in fake_anthropic.message_requests())
+
+    assert sent("main") == 1  # answered and saved; the work agent's request may have been in flight
+    fake_anthropic.delay_seconds = 0
+    resumed = subprocess.run([*distill, "--json", *args], env=env, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    summary = orjson.loads(resumed.stdout)
+    assert summary["status"] == "done" and summary["resumed"] and summary["resumed_batches"] == 1
+    assert sent("main") == 1 and summary["requests"] == 2  # the saved answer was not paid for again
+    paid = len(fake_anthropic.message_requests())
+    again = subprocess.run([*distill, "--json", *args], env=env, capture_output=True, text=True, timeout=120)
+    assert orjson.loads(again.stdout)["status"] == "already-done" and len(fake_anthropic.message_requests()) == paid
+    assert rows(settings, "SELECT count(*) FROM evidence")[0][0] == 3
