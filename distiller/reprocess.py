@@ -35,7 +35,7 @@ from distiller.store import batches as batch_rows
 from distiller.store import jobs, runs
 from distiller.store.cursors import Cursor
 from distiller.store.db import connect, transaction
-from distiller.tail import complete_lines_end
+from distiller.tail import complete_lines_end, open_regular
 from distiller.track import ReadPlan, observe
 
 
@@ -156,20 +156,24 @@ def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally)
     for missing in discovery.missing:
         tally.file_skipped("missing_source", missing)
     candidates = discovery.live + (discovery.archives if scope.include_archives else [])
-    plans, fingerprints = [], set()
+    plans, keys = [], set()
     for candidate in sorted(candidates, key=lambda c: c.path):
         if scope.agents and candidate.agent not in scope.agents:
             continue
         seen = observe(candidate.path, candidate.agent, tally)
-        if seen is None or seen.fingerprint in fingerprints:
+        if seen is None:
             continue
-        fingerprints.add(seen.fingerprint)
-        with open(seen.path, "rb") as f:
+        # A first line without an id cannot tell files apart: such files are keyed by device and inode too.
+        key = seen.fingerprint if seen.distinctive else seen.by_inode
+        if key in keys:
+            continue
+        keys.add(key)
+        with open_regular(seen.path) as f:
             end = complete_lines_end(f, seen.stat.size)
-        start = min(done.get(seen.fingerprint, 0), end)
+        start = min(done.get(key, 0), end)
         if start >= end:
             continue
-        target = Cursor(seen.fingerprint, seen.path, seen.agent, seen.session_id, seen.stat.dev, seen.stat.inode,
+        target = Cursor(key, seen.path, seen.agent, seen.session_id, seen.stat.dev, seen.stat.inode,
                         seen.stat.size, seen.stat.mtime_ns, start, "")
         plans.append(ReadPlan(target, start, end, None, "reprocess"))
     return plans, discovery.session_keys

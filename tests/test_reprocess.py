@@ -181,3 +181,13 @@ def test_a_killed_reprocess_resumes_and_pays_for_nothing_twice(history, settings
     again = subprocess.run([*distill, "--json", *args], env=env, capture_output=True, text=True, timeout=120)
     assert orjson.loads(again.stdout)["status"] == "already-done" and len(fake_anthropic.message_requests()) == paid
     assert rows(settings, "SELECT count(*) FROM evidence")[0][0] == 3
+
+
+def test_files_whose_first_line_has_no_id_are_each_reprocessed(settings, agents):
+    sessions = agents / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    for n in range(3):
+        (sessions / f"s{n}.jsonl").write_bytes(b"\n" + said(f"I live in city number {n}.", f"m{n}"))
+    rules = Settings(state_dir=settings.state_dir, extractor="rules")
+    assert pipeline.run_once(rules, [agents]).tally.messages == 3
+    assert reprocess.reprocess(rules, [agents], extractor=NewPromptRules()).tally.messages == 3
