@@ -248,10 +248,15 @@ class _Committer:
 
 
 def commit_batch(settings: Settings, batch: Batch, run_id: str, tally: Tally, *, final: bool = False,
-                 gone: Sequence[str] = ()) -> None:
-    """One transaction: ledger, beliefs, cursors, batch record and the run's counters; then drop the batch file."""
+                 gone: Sequence[str] = (), require: Callable[[distill.Committed], None] | None = None) -> None:
+    """One transaction: ledger, beliefs, cursors, batch record and the run's counters; then drop the batch file.
+
+    `require` may refuse what the commit did by raising, which rolls all of it back."""
     with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
-        tally.committed(batch, distill.commit(con, batch, run_id))
+        done = distill.commit(con, batch, run_id)
+        if require is not None:
+            require(done)
+        tally.committed(batch, done)
         cursors.mark_gone(con, list(gone))
         if final:
             belief_store.fade(con)
