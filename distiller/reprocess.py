@@ -27,6 +27,7 @@ from distiller.events import Tally
 from distiller.extract.base import Extractor
 from distiller.extract.select import Estimator, make_extractor
 from distiller.lock import run_lock
+from distiller.progress import Progress
 from distiller.pipeline import _Committer, _Pending, _read, commit_batch, resolve_sources
 from distiller.records import Message
 from distiller.screen import Screened
@@ -176,10 +177,12 @@ def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally)
 
 
 def _pass(settings: Settings, scope: Scope, extractor: Extractor, *, dry_run: bool, job_id: str, run_id: str,
-          done: dict[str, int], tally: Tally) -> None:
+          done: dict[str, int], tally: Tally, progress: Progress | None = None) -> None:
     plans, session_keys = _plans(settings, scope, done, tally)
     committer = _Reprocessor(settings, run_id, dry_run, tally, extractor, batch_dir=_job_dir(settings, job_id),
-                             scope=scope, job_id=job_id)
+                             progress=progress, scope=scope, job_id=job_id)
+    if progress is not None:
+        progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
     for plan in plans:
         _read(plan, settings, session_keys, tally, committer)
     committer.flush(final=True)
@@ -205,7 +208,7 @@ Confirm = Callable[[Estimate], bool]
 def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, since: datetime | None = None,
               until: datetime | None = None, agents: Sequence[str] = (), include_archives: bool = False,
               dry_run: bool = False, keep_old: bool = False, confirm: Confirm | None = None,
-              extractor: Extractor | None = None) -> ReprocessSummary:
+              extractor: Extractor | None = None, progress: Progress | None = None) -> ReprocessSummary:
     """Reprocess a history (see the module docstring); `confirm` sees the estimate first and may decline."""
     scope = Scope(tuple(resolve_sources(sources)), since, until, tuple(agents), include_archives)
     extractor = extractor or make_extractor(settings)
@@ -222,12 +225,16 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
         return ReprocessSummary(job_id, "dry-run", plan, job is not None, 0, None)
     if confirm is not None and not confirm(plan):
         return ReprocessSummary(job_id, "cancelled", plan, job is not None, 0, None)
-    with run_lock(settings.lock_path):
-        return _run_job(settings, scope, extractor, job_id, plan, keep_old=keep_old)
+    try:
+        with run_lock(settings.lock_path):
+            return _run_job(settings, scope, extractor, job_id, plan, keep_old=keep_old, progress=progress)
+    finally:
+        if progress is not None:
+            progress.done()
 
 
 def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str, plan: Estimate | None, *,
-             keep_old: bool) -> ReprocessSummary:
+             keep_old: bool, progress: Progress | None) -> ReprocessSummary:
     run_id = uuid.uuid4().hex
     tally = Tally(extractor=extractor.name, model=extractor.model)
     with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
@@ -239,7 +246,8 @@ def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str
         _resume(settings, job_id, run_id, extractor, tally)
         with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
             done = jobs.progress(con, job_id)
-        _pass(settings, scope, extractor, dry_run=False, job_id=job_id, run_id=run_id, done=done, tally=tally)
+        _pass(settings, scope, extractor, dry_run=False, job_id=job_id, run_id=run_id, done=done, tally=tally,
+              progress=progress)
         with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
             retired = 0 if keep_old else jobs.retire(con, job_id, extractor.name, extractor.model,
                                                       extractor.prompt_version, datetime.now(timezone.utc))
