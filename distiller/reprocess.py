@@ -20,7 +20,7 @@ from pathlib import Path
 import orjson
 
 from distiller import batch as batches
-from distiller import distill
+from distiller import distill, stop
 from distiller.batch import Batch
 from distiller.config import Settings
 from distiller.events import Tally
@@ -28,7 +28,7 @@ from distiller.extract.base import Extractor
 from distiller.extract.select import Estimator, make_extractor
 from distiller.lock import run_lock
 from distiller.progress import Progress
-from distiller.pipeline import _Committer, _Pending, _read, commit_batch, resolve_sources
+from distiller.pipeline import BudgetReached, _Committer, _read, commit_batch, resolve_sources
 from distiller.records import Message
 from distiller.screen import Screened
 from distiller.sources.discover import discover
@@ -76,7 +76,7 @@ class Estimate:
 @dataclass(frozen=True)
 class ReprocessSummary:
     job_id: str
-    status: str  # dry-run | cancelled | already-done | done
+    status: str  # dry-run | cancelled | already-done | budget (resumable) | done
     estimate: Estimate | None
     resumed: bool
     retired: int
@@ -226,7 +226,7 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
     if confirm is not None and not confirm(plan):
         return ReprocessSummary(job_id, "cancelled", plan, job is not None, 0, None)
     try:
-        with run_lock(settings.lock_path):
+        with stop.deferred(), run_lock(settings.lock_path):
             return _run_job(settings, scope, extractor, job_id, plan, keep_old=keep_old, progress=progress)
     finally:
         if progress is not None:
@@ -246,8 +246,14 @@ def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str
         _resume(settings, job_id, run_id, extractor, tally)
         with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
             done = jobs.progress(con, job_id)
-        _pass(settings, scope, extractor, dry_run=False, job_id=job_id, run_id=run_id, done=done, tally=tally,
-              progress=progress)
+        try:
+            _pass(settings, scope, extractor, dry_run=False, job_id=job_id, run_id=run_id, done=done, tally=tally,
+                  progress=progress)
+        except BudgetReached as reached:
+            tally.budget_stop = str(reached)
+            with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+                runs.update(con, run_id, tally.as_dict(), "budget")
+            return ReprocessSummary(job_id, "budget", plan, resumed, 0, run_id, tally)
         with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
             retired = 0 if keep_old else jobs.retire(con, job_id, extractor.name, extractor.model,
                                                       extractor.prompt_version, datetime.now(timezone.utc))

@@ -114,7 +114,7 @@ class PerMessageRules(RulesExtractor):
 
     def extract(self, request: ExtractRequest) -> Extraction:
         candidates = [c for item in request.items
-                      for c in super().extract(replace(request, items=(item,))).candidates]
+                      for c in RulesExtractor.extract(self, replace(request, items=(item,))).candidates]
         return Extraction(request.request_id, tuple(candidates), ())
 
 
