@@ -2,8 +2,8 @@
 
     python tests/bench/bench_history.py [--mb 95] [--sessions 8704] [--full-mb 6] [--repeat 3] [--corpus DIR]
 
-The corpus is tests/bench/corpus.py's synthetic OpenClaw tree with distinct session ids (8 agents, --sessions in
-all). Three figures, each the median of --repeat runs, in MB/s of transcript bytes:
+The corpus is tests/bench/corpus.py's synthetic OpenClaw sessions, message-text heavy (no large tool results or
+images) and with distinct session ids (8 agents, --sessions in all). Three figures, each the median of --repeat runs, in MB/s of transcript bytes:
 - reference: every line parsed with stdlib `json`, and a handful of regexes over each message's text, the floor
   a scan that does its work should beat;
 - dry run: `run_once(dry_run=True)`: parse, clean, prefilter, redact and pack, nothing recorded;
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import shutil
 import statistics
@@ -25,7 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent.parent)]
-from corpus import write_corpus  # noqa: E402
+import corpus  # noqa: E402
 
 from distiller import pipeline  # noqa: E402
 from distiller.config import Settings  # noqa: E402
@@ -34,6 +35,24 @@ _REFERENCE_PATTERNS = [re.compile(p) for p in (
     r"<relevant-memories>.*?</relevant-memories>", r"sk-ant-[A-Za-z0-9_-]{20,}", r"\b(?:password|token)\s*[:=]",
     r"^\s*(?:ok|thanks|hi|hello)\b", r"HEARTBEAT_OK|NO_REPLY",
 )]
+
+
+def message_heavy_corpus(root: Path, target_bytes: int, sessions: int, agents: int = 8, seed: int = 0) -> None:
+    """Distinct sessions of conversation, no large tool results or images: what screening and extraction work on.
+    Each session gets an equal share of the bytes (it stops after the turn that crosses it)."""
+    budget = max(2_000, int(target_bytes / sessions * 0.54))  # a session overshoots its share by about 85 %
+    stats = corpus.CorpusStats()
+    per_agent: dict[int, list] = {a: [] for a in range(agents)}
+    pools = [corpus._pools("anthropic" if a % 2 == 0 else "openai") for a in range(agents)]
+    for i in range(sessions):
+        a = i % agents
+        sdir = root / corpus._agent_name(a) / "sessions"
+        sdir.mkdir(parents=True, exist_ok=True)
+        rng = random.Random(f"history:{seed}:{i}")
+        start = corpus.BASE_TIME_MS + rng.randint(0, 400 * 86_400_000)
+        per_agent[a].append(corpus._write_session(sdir, rng, pools[a], start, budget, stats, large=False))
+    for a, written in per_agent.items():
+        corpus._write_index(root / corpus._agent_name(a), corpus._agent_name(a), written)
 
 
 def _files(root: Path) -> list[Path]:
@@ -104,7 +123,7 @@ def main() -> None:
         root = args.corpus
         if root is None:
             root = work / "agents"
-            write_corpus(root, target_bytes=int(args.mb * 1e6), agents=8, sessions_per_agent=args.sessions // 8)
+            message_heavy_corpus(root, int(args.mb * 1e6), args.sessions)
         size = sum(p.stat().st_size for p in _files(root))
         print(f"corpus: {len(_files(root))} sessions, {size / 1e6:.1f} MB")
         ref = [_timed(lambda: reference(root))[0] for _ in range(args.repeat)]
