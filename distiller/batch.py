@@ -305,8 +305,19 @@ def tidy(state_dir: Path) -> list[str]:
     later = [path_of(state_dir, b.batch_id) for b in waiting.batches
              if any(b.batch_id[:12] == i[:12] and b.batch_id > i for i in bad_ids)]
     for path in [*bad, *later]:
-        os.replace(path, path.with_name(path.name + SET_ASIDE_SUFFIX))
+        _set_aside(path)
     return [p.name for p in [*bad, *later]]
+
+
+def _set_aside(path: Path) -> None:
+    os.replace(path, path.with_name(path.name + SET_ASIDE_SUFFIX))
+
+
+def set_aside(state_dir: Path, batch_id: str) -> str:
+    """Keep a batch that cannot be committed out of the way (its messages are read again); returns its name."""
+    path = path_of(state_dir, batch_id)
+    _set_aside(path)
+    return path.name
 
 
 def _to_json(batch: Batch) -> dict:

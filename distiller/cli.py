@@ -153,7 +153,7 @@ def cli(ctx: click.Context, state_dir: Path | None, config_file: Path | None, as
     origin = _ORIGINS.get(ctx.get_parameter_source("state_dir"), "default")
     settings = load_settings(state_dir, config_file, state_dir_origin=origin)
     log.info("state dir: %s (%s)", settings.state_dir, origin)
-    ctx.obj = {"settings": settings, "out": Output(as_json, quiet)}
+    ctx.obj = {"settings": settings, "out": Output(as_json, quiet), "config_file": config_file}
 
 
 source_option = click.option(
@@ -448,6 +448,7 @@ def _extraction_options(fn):
         source_option,
         click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]), help="[default: auto]"),
         click.option("--model", help="Anthropic model.  [default: claude-haiku-5-5]"),
+        click.option("--allow-expensive-model", is_flag=True, default=None, help="Allow Opus-class models."),
         click.option("--budget-usd", type=float, help="Per-run dollar budget (0: no limit)."),
         click.option("--budget-tokens", type=int, help="Per-run token budget (0: no limit)."),
         click.option("--batch-api", is_flag=True, default=None, help="Submit through the Message Batches API."),
@@ -456,14 +457,15 @@ def _extraction_options(fn):
     return fn
 
 
-def _run_args(sources, extractor, model, budget_usd, budget_tokens, batch_api) -> list[str]:
+def _run_args(sources, extractor, model, allow_expensive_model, budget_usd, budget_tokens, batch_api) -> list[str]:
     """The same run options as command-line words, sources made absolute (a unit has no working directory)."""
     args = [word for source in pipeline.resolve_sources(sources) for word in ("--source", source)]
     for flag, value in (("--extractor", extractor), ("--model", model), ("--budget-usd", budget_usd),
                         ("--budget-tokens", budget_tokens)):
         if value is not None:
             args += [flag, str(value)]
-    return args + (["--batch-api"] if batch_api else [])
+    return args + (["--allow-expensive-model"] if allow_expensive_model else []) + (
+        ["--batch-api"] if batch_api else [])
 
 
 @cli.group(invoke_without_command=True)
@@ -473,8 +475,8 @@ def _run_args(sources, extractor, model, budget_usd, budget_tokens, batch_api) -
 @click.option("--run-now", is_flag=True, help="Run once at start, then on the schedule.")
 @_extraction_options
 @click.pass_context
-def schedule(ctx: click.Context, cron_expr, every, jitter, run_now, sources, extractor, model, budget_usd,
-             budget_tokens, batch_api) -> None:
+def schedule(ctx: click.Context, cron_expr, every, jitter, run_now, sources, extractor, model,
+             allow_expensive_model, budget_usd, budget_tokens, batch_api) -> None:
     """Run `distill run` in-process on a schedule until SIGTERM/SIGINT (then exit 0); one summary line per run.
 
     For hosts without cron or systemd. `schedule install` writes a systemd timer, crontab line or launchd agent
@@ -483,7 +485,8 @@ def schedule(ctx: click.Context, cron_expr, every, jitter, run_now, sources, ext
         return
     obj = ctx.obj
     out: Output = obj["out"]
-    settings = override(obj["settings"], extractor=extractor, model=model, budget_usd=budget_usd,
+    settings = override(obj["settings"], extractor=extractor, model=model,
+                        allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
                         budget_tokens=budget_tokens, batch_api=batch_api)
     when = scheduling.timing(cron_expr, every, jitter)
 
@@ -517,13 +520,15 @@ _DIR = click.option("--dir", "target", type=click.Path(file_okay=False, path_typ
 @_DIR
 @_extraction_options
 @click.pass_obj
-def schedule_install(obj: dict, kind: str, every: str, target: Path | None, sources, extractor, model, budget_usd,
-                     budget_tokens, batch_api) -> None:
+def schedule_install(obj: dict, kind: str, every: str, target: Path | None, sources, extractor, model,
+                     allow_expensive_model, budget_usd, budget_tokens, batch_api) -> None:
     """Write a systemd user timer, crontab line or launchd agent running this distill on this state dir."""
-    settings = override(obj["settings"], extractor=extractor, model=model, budget_usd=budget_usd,
-                        budget_tokens=budget_tokens, batch_api=batch_api)
-    args = _run_args(sources, extractor, model, budget_usd, budget_tokens, batch_api)
-    done = install.install(install.plan(kind, settings.state_dir, args, install.every_seconds(every), target))
+    settings = override(obj["settings"], extractor=extractor, model=model,
+                        allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
+                        budget_tokens=budget_tokens, batch_api=batch_api)  # checked now, not at the first fire
+    args = _run_args(sources, extractor, model, allow_expensive_model, budget_usd, budget_tokens, batch_api)
+    done = install.install(install.plan(kind, settings.state_dir, args, install.every_seconds(every), target,
+                                        obj["config_file"]))
     human = "\n".join([f"wrote {path}" for path in done.written] + ["enable it with:"]
                       + [f"  {step}" for step in done.next_steps])
     obj["out"].emit(done.as_dict(), human)

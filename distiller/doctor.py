@@ -194,10 +194,15 @@ def _api_key(settings: Settings, report: Report) -> None:
         report.add("api_key", level, "ANTHROPIC_API_KEY not set: the offline rules extractor runs",
                    "set ANTHROPIC_API_KEY (e.g. in ~/.config/distiller/env) to distill with the model"
                    if level == PROBLEM else None)
-    elif not _KEY.fullmatch(key.strip()) or key != key.strip():
-        report.add("api_key", PROBLEM, f"ANTHROPIC_API_KEY is set but not shaped like an Anthropic key "
+    elif key != key.strip() or not key:
+        report.add("api_key", PROBLEM, f"ANTHROPIC_API_KEY has surrounding whitespace or is empty ({len(key)} "
+                   f"characters; value not shown)", "set it again without quotes, spaces or a newline")
+    elif not _KEY.fullmatch(key):
+        # Behind ANTHROPIC_BASE_URL (a gateway, a proxy) keys of another shape are normal.
+        level = WARN if os.environ.get("ANTHROPIC_BASE_URL") else PROBLEM
+        report.add("api_key", level, f"ANTHROPIC_API_KEY is set but not shaped like an Anthropic key "
                    f"({len(key)} characters; value not shown)",
-                   "copy the key again from console.anthropic.com (no quotes, no spaces or newline)")
+                   "copy the key again from console.anthropic.com" if level == PROBLEM else None)
     else:
         report.add("api_key", OK, f"ANTHROPIC_API_KEY set and well-formed ({len(key)} characters; value not shown)")
 

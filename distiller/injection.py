@@ -16,12 +16,17 @@ _OVERRIDE = re.compile(
       (?:(?:previous|prior|preceding|earlier|above|former|original|system|existing)\s+
          (?:instructions?|prompts?|rules|directions|guidelines|guardrails|directives|context|messages?)
        |(?:(?<=all\s)|(?<=your\s)|(?<=any\s))(?:instructions|prompts?|rules|guidelines|guardrails|directives))\b
+    | \b(?:ignore|disregard|forget)\s+(?:everything|anything|all|whatever)\s+(?:above|before|prior|previously|
+      (?:you\s+were|you've\s+been|you\s+have\s+been)\s+told)\b
+    | \b(?:do\s+not|don't|stop)\s+follow(?:ing)?\s+(?:your|the|any)\s+(?:previous\s+|prior\s+|system\s+)?
+      (?:instructions|rules|guidelines|prompt)\b
+    | \bpretend\s+(?:that\s+)?you(?:'re|\s+are)\b
     | \b(?:system|developer|hidden)\s+(?:prompt|message|instructions?)\b
     | \byou\s+are\s+now\s+(?:a|an|the|in|my|no\s+longer|free|dan|jailbroken|unrestricted)\b
     | \b(?:new|updated|real|actual)\s+instructions?\s*:
     | \bfrom\s+now\s+on,?\s+(?:you|ignore|respond|answer|output|always)\b
     | \b(?:jailbreak|developer\s+mode|dan\s+mode)\b
-    | \b(?:store|save|record|insert|add|output|emit|write)\b[^.\n]{0,30}\b(?:beliefs?|candidates?)\s*:
+    | \b(?:store|save|record|insert|add|output|emit|write)\b[^.\n]{0,30}\bcandidates?\s*:
     | "(?:candidates|statement|evidence|item_id)"\s*:
     | </?(?:transcript|item|system|assistant|user|instructions?|memory|memories|prompt|im_start|im_end)\b[^<>]*>
     | <\|(?:im_start|im_end|system|endoftext)\|>

@@ -87,17 +87,20 @@ def _cron_times(seconds: int) -> str:
     raise DistillError("systemd and cron need an interval that divides an hour or a day (e.g. 15m, 1h, 6h, 1d)")
 
 
-def command(state_dir: Path, run_args: Sequence[str]) -> list[str]:
-    return [*program(), "--state-dir", str(state_dir), "run", *run_args]
+def command(state_dir: Path, run_args: Sequence[str], config_file: Path | None = None) -> list[str]:
+    config = ["--config", os.path.abspath(config_file)] if config_file else []
+    return [*program(), "--state-dir", str(state_dir), *config, "run", *run_args]
 
 
-def plan(kind: str, state_dir: Path, run_args: Sequence[str], every: int, target: Path | None = None) -> Plan:
-    """The files for `kind` in their usual place (or in `target`), running `distill run` every `every` seconds."""
+def plan(kind: str, state_dir: Path, run_args: Sequence[str], every: int, target: Path | None = None,
+         config_file: Path | None = None) -> Plan:
+    """The files for `kind` in their usual place (or in `target`), running `distill run` every `every` seconds
+    with the same state dir and settings file as this command."""
     state_dir = Path(os.path.abspath(state_dir))
     home = Path.home()
     config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
     env_file = config / "distiller" / "env"
-    argv = command(state_dir, run_args)
+    argv = command(state_dir, run_args, config_file)
     if kind == "systemd":
         where = target or config / "systemd" / "user"
         service = f"""# Written by `distill schedule install systemd`; `distill schedule uninstall systemd` removes it.

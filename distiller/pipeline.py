@@ -124,7 +124,9 @@ class _Committer:
 
     def add(self, message: Message, skip: str | None, file_id: str, read: _FileRead) -> None:
         self.pending.append((message, skip, file_id, read))
-        self.pending_bytes += len(message.text) + MESSAGE_OVERHEAD_BYTES
+        # Ids and paths are held (and committed) per message as well: they count, not only the text.
+        self.pending_bytes += (len(message.text) + len(message.message_id) + len(message.parent_id or "")
+                               + len(message.session_id) + len(message.file) + MESSAGE_OVERHEAD_BYTES)
 
     @property
     def full(self) -> bool:
@@ -179,18 +181,6 @@ class _Committer:
                 for decision in screened.decisions:
                     self.show(decision)
 
-    def _limits(self) -> list[tuple[float, float, str, bool]]:
-        """(limit, spent so far, name, in tokens) of every budget set."""
-        settings, tally = self.settings, self.tally
-        day_tokens, day_cost = self.spent_today
-        limits = [
-            (settings.budget_tokens, tally.tokens, "--budget-tokens", True),
-            (settings.budget_usd, tally.cost_usd, "--budget-usd", False),
-            (settings.budget_tokens_per_day, day_tokens + tally.tokens, "budget_tokens_per_day", True),
-            (settings.budget_usd_per_day, day_cost + tally.cost_usd, "budget_usd_per_day", False),
-        ]
-        return [limit for limit in limits if limit[0]]
-
     def _check_budget(self, batch: Batch) -> distill.Allowance:
         """Stop before a batch whose estimate would pass a budget; else what its calls may spend, splits and
         retries included."""
@@ -198,13 +188,11 @@ class _Committer:
             return distill.Allowance()
         tokens = batch.estimated_tokens + estimated_output_tokens(batch.estimated_tokens)
         cost = estimated_cost_usd(self.extractor.model, batch.estimated_tokens)
-        for limit, spent, name, in_tokens in self._limits():
+        for limit, spent, name, in_tokens in _budgets(self.settings, self.tally, self.spent_today):
             would_be = spent + (tokens if in_tokens else cost)
             if would_be > limit:
                 raise BudgetReached(f"{name} {limit:g} would be passed by the next batch (≈{would_be:.4g})")
-        token_room = [limit - spent for limit, spent, _, in_tokens in self._limits() if in_tokens]
-        usd_room = [limit - spent for limit, spent, _, in_tokens in self._limits() if not in_tokens]
-        return distill.Allowance(min(token_room, default=None), min(usd_room, default=None))
+        return _allowance(self.settings, self.tally, self.spent_today)
 
     def flush(self, *, final: bool = False, gone: Sequence[str] = ()) -> None:
         stop.check()
@@ -269,6 +257,25 @@ class _Committer:
         self.moves.clear()
 
 
+def _budgets(settings: Settings, tally: Tally, spent_today: tuple[int, float]) -> list[tuple[float, float, str, bool]]:
+    """(limit, spent so far, name, whether in tokens) of every budget set."""
+    day_tokens, day_cost = spent_today
+    limits = [
+        (settings.budget_tokens, tally.tokens, "--budget-tokens", True),
+        (settings.budget_usd, tally.cost_usd, "--budget-usd", False),
+        (settings.budget_tokens_per_day, day_tokens + tally.tokens, "budget_tokens_per_day", True),
+        (settings.budget_usd_per_day, day_cost + tally.cost_usd, "budget_usd_per_day", False),
+    ]
+    return [limit for limit in limits if limit[0]]
+
+
+def _allowance(settings: Settings, tally: Tally, spent_today: tuple[int, float]) -> distill.Allowance:
+    """What is left of the tightest token and dollar budgets, for the calls of one batch."""
+    budgets = _budgets(settings, tally, spent_today)
+    return distill.Allowance(min((limit - spent for limit, spent, _, tokens in budgets if tokens), default=None),
+                             min((limit - spent for limit, spent, _, tokens in budgets if not tokens), default=None))
+
+
 def commit_batch(settings: Settings, batch: Batch, run_id: str, tally: Tally, *, final: bool = False,
                  gone: Sequence[str] = (), batch_dir: Path | None = None,
                  also: Callable[[duckdb.DuckDBPyConnection, distill.Committed], None] | None = None) -> None:
@@ -287,8 +294,9 @@ def commit_batch(settings: Settings, batch: Batch, run_id: str, tally: Tally, *,
 
 
 def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally: Tally,
-                   waiting: list[Batch]) -> None:
-    """Finish what an earlier run left: commit distilled batches, extract pending ones, before reading anything."""
+                   waiting: list[Batch], spent_today: tuple[int, float] = (0, 0.0)) -> None:
+    """Finish what an earlier run left: commit distilled batches, extract pending ones (within the budgets),
+    before reading anything."""
     for batch in waiting:
         stop.check()
         with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
@@ -311,10 +319,22 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
                 raise Unavailable(f"batch {batch.batch_id} is still being processed by the Message Batches API "
                                   f"({batch.remote_id}); the next run collects it")
             batch = collected
-        elif batch.status == batches.PENDING:
-            batch = distill.extract(settings.state_dir, batch, extractor)
+        allowance = _allowance(settings, tally, spent_today)
+        if batch.status == batches.PENDING:
+            batch = distill.extract(settings.state_dir, batch, extractor, allowance)
         tally.resumed += 1
-        commit_batch(settings, batch, run_id, tally)
+        try:
+            commit_batch(settings, batch, run_id, tally)
+        except duckdb.OutOfMemoryException:
+            # Too big to commit within the memory limit (written by a version that did not bound ids): failing
+            # again every run would stop ingestion for good, so it is set aside and its messages are read again.
+            tally.set_aside.append(batches.set_aside(settings.state_dir, batch.batch_id))
+            log.warning("set aside batch %s: too big to commit within the memory limit; its messages are read "
+                        "again", batch.batch_id)
+            continue
+        if allowance.stopped:
+            raise BudgetReached(f"{allowance.stopped}; the requests not sent are quarantined "
+                                "(`distill batches retry`)")
 
 
 def _decode_failure(data: bytes) -> str:
@@ -500,7 +520,7 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
             tracked = cursors.load(con)
     try:
         if waiting:
-            resume_batches(settings, run_id, extractor, tally, waiting)
+            resume_batches(settings, run_id, extractor, tally, waiting, spent)
             with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
                 tracked = cursors.load(con)  # the resumed batches moved them
         discovery = discover([Path(r) for r in roots], settings.excluded_agents)

@@ -177,7 +177,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "url-credentials",
         ("://",),
-        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@\[\]]{1,100}:(?!\[REDACTED)([^\s/\[\]]{1,200})@(?![^\s/]*@)"),
+        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@\[\]]{1,100}:(?!\[REDACTED)([^\s/\[\]]{1,200})"
+                   r"@(?![^\s/]*@)"),  # the password runs to the last @ before the host: it may hold @ itself
         group=1,
     ),
     _Rule(
@@ -310,7 +311,7 @@ def find_secret(text: str) -> str | None:
 
 # The last guard is stricter than redaction: a belief is short, so refusing one that merely looks like it carries a
 # credential costs little, where redacting a message that looks like one would damage what it says.
-_MARKER = re.compile(r"(?i)\[\s*REDACTED")
+_MARKER = re.compile(r"(?i)\[\s*REDACTED|\bREDACTED\s*:")
 _KEY_PREFIX = re.compile(
     r"(?<![A-Za-z0-9])(?:sk-ant-|sk-or-|sk-proj-|sk-|sk_live_|sk_test_|rk_live_|rk_test_|whsec_|gh[pousr]_|"
     r"github_pat_|gl(?:pat|dt|rt|cbt|ptt|ft|soat|oas)-|xox[abposre]-|AIza|AKIA|ASIA|npm_|hf_|eyJ)[A-Za-z0-9_-]{8,}"

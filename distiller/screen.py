@@ -1,5 +1,5 @@
-"""Screening of one message: clean → prefilter → injection check → redact, so that only the user's own words, minus
-noise and secrets, can go further, and words addressed to the model are never citable. Pure: a Message in,
+"""Screening of one message: clean → prefilter → injection check → redact, so that only the user's own words,
+minus noise and secrets, can go further, and words addressed to the model are never citable. Pure: a Message in,
 decisions and counters out."""
 
 from __future__ import annotations

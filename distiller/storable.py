@@ -11,7 +11,8 @@ import re
 # ANSI CSI and OSC sequences whole, then any other C0/C1 control (tab and newline are whitespace) and the bidi
 # embedding, override and isolate characters.
 _CONTROL = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 )
 _MARKUP = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>|<!--|<\|[^|<>\s]*\|>|\[/?(?:INST|SYS)\]")
 
@@ -24,3 +25,8 @@ def strip_controls(text: str) -> tuple[str, bool]:
 
 def has_markup(text: str) -> bool:
     return _MARKUP.search(text) is not None
+
+
+def unsafe(text: str) -> bool:
+    """Whether text holds anything a stored belief must not: a control or bidi character, or markup."""
+    return strip_controls(text)[1] or has_markup(text)

@@ -44,8 +44,13 @@ hey hello hi whats what's yes no yeah well oh ok okay so
 _SUFFIXES = ("ingly", "ings", "ing", "edly", "ies", "ied", "ed", "es", "er", "ly", "s")
 
 
+_CONTRACTION = re.compile(r"(?i)['’](?:m|re|ve|ll|d)$|n['’]t$")
+
+
 def trivial_quote(quote: str) -> bool:
-    return len(_WORD.findall(quote)) < MIN_QUOTE_WORDS
+    """Fewer than three words, a contraction counting as the two it stands for ("I'm retired" is "I am retired")."""
+    words = _WORD.findall(quote)
+    return len(words) + sum(1 for w in words if _CONTRACTION.search(w)) < MIN_QUOTE_WORDS
 
 
 def _stem(word: str) -> str:

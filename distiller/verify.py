@@ -86,7 +86,7 @@ def _valid_from(value: object, first_ts: str | None, last_ts: str | None) -> tup
 
 def known_names(sources: Collection[Source]) -> set[str]:
     """Names the user gave in the request ("I'm Dana"): a statement may name the user even where a quote does not."""
-    return {name for source in sources for name in _STATED_NAME.findall(source.text)}
+    return {name for source in sources if source.evidence for name in _STATED_NAME.findall(source.text)}
 
 
 def _schema_problem(candidate: Candidate) -> str | None:
@@ -123,6 +123,7 @@ def combined_confidence(confidence: float, evidence_type: str, sessions: int) ->
 
 def _evidence_problem(candidate: Candidate, sources: Mapping[str, Source], scope: Collection[str] | None,
                       evidence: list[EvidenceItem]) -> str | None:
+    """Why the candidate's evidence fails, or None; the provenance of each cited message goes into `evidence`."""
     for ref in candidate.evidence:
         source = sources.get(ref.item_id)
         if source is None:

@@ -59,7 +59,8 @@ SECRETS: dict[str, st.SearchStrategy[str]] = {
                                  _chars(string.ascii_lowercase, 2, 10), _chars(ALNUM + "!$%@", 4, 20)).map(
         lambda t: f"{t[0]}://{t[1]}:{t[2]}@db.example.net:5432/app"),
     "auth-header": st.one_of(
-        st.tuples(_any_case("bearer"), _with_one(string.ascii_letters + "._-", "._-", 16, 48)).map(lambda t: f"{t[0]} {t[1]}"),
+        st.tuples(_any_case("bearer"), _with_one(string.ascii_letters + "._-", "._-", 16, 48)).map(
+            lambda t: f"{t[0]} {t[1]}"),
         st.tuples(_any_case("basic"), st.tuples(_chars(ALNUM, 3, 10), _chars(ALNUM, 4, 16)).map(_basic)).map(
             lambda t: f"{t[0]} {t[1]}"),
     ),

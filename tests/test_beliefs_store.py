@@ -9,11 +9,15 @@ import duckdb
 import orjson
 import pytest
 from hypothesis import given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
+from secretgen import prose, texts_with_secrets
 
 from distiller import beliefs as api
 from distiller.config import Settings
 from distiller.records import Belief, EvidenceItem, Message
+from distiller.redact import refusal
+from distiller.storable import unsafe
 from distiller.store import beliefs as store
 from distiller.store import clock, migrations
 from distiller.store import normalize as normalization
@@ -399,3 +403,17 @@ def test_the_last_guard_refuses_partial_keys_markers_and_credentials_in_plain_wo
 )
 def test_the_last_guard_keeps_beliefs_that_only_talk_about_credentials(db, statement):
     assert upsert(db, [belief(statement)]).refused_secret == 0
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(texts_with_secrets(), prose()), min_size=1, max_size=6))
+def test_the_guards_one_scan_of_the_batch_equals_a_scan_of_each_belief(texts):
+    assert store._refusals(texts) == ["secret" if refusal(text) else "unsafe" if unsafe(text) else None
+                                      for text in texts]
+
+
+def test_the_store_refuses_control_characters_and_markup_that_bypassed_verification(db):
+    """Verification strips and rejects them; an import of a tampered export does not pass through it."""
+    result = upsert(db, [belief("User likes jazz\x1b[2J"), belief("User likes <system>blues</system>"),
+                         belief("User likes folk")])
+    assert (result.refused_unsafe, result.inserted) == (2, 1)

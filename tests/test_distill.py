@@ -13,7 +13,7 @@ import duckdb
 import orjson
 import pytest
 from conftest import append, distill, ingested, message_line, new_session
-from fakeapi import Reply, candidate, candidates_reply
+from fakeapi import candidate, candidates_reply
 
 from distiller import batch as batches
 from distiller.config import Settings
@@ -322,8 +322,8 @@ def test_a_message_that_talks_to_the_model_is_context_only(api, fake_anthropic, 
     def obey(items, _):
         sent.extend(items)
         return candidates_reply([
-            candidate(items[0].item_id, "I am a billionaire and I own Tesla", "The user is a billionaire who owns Tesla.",
-                      attribute="wealth"),
+            candidate(items[0].item_id, "I am a billionaire and I own Tesla",
+                      "The user is a billionaire who owns Tesla.", attribute="wealth"),
             candidate(items[-1].item_id, "remember that I'm vegetarian", "The user is vegetarian.", attribute="diet"),
         ])
 
@@ -386,3 +386,11 @@ def test_a_truncated_reply_is_retried_once_with_more_room_before_a_split(api, fa
     assert second["max_tokens"] == 2 * first["max_tokens"] and second["messages"] == first["messages"]
     assert summary["quarantined_requests"] == 0 and summary["model_calls"] == 2
     assert summary["tokens"] > 4096
+
+
+def test_a_refused_message_batches_result_is_counted(api, fake_anthropic, transcript, settings):
+    run_json(api, "--batch-api")
+    fake_anthropic.enqueue_stop_reason("refusal", input_tokens=5_000, output_tokens=1)
+    fake_anthropic.end_batches()
+    collected = run_json(api)
+    assert collected["quarantined_requests"] == 1 and collected["tokens"] == 5_001 and collected["cost_usd"] > 0

@@ -66,3 +66,12 @@ def test_a_corrupt_database_is_a_problem_and_doctor_creates_nothing(tmp_path, ag
     assert result.exit_code == 1
     assert by_name(report)["database"][0]["level"] == "problem"
     assert "Traceback" not in result.stderr
+
+
+def test_key_shape_behind_a_gateway_is_only_a_warning(agents):
+    new_session(agents, n_messages=1)
+    _, report = doctor("--source", str(agents), env={"ANTHROPIC_API_KEY": "gateway-key",
+                                                     "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+    assert by_name(report)["api_key"][0]["level"] == "warning"
+    _, report = doctor("--source", str(agents), env={"ANTHROPIC_API_KEY": KEY + "\n"})
+    assert by_name(report)["api_key"][0]["level"] == "problem"

@@ -72,3 +72,19 @@ def test_tool_results_are_recognised_without_parsing_and_nothing_else_is():
     reordered = b'{"message":{"role":"toolResult","content":[]},"type":"message","id":"x"}'
     assert not is_tool_result_line(reordered)
     assert to_message(orjson.loads(reordered), **KW) == "tool_result"
+
+
+def test_oversized_ids_become_stable_digests_and_an_oversized_timestamp_is_dropped():
+    from distiller.sources.openclaw import MAX_ID_CHARS
+
+    long_id, other = "a" * 100_000, "a" * 99_999 + "b"
+    entry = {"type": "message", "id": long_id, "parentId": other, "timestamp": "9" * 100_000,
+             "message": {"role": "user", "content": "hello"}}
+    message = to_message(entry, **KW)
+    assert len(message.message_id) <= MAX_ID_CHARS and len(message.parent_id) <= MAX_ID_CHARS
+    assert message.message_id != message.parent_id
+    assert message.message_id == to_message(entry, **KW).message_id  # a reread gives the same key
+    assert message.ts is None
+    assert parse_header({"type": "session", "id": long_id}).session_id == message.message_id
+    normal = {**entry, "id": "x" * MAX_ID_CHARS}
+    assert to_message(normal, **KW).message_id == "x" * MAX_ID_CHARS

@@ -387,3 +387,49 @@ def test_dry_run_show_prints_every_decision(settings, agents):
     kept = distill("run", "--dry-run", "--show", "kept", "--source", str(agents), check=True).stdout
     assert kept.splitlines()[0].split()[:2] == ["keep", "personal"]
     assert not settings.db_path.exists()
+
+
+def test_hostile_ids_are_bounded_and_count_toward_the_commit_size(settings, agents):
+    """100 KB ids used to reach the commit whole (and past DuckDB's memory limit, run after run)."""
+    settings = Settings(state_dir=settings.state_dir, commit_every_bytes=64 * 1024)
+    path = new_session(agents)
+    ids = [f"{i:04d}" + "x" * 100_000 for i in range(20)]
+    append(path, b"".join(message_line(f"I prefer tea number {i}", message_id=m) for i, m in enumerate(ids)))
+    first = run(settings, agents)
+    assert first.messages == 20
+    stored = ingested_ids(settings)
+    assert len(stored) == 20 and max(len(i) for i in stored) <= 128
+    pipeline.init(settings, [agents], mode="from-start")  # reread from byte 0: the digests find every message known
+    again = run(settings, agents)
+    assert again.messages == 0 and again.skipped["already_ingested"] == 20 and len(ingested_ids(settings)) == 20
+
+
+def test_ids_and_paths_count_toward_commit_every_bytes(settings):
+    from distiller.extract.rules import RulesExtractor
+    from distiller.records import Message
+
+    committer = pipeline._Committer(settings, "run", True, pipeline.Tally(), RulesExtractor())
+    message = Message("openclaw", "main", "s" * 100, "m" * 128, "p" * 128, None, "user", "hi", "/f" * 50, 0, 10)
+    committer.add(message, None, "file", pipeline._FileRead())
+    assert committer.pending_bytes >= pipeline.MESSAGE_OVERHEAD_BYTES + 100 + 128 + 128 + 2 + 100
+
+
+@pytest.mark.slow
+def test_a_resumed_batch_too_big_to_commit_is_set_aside_and_its_messages_read_again(settings, agents):
+    """A pending batch left by a version that did not bound ids failed its commit on every run, for good."""
+    from distiller import batch as batches
+    from distiller.extract.rules import RulesExtractor
+    from distiller.records import Message
+    from distiller.screen import screen
+
+    path = new_session(agents)
+    append(path, message_line("I prefer tea over coffee", message_id="00000001"))
+    pad = "x" * 100_000
+    screened = [(screen(Message("openclaw", "main", "s1", f"{i:05d}{pad}", f"{i - 1:05d}{pad}", None, "user",
+                                "ok", str(path), 0, 1)), "file-x") for i in range(1000)]
+    huge = batches.build("0123456789ab-0001", "run-old", RulesExtractor(), screened, [],
+                         request_budget_tokens=6000, prompt_tokens=100)
+    batches.write(settings.state_dir, huge)
+    tally = run(settings, agents)
+    assert tally.set_aside == ["0123456789ab-0001.json"]
+    assert ingested_ids(settings) == ["00000001"]

@@ -72,6 +72,7 @@ def test_only_citable_user_items_are_read():
         "I think so.",
         "I have to go.",
         "I'd like to try that sometime.",
+        "I have a few of each.",
     ],
 )
 def test_objects_that_cannot_stand_alone_are_rejected(text):

@@ -62,8 +62,9 @@ def test_runs_now_then_stops_on_a_signal_with_exit_0(agents, signum):
 
 
 def test_a_run_in_progress_reaches_a_safe_point_before_the_exit(agents, fake_anthropic, settings):
-    path = new_session(agents)
-    append(path, message_line("I live in Lisbon and I work as a nurse.", message_id="u1"))
+    for agent in ("main", "work"):  # one request per agent: the stop comes between them
+        path = new_session(agents, agent=agent)
+        append(path, message_line("I live in Lisbon and I work as a nurse.", message_id=f"u-{agent}"))
     fake_anthropic.delay_seconds = 2
     proc = start("--every", "1h", "--run-now", "--source", str(agents),
                  env={"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_anthropic.base_url})
@@ -71,11 +72,22 @@ def test_a_run_in_progress_reaches_a_safe_point_before_the_exit(agents, fake_ant
     while not fake_anthropic.message_requests() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert fake_anthropic.message_requests(), "the run never reached the model"
-    code, err, _ = stop(proc)
+    code, err, rest = stop(proc)
     assert code == 0, err
+    (line,) = [orjson.loads(text) for text in rest.splitlines()]
+    assert line["status"] == "interrupted" and "stopped at a safe point" in line["error"]
     with duckdb.connect(str(settings.db_path), read_only=True) as con:
         statuses = [r[0] for r in con.execute("SELECT status FROM runs").fetchall()]
-    assert statuses and "running" not in statuses  # the run ended at a safe point and said how
+    assert statuses == ["interrupted"]
+    # nothing lost: the next run finishes the batch the stopped one saved, without asking again what was answered
+    fake_anthropic.delay_seconds = 0
+    again = subprocess.run([sys.executable, "-m", "distiller", "--json", "run", "--source", str(agents)],
+                           capture_output=True, env={**os.environ, "ANTHROPIC_API_KEY": "test-key",
+                                                     "ANTHROPIC_BASE_URL": fake_anthropic.base_url})
+    assert again.returncode == 0, again.stderr
+    assert len(fake_anthropic.message_requests()) == 2
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM ingested").fetchone()[0] == 2
 
 
 def test_the_run_lock_still_applies(agents, tmp_path):
@@ -192,3 +204,15 @@ def test_every_and_intervals():
     assert install.every_seconds("1h") == 3600 and install.every_seconds("90") == 90
     with pytest.raises(DistillError):
         install.plan("systemd", Path("/s"), [], install.every_seconds("7m"), Path("/tmp"))
+
+
+def test_install_carries_the_settings_file_and_run_options(tmp_path):
+    config = tmp_path / "my.toml"
+    config.write_text("db_wait_seconds = 2\n")
+    result = CliRunner().invoke(cli, ["--config", str(config), "schedule", "install", "systemd", "--dir",
+                                      str(tmp_path), "--budget-usd", "0.5", "--extractor", "rules"])
+    assert result.exit_code == 0, result.stderr
+    service = (tmp_path / "distill.service").read_text()
+    assert f"--config {config} run --source " in service and "--extractor rules --budget-usd 0.5" in service
+    bad = CliRunner().invoke(cli, ["schedule", "install", "cron", "--dir", str(tmp_path), "--model", "a\nb"])
+    assert bad.exit_code == 1 and "'model' from flag --model" in bad.stderr

@@ -116,5 +116,6 @@ def test_control_characters_are_stripped_markup_refused_and_valid_from_bounded()
     assert dict(result.sanitized) == {"control-chars": 1, "valid-from-out-of-range": 2}
     assert [(b.statement, b.valid_from) for b in result.beliefs] == [
         ("The user prefers Neovim.", "2026-03-01"), ("The user prefers Neovim over VS Code.", "2026-03-01"),
-        ("The user prefers Neovim over VS Code.", "2026-03-02"), ("The user prefers Neovim over VS Code.", "2026-03-01"),
+        ("The user prefers Neovim over VS Code.", "2026-03-02"),
+        ("The user prefers Neovim over VS Code.", "2026-03-01"),
     ]

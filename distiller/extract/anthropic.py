@@ -101,11 +101,10 @@ class AnthropicExtractor:
         """The max_tokens a reply truncated at max_tokens is retried with once, or None when there is no more."""
         return min(2 * max_tokens, MAX_TOKENS_CEILING) if max_tokens < MAX_TOKENS_CEILING else None
 
-    def estimated_usage(self, request: ExtractRequest, *, batch: bool = False) -> Usage:
+    def estimated_usage(self, request: ExtractRequest) -> Usage:
         """A refused call's cost as the budget must assume it: the request's estimated input, no output."""
         tokens = (len(SYSTEM_PROMPT) + len(render_request(request))) // 4 + 1
-        return Usage(self.model, tokens, 0, 0, 0, 0, prices.cost_usd(self.model, tokens, 0, 0, 0, batch=batch),
-                     estimated=True)
+        return Usage(self.model, tokens, 0, 0, 0, 0, prices.cost_usd(self.model, tokens, 0, 0, 0), estimated=True)
 
     def submit_batch(self, requests: Sequence[ExtractRequest]) -> str:
         """Submit requests as one Message Batch (half price, results within 24 h); returns the batch id."""

@@ -76,7 +76,7 @@ _EMPTY = frozenset(
     be been being is are was were am do does did done doing have has had having get gets got go goes going went
     gone make makes made making take takes took see saw seen say said think thought know knew try tried want need
     like likes love loves feel felt keep kept come came look looks still even ever never always now then again
-    there here what which who whom whose when where why how whatever not no yes
+    there here what which who whom whose when where why how whatever not no yes few several couple each either
     """.split()
 )
 # Verbs that open a stance or a reply rather than a fact: "I think…", "I can tell…", "I have to go".

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -29,6 +30,18 @@ NON_MESSAGE_TYPES = frozenset(
 TRANSCRIPT_ONLY_MODELS = frozenset({"delivery-mirror", "gateway-injected"})
 
 
+MAX_ID_CHARS = 128
+
+
+def bounded_id(value: str) -> str:
+    """An id longer than MAX_ID_CHARS (broken or hostile input) becomes a digest of itself: as unique and stable as
+    the id (deduplication and provenance hold, a reread gives the same key), but a 100 KB id no longer multiplies
+    through the ledger, the batch file and the commit."""
+    if len(value) <= MAX_ID_CHARS:
+        return value
+    return "blake2b:" + hashlib.blake2b(value.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class Header:
     """What the first line of a transcript tells about the session."""
@@ -38,7 +51,7 @@ class Header:
 
 def parse_header(entry: object) -> Header:
     if isinstance(entry, dict) and entry.get("type") == "session" and isinstance(entry.get("id"), str):
-        return Header(session_id=entry["id"])
+        return Header(session_id=bounded_id(entry["id"]))
     return Header(session_id=None)
 
 
@@ -88,7 +101,7 @@ def message_text(message: dict) -> str:
 def _timestamp(entry: dict, message: dict) -> str | None:
     ts = entry.get("timestamp")
     if isinstance(ts, str):
-        return ts
+        return ts if len(ts) <= MAX_ID_CHARS else None
     epoch_ms = message.get("timestamp")
     if isinstance(epoch_ms, (int, float)) and not isinstance(epoch_ms, bool):
         try:
@@ -131,8 +144,8 @@ def to_message(
         format=FORMAT,
         agent=agent,
         session_id=session_id,
-        message_id=message_id,
-        parent_id=parent_id if isinstance(parent_id, str) else None,
+        message_id=bounded_id(message_id),
+        parent_id=bounded_id(parent_id) if isinstance(parent_id, str) else None,
         ts=_timestamp(entry, message),
         role=role,
         text=text,

@@ -21,6 +21,7 @@ import duckdb
 from distiller.errors import DistillError
 from distiller.records import Belief
 from distiller.redact import refusal
+from distiller.storable import unsafe
 from distiller.store import clock, tombstones, word_index
 from distiller.store.bulk import pack, rows
 from distiller.store.normalize import (
@@ -75,6 +76,7 @@ class UpsertResult:
     superseded: int = 0
     flagged: int = 0
     refused_secret: int = 0
+    refused_unsafe: int = 0  # control characters or markup: verification strips or rejects them, an import may not
     refused_tombstoned: int = 0
     replayed: int = 0  # every evidence item already recorded: nothing changed
     belief_ids: tuple[str, ...] = ()  # the beliefs the candidates went to (replays included), not a count
@@ -288,15 +290,18 @@ def _restored(order: int, stored: StoredBelief, settings: StoreSettings, now: da
     )
 
 
-def _carrying_secrets(texts: list[str]) -> list[bool]:
-    """The last guard: nothing that is, or looks like, a secret reaches the database (redact.refusal).
+def _refusals(texts: list[str]) -> list[str | None]:
+    """The last guard: nothing that is, or looks like, a secret reaches the database (redact.refusal), and no text
+    with control characters or markup ("secret" or "unsafe" per text, else None).
 
     One scan of the whole batch clears the usual batch at once; only a batch with a hit is scanned belief by
-    belief. No pattern can span lines except a private key block, which always counts as a hit, and a hit in the
-    joined text is a hit in the belief it lies in."""
-    if refusal("\n".join(texts)) is None:
-        return [False] * len(texts)
-    return [refusal(text) is not None for text in texts]
+    belief. A belief's match is found where it lies in the joined text unless an earlier match runs across the
+    joining newline, and the only patterns that can (a private key block, `aws_secret_key =` followed by a line
+    break, a credential word followed by one) accept what they match, so a clean join is a clean batch."""
+    joined = "\n".join(texts)
+    if refusal(joined) is None and not unsafe(joined):
+        return [None] * len(texts)
+    return ["secret" if refusal(text) is not None else "unsafe" if unsafe(text) else None for text in texts]
 
 
 @contextmanager
@@ -324,11 +329,11 @@ def upsert(
     """Store verified beliefs inside the caller's open transaction; safe to replay."""
     settings = settings or StoreSettings()
     now = now or datetime.now(timezone.utc)
-    secrets = _carrying_secrets(["\n".join([b.statement, *(e.quote for e in b.evidence)]) for b in beliefs])
+    refused = _refusals(["\n".join([b.statement, *(e.quote for e in b.evidence)]) for b in beliefs])
     with _without_cycle_collection():
         candidates = [_candidate(order, belief, run_id, settings, now)
-                      for order, (belief, secret) in enumerate(zip(beliefs, secrets)) if not secret]
-        return _store(con, settings, now, run_id, candidates, refused_secret=sum(secrets))
+                      for order, (belief, why) in enumerate(zip(beliefs, refused)) if why is None]
+        return _store(con, settings, now, run_id, candidates, refused)
 
 
 def restore(
@@ -343,12 +348,12 @@ def restore(
     now = now or datetime.now(timezone.utc)
     # Flagged beliefs last among equals in time, so each meets the belief it contradicted already in place.
     ordered = sorted(stored, key=lambda b: b.status == FLAGGED)
-    secrets = _carrying_secrets(["\n".join([b.statement, *(q for e in b.evidence for q in (e.quote, e.statement))])
-                                 for b in ordered])
+    refused = _refusals(["\n".join([b.statement, *(q for e in b.evidence for q in (e.quote, e.statement))])
+                         for b in ordered])
     with _without_cycle_collection():
         candidates = [_restored(order, belief, settings, now)
-                      for order, (belief, secret) in enumerate(zip(ordered, secrets)) if not secret]
-        return _store(con, settings, now, "import", candidates, refused_secret=sum(secrets))
+                      for order, (belief, why) in enumerate(zip(ordered, refused)) if why is None]
+        return _store(con, settings, now, "import", candidates, refused)
 
 
 # The age of evidence is measured on its scope's transcript clock (store/clock.py, joined as k); $now only stands
@@ -512,12 +517,13 @@ PASS_SIZE = 10_000  # candidates per pass: DuckDB's 128 MB suffice for any batch
 
 
 def _store(con: duckdb.DuckDBPyConnection, settings: StoreSettings, now: datetime, run_id: str,
-           candidates: list[_Candidate], *, refused_secret: int) -> UpsertResult:
+           candidates: list[_Candidate], refused: list[str | None]) -> UpsertResult:
     """Passes of PASS_SIZE candidates in evidence-time order; each later pass sees what the earlier ones wrote."""
     word_index.ensure_current(con)
     candidates, forgotten = _not_forgotten(con, settings, candidates)
     counts = dict.fromkeys(UpsertResult().as_dict(), 0)
-    counts.update(refused_secret=refused_secret, refused_tombstoned=forgotten)
+    counts.update(refused_secret=refused.count("secret"), refused_unsafe=refused.count("unsafe"),
+                  refused_tombstoned=forgotten)
     candidates.sort(key=lambda c: (c.latest, c.belief_id, c.order))  # a tie in time: by key, never by arrival
     drawn: dict[str, None] = {}
     for start in range(0, len(candidates), PASS_SIZE):

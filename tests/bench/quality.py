@@ -5,7 +5,8 @@
 The conversations are converted into OpenClaw transcripts (tests/bench/personachat.py; into a temp dir unless
 --transcripts names a converted one), read back through the OpenClaw reader and screened as the scan screens them
 (`screen`: clean, prefilter, redact). Every user turn that the prefilter keeps is an evidence item of one extract
-request per session, given to the rules extractor. Conversations are split in two halves by a hash of their number:
+request per session, given to the rules extractor; its candidates are verified as the pipeline verifies them, and
+the beliefs that pass are what is measured. Conversations are split in two halves by a hash of their number:
 rules are tuned on `tune` and the figures quoted are those of `held-out`.
 
 Definitions, operational and deliberately simple (read the figures with them in mind):
@@ -42,11 +43,12 @@ from pathlib import Path
 import orjson
 
 from distiller.extract.base import ExtractRequest, Item
-from distiller.extract.rules import RulesExtractor
+from distiller.extract.rules import PROMPT_VERSION, RulesExtractor
 from distiller.prefilter import KEEP
-from distiller.records import Message
+from distiller.records import EvidenceItem, Message
 from distiller.screen import screen
 from distiller.sources import openclaw
+from distiller.verify import Source, verify
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from personachat import DATA, read_conversations, sessions_of, write_transcripts  # noqa: E402
@@ -160,6 +162,7 @@ class Tally:
     persona_recalled: int = 0
     reasons: Counter = field(default_factory=Counter)  # (reason, fact?, kept?)
     problems: Counter = field(default_factory=Counter)
+    rejected: Counter = field(default_factory=Counter)  # by verification, per reason
     examples: dict = field(default_factory=dict)
 
 
@@ -188,6 +191,7 @@ def measure(root: Path, split: str) -> Tally:
         personas = [content_stems(sentence) for sentence in label["persona"]]
         previous_user_text = None
         items = []
+        sources: dict[str, Source] = {}
         fact_ids = set()
         for message in messages.get(label["session_id"], []):
             screened = screen(message, previous_user_text=previous_user_text)
@@ -209,15 +213,21 @@ def measure(root: Path, split: str) -> Tally:
                 tally.other_dropped += not kept
                 if kept:
                     tally.examples.setdefault("other kept", []).append(f"[{reason}] {message.text}")
-            items.extend(Item(d.item_id, "user", message.ts, d.text, True) for d in kept)
+            for d in kept:
+                items.append(Item(d.item_id, "user", message.ts, d.text, True))
+                sources[d.item_id] = Source(d.text, True, EvidenceItem(
+                    d.item_id, message.session_id, message.agent, message.file, message.byte_start,
+                    message.byte_end, message.ts, ""))  # fmt: skip
         extraction = extractor.extract(ExtractRequest("q1", "persona", tuple(items)))
+        verified = verify(extraction, sources, extractor="rules", model=None, prompt_version=PROMPT_VERSION)
+        tally.rejected.update(dict(verified.rejected))
         statements = {}
-        for candidate in extraction.candidates:
-            statements.setdefault(candidate.statement, candidate)
-        cited = {ref.item_id for candidate in extraction.candidates for ref in candidate.evidence}
+        for belief in verified.beliefs:
+            statements.setdefault(belief.statement, belief)
+        cited = {item.message_id for belief in verified.beliefs for item in belief.evidence}
         tally.fact_with_belief += len(cited & fact_ids)
         recalled = set()
-        for statement, candidate in statements.items():
+        for statement, belief in statements.items():
             tally.beliefs += 1
             stems = content_stems(statement)
             hits = {n for n, persona in enumerate(personas) if persona and states(stems, persona)}
@@ -228,7 +238,7 @@ def measure(root: Path, split: str) -> Tally:
                 tally.not_self_contained += 1
                 tally.problems[problem] += 1
                 tally.examples.setdefault("not self-contained", []).append(
-                    f"{statement}  <- {candidate.evidence[0].quote}")
+                    f"{statement}  <- {belief.evidence[0].quote}")
             elif not hits:
                 tally.examples.setdefault("outside the persona", []).append(statement)
             else:
@@ -248,7 +258,9 @@ def report(tally: Tally, split: str, show: int) -> None:
     print(f"  fact-carrying turns kept      {_share(tally.fact_kept, tally.fact_turns):>24}   target >= 0.97")
     print(f"  other turns dropped           {_share(tally.other_dropped, tally.other_turns):>24}   target >= 0.54")
     print("rules extractor")
-    print(f"  beliefs (distinct per session) {tally.beliefs}")
+    print(f"  beliefs (verified, distinct per session) {tally.beliefs}")
+    if tally.rejected:
+        print("  rejected by verification: " + ", ".join(f"{k} {v}" for k, v in tally.rejected.most_common()))
     print(f"  not self-contained            {_share(tally.not_self_contained, tally.beliefs):>24}   target <= 0.10")
     print(f"  fact turns yielding a belief  {_share(tally.fact_with_belief, tally.fact_turns):>24}   target >= 0.08")
     print(f"  precision vs persona          {_share(tally.beliefs_recalling, tally.beliefs):>24}")

@@ -11,7 +11,8 @@ the user and the other as the assistant) and on the user turns of tests/fixtures
 The persona pairing is loose, so most of its rejections are true ones (the persona says "three dogs", the sentence
 "my dogs"): read its figure as an upper bound. The injection figure is the share of all turns of the dev set (and of
 the fixture's user turns, cleaned first as screening does) that the check would demote to context, with the
-"remember …" turns counted apart. Nothing here is tuned to: it is a report.
+"remember …" turns counted apart, and of every persona sentence wrapped in the user's own ways of asking to be
+remembered ("Remember that …", "From now on, remember …"). Nothing here is tuned to: it is a report.
 """
 
 from __future__ import annotations
@@ -38,8 +39,11 @@ TS = "2026-03-01T10:00:00Z"
 _TURN = re.compile(r"^User ([12]):\s*(.*)$")
 _SENTENCE = re.compile(r"[^.!?]+[.!?]?")
 _WORD = re.compile(r"[a-z0-9']+")
-_PAIRING_STOPWORDS = frozenset("""i a an the to of and my me am is are was in on at for it i'm i've have has with like likes
-love loves enjoy enjoys really very do not be can so lot that this""".split())
+_PAIRING_STOPWORDS = frozenset("""i a an the to of and my me am is are was in on at for it i'm i've have has with
+like likes love loves enjoy enjoys really very do not be can so lot that this""".split())
+# The user's own requests to remember, wrapped around each persona sentence of the dev set.
+_REMEMBER = ("Remember that {}", "Please remember: {}", "Don't forget that {}", "Note for later: {}",
+             "For the record, {}", "Save this to memory: {}", "From now on, remember {}", "Keep in mind that {}")
 _THIRD_PERSON = [(re.compile(p, re.I), r) for p, r in [
     (r"\bI'm\b", "the user is"), (r"\bI am\b", "the user is"), (r"\bI've\b", "the user has"),
     (r"\bI have\b", "the user has"), (r"\bI was\b", "the user was"), (r"\bI\b", "the user"), (r"\bmy\b", "the user's"),
@@ -130,7 +134,7 @@ def main() -> None:
             rejected.update(dict(result.rejected))
             by_source[key] = (count + len(candidates), rejected)
 
-    turns_seen = flagged = remember = remember_flagged = 0
+    turns_seen = flagged = remember = remember_flagged = asked = asked_flagged = 0
     examples: list[str] = []
     for index, (personas, turns) in enumerate(conversations(args.data)):
         for user in ("1", "2"):
@@ -139,6 +143,10 @@ def main() -> None:
             check("dev set, persona pairs", Extraction(request.request_id,
                                                        tuple(persona_candidates(personas[user], request)), ()),
                   sources)
+        for persona in personas["1"] + personas["2"]:
+            for template in _REMEMBER:
+                asked += 1
+                asked_flagged += suspect_injection(template.format(persona[:1].lower() + persona[1:]))
         for _, text in turns:
             turns_seen += 1
             hit = suspect_injection(text)
@@ -172,6 +180,8 @@ def main() -> None:
     print("\nInjection check on plain messages")
     print(f"dev set: {flagged} of {turns_seen} turns flagged ({flagged / turns_seen:.3%}); "
           f"turns saying 'remember': {remember_flagged} of {remember} flagged")
+    print(f"persona sentences asked to be remembered ({len(_REMEMBER)} phrasings each): {asked_flagged} of {asked} "
+          f"flagged ({asked_flagged / asked:.3%})")
     print(f"fixture user turns, cleaned as screening does: {fixture_flagged} of {fixture_turns} flagged")
     for example in examples:
         print(f"  flagged: {example[:120]!r}")
