@@ -23,6 +23,7 @@ from distiller import batch as batches
 from distiller import distill, stop
 from distiller.batch import Batch
 from distiller.config import Settings
+from distiller.errors import DistillError
 from distiller.events import Tally
 from distiller.extract.base import Extractor
 from distiller.extract.select import Estimator, make_extractor
@@ -211,6 +212,11 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
               extractor: Extractor | None = None, progress: Progress | None = None) -> ReprocessSummary:
     """Reprocess a history (see the module docstring); `confirm` sees the estimate first and may decline."""
     scope = Scope(tuple(resolve_sources(sources)), since, until, tuple(agents), include_archives)
+    missing = [source for source in scope.sources if not Path(source).exists()]
+    if missing:
+        raise DistillError(f"source not found: {', '.join(missing)}")
+    if since and until and since >= until:
+        raise DistillError(f"--since {since.isoformat()} is not before --until {until.isoformat()}")
     extractor = extractor or make_extractor(settings)
     job_id = job_id_of(scope, extractor)
     job, done = None, {}

@@ -181,3 +181,15 @@ def test_a_killed_reprocess_resumes_and_pays_for_nothing_twice(history, settings
     again = subprocess.run([*distill, "--json", *args], env=env, capture_output=True, text=True, timeout=120)
     assert orjson.loads(again.stdout)["status"] == "already-done" and len(fake_anthropic.message_requests()) == paid
     assert rows(settings, "SELECT count(*) FROM evidence")[0][0] == 3
+
+
+def test_cli_refuses_a_missing_source_or_an_empty_window(history, tmp_path):
+    runner = CliRunner()
+    state = str(tmp_path / "state")
+    missing = runner.invoke(cli, ["--state-dir", state, "reprocess", "--source", str(tmp_path / "nope"), "--yes"])
+    assert missing.exit_code == 1 and "source not found" in missing.output
+    empty = runner.invoke(cli, ["--state-dir", state, "reprocess", "--source", str(history), "--since", "2026-03-02",
+                                "--until", "2026-03-01", "--yes"])
+    assert empty.exit_code == 1 and "not before" in empty.output
+    bad = runner.invoke(cli, ["--state-dir", state, "reprocess", "--source", str(history), "--since", "yesterday"])
+    assert bad.exit_code == 2
