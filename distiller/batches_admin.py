@@ -93,6 +93,7 @@ class ExternalCommit:
     committed: bool  # False: a dry run, or nothing would be stored (the batch stays staged)
     lines: tuple[LineVerdict, ...]
     tally: Tally | None
+    refused: str | None = None  # why the store kept nothing, when every line passed verification
 
     @property
     def accepted(self) -> int:
@@ -100,6 +101,7 @@ class ExternalCommit:
 
     def as_dict(self) -> dict:
         return {"batch_id": self.batch_id, "committed": self.committed, "accepted": self.accepted,
+                "refused": self.refused,
                 "lines": [{"line": v.line, "accepted": v.reason is None, "reason": v.reason} for v in self.lines],
                 **(self.tally.as_dict() if self.tally else {})}
 
@@ -136,8 +138,27 @@ def commit_external(settings: Settings, batch_id: str, beliefs_file: Path, *, dr
         batch = replace(batch, status=DISTILLED, results=(Extraction(batch_id, candidates, ()),))
         tally = Tally(extractor=EXTERNAL)
         run_id = _start_run(settings, [str(beliefs_file)])
-        pipeline.commit_batch(settings, batch, run_id, tally, final=True)
+        require = None if accept_empty or not numbered else _stores_something
+        try:
+            pipeline.commit_batch(settings, batch, run_id, tally, final=True, require=require)
+        except NothingStored as refused:
+            with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+                runs.update(con, run_id, {}, "failed", str(refused))
+            return ExternalCommit(batch_id, False, verdicts, None, str(refused))
         return ExternalCommit(batch_id, True, verdicts, tally)
+
+
+class NothingStored(DistillError):
+    """Every candidate passed verification but the store refused each one (forgotten, or holding a secret)."""
+
+
+def _stores_something(done: distill.Committed) -> None:
+    result = done.beliefs
+    if not (result.inserted + result.reinforced + result.merged + result.superseded + result.flagged
+            + result.replayed):
+        refused = {k: v for k, v in result.as_dict().items() if v}
+        raise NothingStored("the store refused every belief (" + ", ".join(f"{k} {v}" for k, v in refused.items())
+                            + ")")
 
 
 def _start_run(settings: Settings, sources: list[str]) -> str:

@@ -327,9 +327,9 @@ def commit(obj: dict, batch_id: str, beliefs_file: Path, dry_run: bool, accept_e
                  f"verification; {batch_id} stays staged")
     obj["out"].emit({**d, "dry_run": dry_run}, human)
     if not dry_run and not result.committed:
-        raise DistillError(f"no line of {beliefs_file} passes verification, so nothing would be stored and the "
-                           f"batch's messages would be marked read: {batch_id} stays staged (fix the file, or pass "
-                           f"--accept-empty to commit it anyway)")
+        why = result.refused or f"no line of {beliefs_file} passes verification"
+        raise DistillError(f"{why}, so nothing would be stored and the batch's messages would be marked read: "
+                           f"{batch_id} stays staged (fix the file, or pass --accept-empty to commit it anyway)")
 
 
 @cli.group()

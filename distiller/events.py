@@ -60,6 +60,7 @@ class Tally:
     staged: list[str] = field(default_factory=list)
     submitted: list[str] = field(default_factory=list)
     set_aside: list[str] = field(default_factory=list)  # batch files that did not parse; their messages are reread
+    _skipped_files: set[tuple[str, str]] = field(default_factory=set)  # (reason, path): a file counts once
 
     def screened(self, screened: Screened) -> None:
         """A newly read message: its decisions (one per part of a queued batch), strips and redactions."""
@@ -84,6 +85,10 @@ class Tally:
             log.info("%s: %s", kind, path)
 
     def file_skipped(self, reason: str, path: str, detail: str = "") -> None:
+        """A file passed over, counted once per reason however many stages of the run meet it."""
+        if (reason, path) in self._skipped_files:
+            return
+        self._skipped_files.add((reason, path))
         self.files_skipped[reason] += 1
         if reason in ("unreadable", "changed_during_read"):
             log.warning("skipped %s (%s)%s", path, reason, f": {detail}" if detail else "")

@@ -278,11 +278,15 @@ def _allowance(settings: Settings, tally: Tally, spent_today: tuple[int, float])
 
 def commit_batch(settings: Settings, batch: Batch, run_id: str, tally: Tally, *, final: bool = False,
                  gone: Sequence[str] = (), batch_dir: Path | None = None,
+                 require: Callable[[distill.Committed], None] | None = None,
                  also: Callable[[duckdb.DuckDBPyConnection, distill.Committed], None] | None = None) -> None:
     """One transaction: ledger, beliefs, cursors, batch record, the run's counters and `also` (a reprocess job's
-    progress); then drop the batch file."""
+    progress); then drop the batch file. `require` may refuse what the commit did by raising, which rolls all of
+    it back."""
     with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
         done = distill.commit(con, batch, run_id)
+        if require is not None:
+            require(done)
         tally.committed(batch, done)
         cursors.mark_gone(con, list(gone))
         if also is not None:

@@ -219,7 +219,7 @@ _EMPTY_FIRST_PERSON = _FILLER_WORDS | frozenset(
     """
     i i'm i've i'd i'll me my mine myself we we're we've we'll we'd us our ours im ive id
     tried trying wanted needed need met seen heard asking asked wondering hoping meant favorite favorites favourite
-    favourites fan recommend recommended highly enjoying forget forgot imagined wondered before
+    favourites fan recommend recommended highly enjoying forget forgot imagined wondered before able both
     """.split()
 )
 _DIGIT = re.compile(r"\d")

@@ -78,3 +78,24 @@ def test_commit_dry_run_reports_and_changes_nothing(agents, settings):
     assert [v["reason"] for v in report["lines"]] == [None, "quote-not-found"]
     assert [b.batch_id for b in batches.load_all(settings.state_dir)] == [batch.batch_id]
     assert ingested(settings) == []
+
+
+def test_a_commit_the_store_refuses_whole_keeps_the_batch_staged(agents, settings):
+    batch = staged_batch(agents)
+    answer = agents.parent / "answer.jsonl"
+    answer.write_bytes(candidate(cited(batch), "live in Lisbon"))
+    assert invoke("commit", batch.batch_id, "--beliefs", str(answer)).exit_code == 0
+    (stored,) = orjson.loads(invoke("--json", "beliefs", "list").stdout)["beliefs"]
+    assert invoke("beliefs", "forget", stored["id"]).exit_code == 0
+    path = new_session(agents)  # a later session of the same agent says it again
+    append(path, message_line(FACT, message_id="u0000002"))
+    staged = invoke("--json", "run", "--no-llm", "--source", str(agents))
+    (again,) = [batches.load(Path(p)) for p in orjson.loads(staged.stdout)["staged"]]
+    answer.write_bytes(candidate(cited(again), "live in Lisbon"))
+    refused = invoke("commit", again.batch_id, "--beliefs", str(answer))
+    assert refused.exit_code == 1, refused.stderr
+    assert "the store refused every belief (refused_tombstoned 1)" in refused.stderr
+    assert [b.batch_id for b in batches.load_all(settings.state_dir)] == [again.batch_id]
+    assert len(ingested(settings)) == 1  # the second batch's message is not marked read
+    assert invoke("commit", again.batch_id, "--beliefs", str(answer), "--accept-empty").exit_code == 0
+    assert batches.load_all(settings.state_dir) == [] and len(ingested(settings)) == 2
