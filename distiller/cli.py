@@ -17,7 +17,7 @@ import click
 import orjson
 from click.core import ParameterSource
 
-from distiller import batches_admin, install, pipeline
+from distiller import batches_admin, install, pipeline, progress
 from distiller import schedule as scheduling
 from distiller import beliefs as beliefs_api
 from distiller.cli_beliefs import beliefs, runs_command
@@ -283,7 +283,8 @@ def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, e
                 else:
                     click.echo(_decision_row(decision))
 
-    summary = pipeline.run_once(settings, sources, dry_run=dry_run, show=printer)
+    summary = pipeline.run_once(settings, sources, dry_run=dry_run, show=printer,
+                                progress=progress.on_stderr(out.as_json))
     d = summary.as_dict()
     human = _run_summary(d, dry_run)
     asked = show_beliefs or log.isEnabledFor(logging.INFO)

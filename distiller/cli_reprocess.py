@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from distiller import progress
 from distiller import reprocess as api
 from distiller.cli_beliefs import _since as _when
 from distiller.config import override
@@ -48,7 +49,8 @@ def reprocess_command(obj: dict, sources: tuple[Path, ...], since: str | None, u
     interactive = not (yes or dry_run or out.as_json) and sys.stdin.isatty()
     summary = api.reprocess(settings, sources, since=_when(since), until=_when(until), agents=agents,
                             include_archives=include_archives, dry_run=dry_run, keep_old=keep_old,
-                            confirm=confirm if interactive else None, extractor=make_extractor(settings))
+                            confirm=confirm if interactive else None, extractor=make_extractor(settings),
+                            progress=progress.on_stderr(out.as_json))
     d = summary.as_dict()
     lines = [f"reprocess {summary.job_id}: {summary.status}" + (" (resumed)" if summary.resumed else "")]
     if summary.estimate is not None:

@@ -123,7 +123,7 @@ def _extract_with_room(extractor: Extractor, request: ExtractRequest, allowance:
 
 
 def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allowance | None = None) -> Batch:
-    """Run every request not yet extracted, saving the batch after each so no paid answer is ever lost.
+    """Run every request not yet extracted, saving the batch after each paid one so no paid answer is ever lost.
 
     ExtractionUnavailable and AuthenticationFailed propagate: the batch stays pending with what it has."""
     allowance = allowance or Allowance()
@@ -134,7 +134,8 @@ def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allo
         stop.check()  # a safe point: the batch file holds every answer so far, the next run resumes it
         extraction, failures = extract_splitting(extractor, request, allowance=allowance)
         batch = replace(batch, results=(*batch.results, extraction), failed=(*batch.failed, *failures))
-        batches.write(state_dir, batch)
+        if extractor.model is not None:  # a paid answer is saved at once; an offline one costs nothing to redo
+            batches.write(state_dir, batch)
     batch = replace(batch, status=DISTILLED)
     batches.write(state_dir, batch)
     return batch

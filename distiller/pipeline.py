@@ -33,6 +33,7 @@ from distiller.extract.select import (
     prompt_tokens,
 )
 from distiller.lock import run_lock
+from distiller.progress import Progress
 from distiller.records import Message
 from distiller.screen import Decision, Screened, screen
 from distiller.sources import openclaw
@@ -112,6 +113,7 @@ class _Committer:
     expected: dict[str, int | None] = field(default_factory=dict)
     batches_made: int = 0
     batch_dir: Path | None = None  # where its batch files live: the state dir unless reprocessing
+    progress: Progress | None = None
 
     @property
     def files_dir(self) -> Path:
@@ -234,6 +236,8 @@ class _Committer:
                 built = distill.extract(self.files_dir, built, self.extractor, allowance)  # pending first
             self._counted(fresh)
             self._commit(built, final=final, gone=gone)
+            if self.progress is not None:
+                self.progress.tick()
             if allowance.stopped:
                 self._advance()
                 raise BudgetReached(f"{allowance.stopped}; the requests not sent are quarantined "
@@ -418,6 +422,8 @@ def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tall
                 stop.check()  # a safe point: what was read but not committed is simply read again next run
             tally.lines += 1
             tally.bytes_read += line.end - line.start
+            if committer.progress is not None and not tally.lines & 1023:
+                committer.progress.tick()
             offset = line.end
             data = line.data
             if data is None:
@@ -461,19 +467,25 @@ def run_once(
     dry_run: bool = False,
     show: ShowDecision | None = None,
     extractor: Extractor | None = None,
+    progress: Progress | None = None,
 ) -> RunSummary:
     """Read the new complete lines of every transcript, screen them, distill the kept ones into verified beliefs,
     and commit beliefs, messages and cursors together, exactly once.
 
-    `show` is called with every decision on a newly read message (the tool for tuning the filters)."""
+    `show` is called with every decision on a newly read message (the tool for tuning the filters); `progress`
+    is shown while the run reads."""
     roots = resolve_sources(sources)
     extractor = extractor or (Estimator(settings.model) if dry_run else make_extractor(settings))
     _check_options(settings, extractor)
-    if dry_run:
-        with stop.deferred():
-            return _run(settings, roots, extractor, dry_run=True, show=show)
-    with stop.deferred(), run_lock(settings.lock_path):
-        return _run(settings, roots, extractor, dry_run=False, show=show)
+    try:
+        if dry_run:
+            with stop.deferred():
+                return _run(settings, roots, extractor, dry_run=True, show=show, progress=progress)
+        with stop.deferred(), run_lock(settings.lock_path):
+            return _run(settings, roots, extractor, dry_run=False, show=show, progress=progress)
+    finally:
+        if progress is not None:
+            progress.done()
 
 
 def _check_options(settings: Settings, extractor: Extractor) -> None:
@@ -491,7 +503,7 @@ def _check_options(settings: Settings, extractor: Extractor) -> None:
 
 
 def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run: bool,
-         show: ShowDecision | None) -> RunSummary:
+         show: ShowDecision | None, progress: Progress | None) -> RunSummary:
     tally = Tally(extractor=extractor.name, model=extractor.model)
     run_id = "dry-run" if dry_run else uuid.uuid4().hex
     spent = (0, 0.0)
@@ -522,7 +534,9 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
             log.warning("source not found: %s", missing)
         _name_unrecognised(roots, discovery, tally)
         plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
-        committer = _Committer(settings, run_id, dry_run, tally, extractor, show, spent)
+        committer = _Committer(settings, run_id, dry_run, tally, extractor, show, spent, progress=progress)
+        if progress is not None:
+            progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
         for plan in plans:
             stop.check()
             _read(plan, settings, discovery.session_keys, tally, committer)

@@ -20,14 +20,16 @@ from pathlib import Path
 import orjson
 
 from distiller import batch as batches
-from distiller import distill
+from distiller import distill, stop
 from distiller.batch import Batch
 from distiller.config import Settings
+from distiller.errors import DistillError
 from distiller.events import Tally
 from distiller.extract.base import Extractor
 from distiller.extract.select import Estimator, make_extractor
 from distiller.lock import run_lock
-from distiller.pipeline import _Committer, _Pending, _read, commit_batch, resolve_sources
+from distiller.progress import Progress
+from distiller.pipeline import BudgetReached, _Committer, _read, commit_batch, resolve_sources
 from distiller.records import Message
 from distiller.screen import Screened
 from distiller.sources.discover import discover
@@ -75,7 +77,7 @@ class Estimate:
 @dataclass(frozen=True)
 class ReprocessSummary:
     job_id: str
-    status: str  # dry-run | cancelled | already-done | done
+    status: str  # dry-run | cancelled | already-done | budget (resumable) | done
     estimate: Estimate | None
     resumed: bool
     retired: int
@@ -180,10 +182,12 @@ def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally)
 
 
 def _pass(settings: Settings, scope: Scope, extractor: Extractor, *, dry_run: bool, job_id: str, run_id: str,
-          done: dict[str, int], tally: Tally) -> None:
+          done: dict[str, int], tally: Tally, progress: Progress | None = None) -> None:
     plans, session_keys = _plans(settings, scope, done, tally)
     committer = _Reprocessor(settings, run_id, dry_run, tally, extractor, batch_dir=_job_dir(settings, job_id),
-                             scope=scope, job_id=job_id)
+                             progress=progress, scope=scope, job_id=job_id)
+    if progress is not None:
+        progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
     for plan in plans:
         _read(plan, settings, session_keys, tally, committer)
     committer.flush(final=True)
@@ -209,9 +213,14 @@ Confirm = Callable[[Estimate], bool]
 def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, since: datetime | None = None,
               until: datetime | None = None, agents: Sequence[str] = (), include_archives: bool = False,
               dry_run: bool = False, keep_old: bool = False, confirm: Confirm | None = None,
-              extractor: Extractor | None = None) -> ReprocessSummary:
+              extractor: Extractor | None = None, progress: Progress | None = None) -> ReprocessSummary:
     """Reprocess a history (see the module docstring); `confirm` sees the estimate first and may decline."""
     scope = Scope(tuple(resolve_sources(sources)), since, until, tuple(agents), include_archives)
+    missing = [source for source in scope.sources if not Path(source).exists()]
+    if missing:
+        raise DistillError(f"source not found: {', '.join(missing)}")
+    if since and until and since >= until:
+        raise DistillError(f"--since {since.isoformat()} is not before --until {until.isoformat()}")
     extractor = extractor or make_extractor(settings)
     job_id = job_id_of(scope, extractor)
     job, done = None, {}
@@ -226,12 +235,16 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
         return ReprocessSummary(job_id, "dry-run", plan, job is not None, 0, None)
     if confirm is not None and not confirm(plan):
         return ReprocessSummary(job_id, "cancelled", plan, job is not None, 0, None)
-    with run_lock(settings.lock_path):
-        return _run_job(settings, scope, extractor, job_id, plan, keep_old=keep_old)
+    try:
+        with stop.deferred(), run_lock(settings.lock_path):
+            return _run_job(settings, scope, extractor, job_id, plan, keep_old=keep_old, progress=progress)
+    finally:
+        if progress is not None:
+            progress.done()
 
 
 def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str, plan: Estimate | None, *,
-             keep_old: bool) -> ReprocessSummary:
+             keep_old: bool, progress: Progress | None) -> ReprocessSummary:
     run_id = uuid.uuid4().hex
     tally = Tally(extractor=extractor.name, model=extractor.model)
     with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
@@ -243,7 +256,14 @@ def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str
         _resume(settings, job_id, run_id, extractor, tally)
         with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
             done = jobs.progress(con, job_id)
-        _pass(settings, scope, extractor, dry_run=False, job_id=job_id, run_id=run_id, done=done, tally=tally)
+        try:
+            _pass(settings, scope, extractor, dry_run=False, job_id=job_id, run_id=run_id, done=done, tally=tally,
+                  progress=progress)
+        except BudgetReached as reached:
+            tally.budget_stop = str(reached)
+            with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+                runs.update(con, run_id, tally.as_dict(), "budget")
+            return ReprocessSummary(job_id, "budget", plan, resumed, 0, run_id, tally)
         with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
             retired = 0 if keep_old else jobs.retire(con, job_id, extractor.name, extractor.model,
                                                       extractor.prompt_version, datetime.now(timezone.utc))

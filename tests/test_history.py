@@ -6,6 +6,7 @@ import duckdb
 import orjson
 from conftest import append, header
 
+from distiller import batch as batches
 from distiller import pipeline
 from distiller.config import Settings
 
@@ -45,3 +46,18 @@ def test_an_old_history_distilled_today_keeps_what_it_learned(agents, tmp_path):
     append(path, said("ok thanks", "m3", "2024-05-02T10:00:00Z"))
     pipeline.run_once(settings, [agents])
     assert sorted(rows(settings, "SELECT status FROM beliefs")) == [("archived",), ("archived",)]
+
+
+def test_an_offline_batch_file_is_written_twice_however_many_requests(agents, tmp_path, monkeypatch):
+    """Pending before extraction, distilled after: per-request saves are for paid answers (590 MB for 6 MB)."""
+    path = agents / "main" / "sessions" / "s.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(header() + b"".join(said(f"I like hiking trail number {i} in the hills.", f"m{i}",
+                                              "2026-03-01T10:00:00Z") for i in range(200)))
+    writes = []
+    real = batches.write
+    monkeypatch.setattr(batches, "write", lambda state_dir, batch: writes.append(batch.status) or real(state_dir,
+                                                                                                      batch))
+    summary = pipeline.run_once(Settings(state_dir=tmp_path / "state", extractor="rules",
+                                         request_budget_tokens=200), [agents])
+    assert summary.tally.requests > 10 and writes == ["pending", "distilled"]

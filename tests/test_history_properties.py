@@ -8,6 +8,7 @@ import os
 import shutil
 import tempfile
 import uuid
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from hypothesis import strategies as st
 
 from distiller import pipeline
 from distiller.config import Settings
+from distiller.extract.base import Extraction, ExtractRequest
+from distiller.extract.rules import RulesExtractor
 
 # Sentences the rules extractor turns into beliefs: slots that supersede each other, near duplicates, facts that
 # fade within weeks ("I have …", "on call": high decay), identities that never fade, and noise.
@@ -103,8 +106,21 @@ def _replace(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+class PerMessageRules(RulesExtractor):
+    """The offline rules, one message at a time: what a message yields must not depend on which request it was
+    packed into. (The rules extractor merges a statement repeated within one request into one more confident
+    candidate, which is batching-dependent by design, as any model's reading of its context is; this property
+    is about the pipeline and the store, so extraction is taken per message.)"""
+
+    def extract(self, request: ExtractRequest) -> Extraction:
+        candidates = [c for item in request.items
+                      for c in RulesExtractor.extract(self, replace(request, items=(item,))).candidates]
+        return Extraction(request.request_id, tuple(candidates), ())
+
+
 def _run(root: Path, state: Path, chunk: int) -> None:
-    pipeline.run_once(Settings(state_dir=state, extractor="rules", commit_every_bytes=chunk), [root / "agents"])
+    pipeline.run_once(Settings(state_dir=state, extractor="rules", commit_every_bytes=chunk), [root / "agents"],
+                      extractor=PerMessageRules())
 
 
 @pytest.mark.slow

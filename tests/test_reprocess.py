@@ -191,3 +191,15 @@ def test_files_whose_first_line_has_no_id_are_each_reprocessed(settings, agents)
     rules = Settings(state_dir=settings.state_dir, extractor="rules")
     assert pipeline.run_once(rules, [agents]).tally.messages == 3
     assert reprocess.reprocess(rules, [agents], extractor=NewPromptRules()).tally.messages == 3
+
+
+def test_cli_refuses_a_missing_source_or_an_empty_window(history, tmp_path):
+    runner = CliRunner()
+    state = str(tmp_path / "state")
+    missing = runner.invoke(cli, ["--state-dir", state, "reprocess", "--source", str(tmp_path / "nope"), "--yes"])
+    assert missing.exit_code == 1 and "source not found" in missing.output
+    empty = runner.invoke(cli, ["--state-dir", state, "reprocess", "--source", str(history), "--since", "2026-03-02",
+                                "--until", "2026-03-01", "--yes"])
+    assert empty.exit_code == 1 and "not before" in empty.output
+    bad = runner.invoke(cli, ["--state-dir", state, "reprocess", "--source", str(history), "--since", "yesterday"])
+    assert bad.exit_code == 2

@@ -524,7 +524,7 @@ def _store(con: duckdb.DuckDBPyConnection, settings: StoreSettings, now: datetim
     counts = dict.fromkeys(UpsertResult().as_dict(), 0)
     counts.update(refused_secret=refused.count("secret"), refused_unsafe=refused.count("unsafe"),
                   refused_tombstoned=forgotten)
-    candidates.sort(key=lambda c: (c.latest, c.order))
+    candidates.sort(key=lambda c: (c.latest, c.belief_id, c.order))  # a tie in time: by key, never by arrival
     drawn: dict[str, None] = {}
     for start in range(0, len(candidates), PASS_SIZE):
         one_pass = _Upsert(con, settings, now, run_id, counts=counts)
@@ -655,7 +655,7 @@ class _Upsert:
         if slot is None:
             return []
         return sorted((self.held[i] for i in self.slots.get(slot, ()) if i != excluding),
-                      key=lambda h: h.last_seen)
+                      key=lambda h: (h.last_seen, h.belief_id))
 
     def _strong(self, c: _Candidate) -> bool:
         """Status as later candidates of this batch see it; recompute() sets the real one from all evidence."""
@@ -721,7 +721,7 @@ class _Upsert:
             target.statement, target.tokens = c.statement, c.tokens
         if target.status == ARCHIVED:  # superseded, or faded: whichever way the history arrived, it is back
             holders = self._holders(target.slot, excluding=target.belief_id)
-            if holders and newest <= holders[-1].last_seen:
+            if holders and (newest, target.belief_id) <= (holders[-1].last_seen, holders[-1].belief_id):
                 if target.superseded_by is None:  # faded before its newer holder came: history all the same
                     target.superseded_by, target.valid_to = holders[-1].belief_id, holders[-1].valid_from
                     self.touched.add(target.belief_id)
@@ -753,7 +753,7 @@ class _Upsert:
         holders = self._holders(c.slot)
         contradicted = self._contradicted(c)
         outcome, other = "inserted", None
-        if holders and c.latest < holders[-1].last_seen:
+        if holders and (c.latest, c.belief_id) < (holders[-1].last_seen, holders[-1].belief_id):
             newest = holders[-1]  # a late arrival: history, not news
             new.status, new.superseded_by, new.valid_to = ARCHIVED, newest.belief_id, newest.valid_from
             other = newest.belief_id
