@@ -4,7 +4,8 @@ A candidate becomes a Belief only if its fields are in range, every piece of evi
 very request that produced it (one agent's request cannot vouch for another agent's message) with a quote of a few
 words that really occurs in that item's cleaned text, and the statement says nothing its cited items do not (see
 support.py). A reply is held to the prompt's caps, and what is stored carries no control characters or markup.
-Confidence is then not the model's number alone: implied evidence counts for less, and independent sessions for more.
+Confidence is then not the model's number alone: implied evidence counts for less; the store adds independent
+sessions.
 """
 
 from __future__ import annotations
@@ -115,10 +116,11 @@ def _schema_problem(candidate: Candidate) -> str | None:
     return None
 
 
-def combined_confidence(confidence: float, evidence_type: str, sessions: int) -> float:
-    """Implied evidence is discounted; each further independent session closes part of the remaining doubt."""
-    base = confidence * (IMPLIED_WEIGHT if evidence_type == "implied" else 1.0)
-    return round(min(MAX_CONFIDENCE, 1 - (1 - base) ** max(1, sessions)), 4)
+def evidence_confidence(confidence: float, evidence_type: str) -> float:
+    """Implied evidence is discounted. Independent sessions are combined by the store alone, over all of a belief's
+    evidence: combining them here too would count them twice, and make a belief's confidence depend on whether
+    its sessions arrived in one batch or in several."""
+    return round(min(MAX_CONFIDENCE, confidence * (IMPLIED_WEIGHT if evidence_type == "implied" else 1.0)), 4)
 
 
 def _evidence_problem(candidate: Candidate, sources: Mapping[str, Source], scope: Collection[str] | None,
@@ -190,7 +192,6 @@ def verify(
             rejected[problem] += 1
             continue
         per_item.update({ref.item_id for ref in candidate.evidence})
-        sessions = len({e.session_id for e in evidence})
         stamps = sorted(e.ts for e in evidence if e.ts)
         valid_from, replaced = _valid_from(candidate.valid_from, stamps[0] if stamps else None,
                                            stamps[-1] if stamps else None)
@@ -202,7 +203,7 @@ def verify(
                 category=candidate.category,
                 subject=slot_key(candidate.subject),
                 attribute=slot_key(candidate.attribute),
-                confidence=combined_confidence(float(candidate.confidence), candidate.evidence_type, sessions),
+                confidence=evidence_confidence(float(candidate.confidence), candidate.evidence_type),
                 evidence_type=candidate.evidence_type,
                 importance=candidate.importance,
                 decay_sensitivity=candidate.decay_sensitivity,

@@ -61,3 +61,19 @@ def test_an_offline_batch_file_is_written_twice_however_many_requests(agents, tm
     summary = pipeline.run_once(Settings(state_dir=tmp_path / "state", extractor="rules",
                                          request_budget_tokens=200), [agents])
     assert summary.tally.requests > 10 and writes == ["pending", "distilled"]
+
+
+def test_a_belief_from_two_sessions_is_as_confident_whether_they_arrive_in_one_run_or_two(agents, tmp_path):
+    """Sessions are combined once, by the store over all evidence: not again by verification or the extractor."""
+    sessions = agents / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    paths = [sessions / f"s{n}.jsonl" for n in range(2)]
+    together = Settings(state_dir=tmp_path / "together", extractor="rules")
+    apart = Settings(state_dir=tmp_path / "apart", extractor="rules")
+    paths[0].write_bytes(header() + said("My name is Ann Lee.", "m0", "2026-03-01T10:00:00Z"))
+    pipeline.run_once(apart, [agents])
+    paths[1].write_bytes(header() + said("My name is Ann Lee.", "m1", "2026-03-02T10:00:00Z"))
+    pipeline.run_once(apart, [agents])
+    pipeline.run_once(together, [agents])
+    query = "SELECT statement, confidence, status FROM beliefs"
+    assert rows(together, query) == rows(apart, query) == [("The user's name is Ann Lee.", 0.72, "active")]

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from distiller.extract.base import Candidate, EvidenceRef, Extraction
 from distiller.records import EvidenceItem
-from distiller.verify import Source, combined_confidence, verify
+from distiller.verify import Source, evidence_confidence, verify
 
 
 def source(text: str, evidence: bool = True, session: str = "s1", message_id: str = "aa") -> Source:
@@ -53,14 +53,14 @@ def test_rejections_are_counted_by_reason():
     }
 
 
-def test_confidence_combines_evidence_type_and_independent_sessions():
-    assert combined_confidence(0.8, "implied", 1) == 0.64
-    assert combined_confidence(0.6, "explicit", 2) == 0.84
-    assert combined_confidence(1.0, "explicit", 3) == 0.99
+def test_confidence_discounts_implied_evidence_and_leaves_sessions_to_the_store():
+    assert evidence_confidence(0.8, "implied") == 0.64
+    assert evidence_confidence(0.6, "explicit") == 0.6
+    assert evidence_confidence(1.0, "explicit") == 0.99
     two_sessions = replace(GOOD, statement="The user lives in Lisbon.", confidence=0.6,
                            evidence=(EvidenceRef("m2", "I prefer Neovim"), EvidenceRef("m3", "live in lisbon")))
     (belief,) = run(two_sessions).beliefs
-    assert belief.confidence == 0.84 and len(belief.evidence) == 2
+    assert belief.confidence == 0.6 and len(belief.evidence) == 2
 
 
 def test_valid_from_keeps_a_resolved_date_and_ignores_nonsense():

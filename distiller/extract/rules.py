@@ -20,7 +20,6 @@ from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRe
 
 PROMPT_VERSION = "rules-2"
 SINGLE_CONFIDENCE = 0.6  # below the store's threshold for an active belief: one mention stays provisional
-REPEATED_CONFIDENCE = 0.8
 _MAX_OBJECT_WORDS = 18
 
 _CLAUSE = re.compile(r"(?:[^.!?。！？\n;:—–]|(?<=\d)\.(?=\d))+[.!?。！？]?")
@@ -292,7 +291,8 @@ def candidates_from(item_id: str, text: str) -> list[Candidate]:
 
 
 def _merged(found: list[Candidate]) -> list[Candidate]:
-    """One candidate per statement: every message that states it is evidence, and a repeat raises confidence."""
+    """One candidate per statement, every message that states it its evidence. A repeat raises no confidence here:
+    the store combines independent sessions over all of a belief's evidence, however the messages were batched."""
     by_statement: dict[str, list[Candidate]] = {}
     for candidate in found:
         by_statement.setdefault(candidate.statement.casefold(), []).append(candidate)
@@ -300,9 +300,8 @@ def _merged(found: list[Candidate]) -> list[Candidate]:
     for group in by_statement.values():
         evidence = tuple({ref.item_id: ref for candidate in group for ref in candidate.evidence}.values())
         first = group[0]
-        confidence = REPEATED_CONFIDENCE if len(evidence) > 1 else SINGLE_CONFIDENCE
         merged.append(
-            Candidate(first.statement, first.category, first.subject, first.attribute, confidence,
+            Candidate(first.statement, first.category, first.subject, first.attribute, SINGLE_CONFIDENCE,
                       first.evidence_type, first.importance, first.decay_sensitivity, first.valid_from, evidence)
         )  # fmt: skip
     return merged
