@@ -50,15 +50,22 @@ def _has_digit(value: str) -> bool:
 def _looks_random(value: str) -> bool:
     """Random tokens mix cases and digits and spread over many symbols; words, paths and hex hashes do not.
 
-    Paths look random once joined, so only the longest slash-free stretch is judged."""
+    Paths look random once joined, so only the longest slash-free stretch is judged, unless the value has the
+    shape of an AWS secret access key (40 characters of base64, a few of them slashes)."""
+    if len(value) == 40 and value.count("/") <= 4 and _mixes_randomly(value, min_digits=1):
+        return True
     if "/" in value:
         value = max(value.split("/"), key=len)
+    return _mixes_randomly(value)
+
+
+def _mixes_randomly(value: str, min_digits: int = 2) -> bool:
     if len(value) < 32:
         return False
     uppers = sum(c.isupper() for c in value)
     lowers = sum(c.islower() for c in value)
     digits = sum(c.isdigit() for c in value)
-    if uppers < 2 or lowers < 2 or digits < 2:
+    if uppers < 2 or lowers < 2 or digits < min_digits:
         return False
     counts = Counter(value)
     entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
@@ -74,7 +81,27 @@ def _is_basic_credential(value: str) -> bool:
 
 
 def _bearer_token(value: str) -> bool:
-    return _has_digit(value) or any(c in value for c in "._-/+=")
+    """A token mixes digits, symbols or cases, or is too long to be a word ("Bearer authentication" is not one)."""
+    return (_has_digit(value) or any(c in value for c in "._-/+=") or not (value.islower() or value.isupper())
+            or len(value) >= 24)
+
+
+def _card_number(value: str) -> bool:
+    """A payment card's 15 or 16 digits pass the Luhn check; 13-digit millisecond timestamps are never taken."""
+    digits = value.replace(" ", "").replace("-", "")
+    return len(digits) in (15, 16) and digits[0] in "3456" and len(set(digits)) > 1 and _luhn(digits)
+
+
+def _iban(value: str) -> bool:
+    compact = value.replace(" ", "")
+    rearranged = compact[4:] + compact[:4]
+    return 15 <= len(compact) <= 34 and int("".join(str(int(c, 36)) for c in rearranged)) % 97 == 1
+
+
+def _changed_password(value: str) -> bool:
+    """After "changed my password to", a word is a description ("something longer"); a password mixes kinds."""
+    return _password_value(value) and (_has_digit(value) or not value.isalnum()
+                                       or not (value.islower() or value.isupper()))
 
 
 _PLACEHOLDER_VALUES = re.compile(
@@ -177,7 +204,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "url-credentials",
         ("://",),
-        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@\[\]]{1,100}:(?!\[REDACTED)([^\s/\[\]]{1,200})"
+        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@\[\]]{0,100}:(?!\[REDACTED)([^\s/\[\]]{1,200})"
                    r"@(?![^\s/]*@)"),  # the password runs to the last @ before the host: it may hold @ itself
         group=1,
     ),
@@ -232,6 +259,20 @@ _RULES: tuple[_Rule, ...] = (
         accept=_phrase_password,
         ignore_case=True,
     ),
+    _Rule(
+        "password-phrase",
+        ("pass",),
+        re.compile(
+            r"(?ai)\b(?:changed|set|reset|updated|switched)[ \t]+(?:my[ \t]+|the[ \t]+|our[ \t]+)?"
+            r"(?:password|passcode|passphrase|passwd)(?:[ \t]+(?:for|on|of|at)[ \t]+[\w.@-]{1,40})?[ \t]+to[ \t]+"
+            r"[\"'`]?(?!\[REDACTED)([^\s\"'`]{3,63}[^\s\"'`.,;:!?)\]])"
+        ),
+        group=1,
+        accept=_changed_password,
+        ignore_case=True,
+    ),
+    _Rule("card-number", _DIGITS, re.compile(r"(?<![\d-])\d(?:[ -]?\d){14,15}(?![\d-])"), accept=_card_number),
+    _Rule("iban", _DIGITS, re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b"), accept=_iban),
     _Rule(_HIGH_ENTROPY, _DIGITS, re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{32,}={0,2}"),
           accept=_looks_random),
 )

@@ -36,6 +36,17 @@ def _basic(pair: tuple[str, str]) -> str:
     return base64.b64encode(f"{pair[0]}:{pair[1]}".encode()).decode().rstrip("=")
 
 
+def _with_luhn_digit(body: str) -> str:
+    """The card number body plus its check digit, in groups of four."""
+    total = sum(d if i % 2 else (d * 2 - 9 if d > 4 else d * 2) for i, d in enumerate(map(int, reversed(body))))
+    number = body + str(-total % 10)
+    return " ".join(number[i:i + 4] for i in range(0, len(number), 4))
+
+
+def _german_iban(bban: str) -> str:
+    return f"DE{98 - int(bban + '131400') % 97:02d}{bban}"  # D=13, E=14, check digits 00 while computing
+
+
 # One strategy per rule of distiller.redact, named by the kind it should produce.
 SECRETS: dict[str, st.SearchStrategy[str]] = {
     "private-key": _chars(ALNUM + "+/", 20, 80).map(
@@ -56,11 +67,13 @@ SECRETS: dict[str, st.SearchStrategy[str]] = {
     "huggingface-token": _chars(string.ascii_letters, 34, 34).map(lambda v: "hf_" + v),
     "jwt": st.tuples(*[_chars(ALNUM + "_-", 8, 30)] * 3).map(lambda t: f"eyJ{t[0]}.eyJ{t[1]}.{t[2]}"),
     "url-credentials": st.tuples(st.sampled_from(["postgres", "mysql", "redis", "https", "amqp"]),
-                                 _chars(string.ascii_lowercase, 2, 10), _chars(ALNUM + "!$%@", 4, 20)).map(
+                                 _chars(string.ascii_lowercase, 0, 10), _chars(ALNUM + "!$%@", 4, 20)).map(
         lambda t: f"{t[0]}://{t[1]}:{t[2]}@db.example.net:5432/app"),
     "auth-header": st.one_of(
         st.tuples(_any_case("bearer"), _with_one(string.ascii_letters + "._-", "._-", 16, 48)).map(
             lambda t: f"{t[0]} {t[1]}"),
+        st.tuples(_any_case("bearer"), _with_one(string.ascii_letters, string.ascii_uppercase, 15, 47)).map(
+            lambda t: f"{t[0]} a{t[1]}"),  # letters only, mixed case
         st.tuples(_any_case("basic"), st.tuples(_chars(ALNUM, 3, 10), _chars(ALNUM, 4, 16)).map(_basic)).map(
             lambda t: f"{t[0]} {t[1]}"),
     ),
@@ -68,8 +81,15 @@ SECRETS: dict[str, st.SearchStrategy[str]] = {
         lambda t: f"{t[0]}={t[1]}"),
     "secret-assignment": st.tuples(_any_case("api_key"), _with_digit(ALNUM, 8, 30)).map(lambda t: f"{t[0]}: {t[1]}"),
     "pin": st.tuples(_any_case("pin"), _chars(string.digits, 4, 8)).map(lambda t: f"the {t[0]} is {t[1]}"),
-    "password-phrase": st.tuples(_any_case("password"), st.sampled_from(["vpn", "wifi", "bank account"]),
-                                 _with_digit(ALNUM + "!#", 6, 16)).map(lambda t: f"my {t[0]} for the {t[1]} is {t[2]}"),
+    "password-phrase": st.one_of(
+        st.tuples(_any_case("password"), st.sampled_from(["vpn", "wifi", "bank account"]),
+                  _with_digit(ALNUM + "!#", 6, 16)).map(lambda t: f"my {t[0]} for the {t[1]} is {t[2]}"),
+        st.tuples(_any_case("changed my password"), _with_digit(ALNUM + "!#", 6, 16)).map(
+            lambda t: f"I {t[0]} to {t[1]} today"),
+    ),
+    "card-number": st.tuples(st.sampled_from("3456"), _chars(string.digits, 14, 14)).map(
+        lambda t: _with_luhn_digit(t[0] + t[1])),
+    "iban": _chars(string.digits, 18, 18).map(_german_iban),
     "high-entropy": st.tuples(st.permutations(string.ascii_uppercase), st.permutations(string.ascii_lowercase),
                               st.permutations(string.digits)).map(
         lambda t: "".join(a + b + c for a, b, c in zip(t[0][:11], t[1][:11], t[2][:10] + ["Z"]))[:32]),

@@ -124,3 +124,32 @@ def test_former_blind_spots_and_plain_word_secrets_are_redacted(text, kind):
 )
 def test_talk_about_passwords_is_not_a_secret(text):
     assert redact(text) == Redacted(text, ())
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("I always send Authorization: Bearer abcdefghijklmnopqrstuvwxyzABCDEFGH to the api", "auth-header"),
+        ("Bearer QWERTYuiopASDFGhjklZXCVbnmQWERTYuiop", "auth-header"),
+        ("cache at redis://:S3cretPass@localhost:6379", "url-credentials"),
+        ("my AWS secret key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "high-entropy"),
+        ("I changed my password to Xy9!kLmn yesterday", "password-phrase"),
+        ("my card is 4111 1111 1111 1111, expires soon", "card-number"),
+        ("pay to DE89370400440532013000 please", "iban"),
+    ],
+)
+def test_secrets_an_outside_review_found_unredacted_are_redacted(text, kind):
+    assert dict(redact(text).counts) == {kind: 1}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "we use Bearer authentication here",
+        "I changed my password to something longer",
+        "the build at 1772359200000 ms, order 1234567890123456",
+        "docs/ReleaseNotes/Version2/ChangeLogEntries",
+    ],
+)
+def test_words_timestamps_and_paths_near_those_shapes_are_kept(text):
+    assert redact(text).text == text
