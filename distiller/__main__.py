@@ -14,6 +14,13 @@ def main() -> None:
         from distiller.cli import main as cli_main
     except stop.Interrupted as exc:
         stop.report(exc)
+    except Exception:  # a signal inside an extension's initialisation surfaces as its ImportError
+        if not stop.requested():
+            raise
+        try:
+            stop.check()
+        except stop.Interrupted as exc:
+            stop.report(exc)
     cli_main()
 
 
