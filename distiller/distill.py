@@ -58,13 +58,14 @@ class Allowance:
             if self.usd is not None:
                 self.usd -= u.cost_usd
 
-    def covers(self, extractor: Extractor, request: ExtractRequest) -> bool:
-        """Whether one more call for request fits, by the same estimate as the run's budget check."""
+    def covers(self, extractor: Extractor, request: ExtractRequest, max_tokens: int | None = None) -> bool:
+        """Whether one more call for request fits, by the same estimate as the run's budget check; a call allowed
+        `max_tokens` of output is judged as if it used them all."""
         if extractor.model is None or (self.tokens is None and self.usd is None):
             return True
         estimate = prompt_tokens(extractor) + sum(batches.estimate_tokens(i.text) + batches.ITEM_OVERHEAD_TOKENS
                                                   for i in request.items)
-        tokens = estimate + estimated_output_tokens(estimate)
+        tokens = estimate + (max_tokens if max_tokens is not None else estimated_output_tokens(estimate))
         if self.tokens is not None and tokens > self.tokens:
             self.stopped = f"the token budget would be passed by request {request.request_id} (≈{tokens})"
         elif self.usd is not None and estimated_cost_usd(extractor.model, estimate) > self.usd:
@@ -109,7 +110,7 @@ def _extract_with_room(extractor: Extractor, request: ExtractRequest, allowance:
         usage.extend(exc.usage)
         allowance.charge(exc.usage)
         room = extractor.more_room(exc.max_tokens) if isinstance(exc, Truncated) else None  # type: ignore[attr-defined]
-        if room is None or not allowance.covers(extractor, request):
+        if room is None or not allowance.covers(extractor, request, max_tokens=room):
             raise
         try:
             extraction = extractor.extract(request, max_tokens=room)  # type: ignore[call-arg]

@@ -388,6 +388,17 @@ def test_a_truncated_reply_is_retried_once_with_more_room_before_a_split(api, fa
     assert summary["tokens"] > 4096
 
 
+def test_the_retry_with_more_room_is_not_sent_when_its_output_could_pass_the_budget(api, fake_anthropic, agents,
+                                                                                     settings):
+    session_of(agents, "I'm allergic to peanuts", "I live in Lisbon")
+    fake_anthropic.enqueue_text('{"candidates": [{"statement": "The user', stop_reason="max_tokens",
+                                output_tokens=4096)
+    summary = run_json(api, "--budget-tokens", "12000", check=False)
+    first, *rest = fake_anthropic.message_requests()
+    assert all(r["max_tokens"] == first["max_tokens"] for r in rest)  # no call allowed twice the room
+    assert orjson.loads(summary.stdout)["tokens"] <= 12000
+
+
 def test_a_refused_message_batches_result_is_counted(api, fake_anthropic, transcript, settings):
     run_json(api, "--batch-api")
     fake_anthropic.enqueue_stop_reason("refusal", input_tokens=5_000, output_tokens=1)
