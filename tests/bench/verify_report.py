@@ -33,7 +33,7 @@ from distiller.support import content_stems
 from distiller.verify import Source, verify
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent.parent / "shared" / "data" / "synthetic-persona-chat" / "valid.csv"
+DATA = ROOT.parent / "shared" / "data" / "synthetic-persona-chat" / "valid.csv"
 FIXTURE = ROOT / "tests" / "fixtures" / "labelled.jsonl"
 TS = "2026-03-01T10:00:00Z"
 _TURN = re.compile(r"^User ([12]):\s*(.*)$")
