@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,3 +56,15 @@ class Belief:
     extractor: str  # rules | anthropic | external
     model: str | None
     prompt_version: str
+
+
+def message_time(ts: str | None) -> datetime | None:
+    """A message's ISO timestamp as an aware datetime (UTC when it names no zone); None when absent or malformed:
+    a transcript's timestamps are input."""
+    if not ts:
+        return None
+    try:
+        parsed = datetime.fromisoformat(ts)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)

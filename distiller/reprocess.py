@@ -30,7 +30,7 @@ from distiller.extract.select import Estimator, make_extractor
 from distiller.lock import run_lock
 from distiller.progress import Progress
 from distiller.pipeline import BudgetReached, _Committer, _read, commit_batch, resolve_sources
-from distiller.records import Message
+from distiller.records import Message, message_time
 from distiller.screen import Screened
 from distiller.sources.discover import discover
 from distiller.store import batches as batch_rows
@@ -90,16 +90,6 @@ class ReprocessSummary:
                 **self.tally.as_dict()}
 
 
-def _when(ts: str | None) -> datetime | None:
-    if not ts:
-        return None
-    try:
-        parsed = datetime.fromisoformat(ts)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
-
-
 @dataclass
 class _Reprocessor(_Committer):
     """The run's committer, except that what the ledger holds is extracted again, messages outside the window are
@@ -112,7 +102,7 @@ class _Reprocessor(_Committer):
     def add(self, message: Message, skip: str | None, file_id: str, read) -> None:
         scope = self.scope
         if scope.since or scope.until:
-            at = _when(message.ts)
+            at = message_time(message.ts)
             if at is None:
                 self.tally.line_skipped("no_timestamp", message.file, message.byte_start)
                 return

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 import duckdb
 
-from distiller.records import Message
+from distiller.records import Message, message_time
 from distiller.store.bulk import pack, rows
 
 GLOBAL = "global"
@@ -29,22 +29,12 @@ def join(scope: str, alias: str = "k") -> str:
             f"WHERE name LIKE 'clock:%') AS {alias} ON {alias}.scope = {scope}")
 
 
-def _parsed(ts: str | None) -> datetime | None:
-    if not ts:
-        return None
-    try:
-        parsed = datetime.fromisoformat(ts)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
-
-
 def newest_by_scope(messages: Iterable[Message], wall: datetime | None = None) -> dict[str, datetime]:
     """Each agent's scope and the global one, at the newest credible message time among `messages`."""
     ceiling = (wall or datetime.now(timezone.utc)) + SKEW
     newest: dict[str, datetime] = {}
     for message in messages:
-        at = _parsed(message.ts)
+        at = message_time(message.ts)
         if at is None:
             continue
         at = min(at, ceiling)
