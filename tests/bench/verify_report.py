@@ -125,7 +125,7 @@ def main() -> None:
 
     def check(label: str, extraction: Extraction, sources: dict[str, Source]) -> None:
         for name, candidates in ((label, extraction.candidates),
-                                 (f"  of which with a content word", [c for c in extraction.candidates
+                                 ("  of which with a content word", [c for c in extraction.candidates
                                                                       if not vacuous(c)])):
             result = verify(Extraction(extraction.request_id, tuple(candidates), ()), sources, extractor="bench",
                             model=None, prompt_version="bench")
