@@ -6,6 +6,7 @@ import itertools
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -94,3 +95,13 @@ def distill(*args: str, state_dir: Path | None = None, env: dict | None = None, 
     if check and result.returncode != 0:
         raise AssertionError(f"distill {args} exited {result.returncode}: {result.stderr}")
     return result
+
+
+def wait_for(condition, what: str, seconds: float = 60) -> None:
+    """Poll a condition a real process will make true, failing the test after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.02)
+    pytest.fail(f"timed out waiting for {what}")

@@ -6,13 +6,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import duckdb
 import orjson
 import pytest
-from conftest import append, distill, ingested, message_line, new_session
+from conftest import append, distill, ingested, message_line, new_session, wait_for
 from fakeapi import candidate, candidates_reply
 
 from distiller import batch as batches
@@ -188,14 +187,6 @@ def test_sigkill_after_results_are_saved_never_pays_twice(api, fake_anthropic, t
     assert len(fake_anthropic.message_requests()) == 1
     assert len(ingested(settings)) == 3
 
-
-def wait_for(condition, what: str, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.02)
-    pytest.fail(f"timed out waiting for {what}")
 
 
 def test_external_agent_flow_stages_then_commits(fake_anthropic, transcript, settings, tmp_path):

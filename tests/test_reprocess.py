@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import duckdb
 import orjson
 import pytest
 from click.testing import CliRunner
-from conftest import append, header
+from conftest import append, header, wait_for
 
 from distiller import batch as batches
 from distiller import beliefs as beliefs_api
@@ -136,14 +135,6 @@ def test_cli_estimates_without_a_key_and_json_needs_no_confirmation(history, tmp
     done = runner.invoke(cli, ["--state-dir", state, "reprocess", "--source", str(history), "--extractor", "rules"])
     assert done.exit_code == 0 and "done" in done.stdout, done.output
 
-
-def wait_for(condition, what: str, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.02)
-    pytest.fail(f"timed out waiting for {what}")
 
 
 @pytest.mark.slow
