@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from distiller import batches_admin, pipeline
+from distiller import pipeline
+from distiller.batches import admin as batches_admin
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.lock import lock_holder

@@ -7,12 +7,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from distiller.prefilter import DROP
+from distiller.screen.prefilter import DROP
 from distiller.screen import DEMOTIONS, Screened
 
 if TYPE_CHECKING:
-    from distiller.batch import Batch, Plan
-    from distiller.distill import Committed
+    from distiller.batches import Batch, Plan
+    from distiller.pipeline.distill import Committed
 
 log = logging.getLogger("distiller")
 

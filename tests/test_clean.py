@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from secretgen import CLEAN_MARKERS, texts_with_secrets
 
-from distiller.clean import DISTILLER_BLOCKS, INJECTED_BLOCKS, Cleaned, clean, clean_every_rule
+from distiller.screen.clean import DISTILLER_BLOCKS, INJECTED_BLOCKS, Cleaned, clean, clean_every_rule
 
 FIXTURE = Path(__file__).parent / "fixtures" / "labelled.jsonl"
 ROWS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from distiller.injection import suspect_injection
-from distiller.prefilter import CONTEXT, KEEP
+from distiller.screen.injection import suspect_injection
+from distiller.screen.prefilter import CONTEXT, KEEP
 from distiller.records import Message
 from distiller.screen import SUSPECT_INJECTION, screen
 

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from distiller.clean import clean
-from distiller.prefilter import CONTEXT, DROP, KEEP, REASONS, Verdict, prefilter
+from distiller.screen.clean import clean
+from distiller.screen.prefilter import CONTEXT, DROP, KEEP, REASONS, Verdict, prefilter
 
 FIXTURE = Path(__file__).parent / "fixtures" / "labelled.jsonl"
 ROWS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -173,7 +173,7 @@ def test_a_fact_among_pleasantries_keeps_the_message(text):
 def test_the_hollow_phrase_lookahead_only_skips_words_no_phrase_starts_with():
     import re
 
-    from distiller.prefilter import _HOLLOW_FIRST_PERSON, _SENTENCE, _normalise
+    from distiller.screen.prefilter import _HOLLOW_FIRST_PERSON, _SENTENCE, _normalise
 
     plain = re.compile(_HOLLOW_FIRST_PERSON.pattern.replace(r"\b(?=[gilmostw])", r"\b", 1))
     assert plain.pattern != _HOLLOW_FIRST_PERSON.pattern

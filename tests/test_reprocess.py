@@ -16,9 +16,10 @@ import pytest
 from click.testing import CliRunner
 from conftest import append, header, wait_for
 
-from distiller import batch as batches
+from distiller import batches
 from distiller import beliefs as beliefs_api
-from distiller import pipeline, reprocess
+from distiller import pipeline
+from distiller.pipeline import reprocess
 from distiller.cli import cli
 from distiller.config import Settings
 from distiller.extract.rules import RulesExtractor

@@ -20,7 +20,7 @@ import duckdb
 
 from distiller.errors import DistillError
 from distiller.records import Belief
-from distiller.redact import refusal
+from distiller.screen.redact import refusal
 from distiller.storable import unsafe
 from distiller.store import clock, tombstones, word_index
 from distiller.store.bulk import pack, rows

@@ -10,7 +10,7 @@ from datetime import datetime
 import duckdb
 import orjson
 
-from distiller.prefilter import KEEP
+from distiller.screen.prefilter import KEEP
 from distiller.store.beliefs import ARCHIVED, history
 from distiller.store.bulk import pack, rows
 from distiller.store.cursors import Cursor

@@ -20,10 +20,10 @@ from typing import Callable
 
 import orjson
 
-from distiller.clean import clean, clean_every_rule
-from distiller.prefilter import prefilter
+from distiller.screen.clean import clean, clean_every_rule
+from distiller.screen.prefilter import prefilter
 from distiller.records import Message
-from distiller.redact import redact, redact_every_rule
+from distiller.screen.redact import redact, redact_every_rule
 from distiller.sources import openclaw
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

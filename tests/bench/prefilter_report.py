@@ -8,8 +8,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from distiller.clean import clean
-from distiller.prefilter import KEEP, prefilter
+from distiller.screen.clean import clean
+from distiller.screen.prefilter import KEEP, prefilter
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "labelled.jsonl"
 

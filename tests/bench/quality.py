@@ -44,7 +44,7 @@ import orjson
 
 from distiller.extract.base import ExtractRequest, Item
 from distiller.extract.rules import PROMPT_VERSION, RulesExtractor
-from distiller.prefilter import KEEP
+from distiller.screen.prefilter import KEEP
 from distiller.records import EvidenceItem, Message
 from distiller.screen import screen
 from distiller.sources import openclaw

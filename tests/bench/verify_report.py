@@ -24,10 +24,10 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from distiller.clean import clean
+from distiller.screen.clean import clean
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item
 from distiller.extract.rules import RulesExtractor
-from distiller.injection import suspect_injection
+from distiller.screen.injection import suspect_injection
 from distiller.records import EvidenceItem
 from distiller.support import content_stems
 from distiller.verify import Source, verify

@@ -17,16 +17,17 @@ import click
 import orjson
 from click.core import ParameterSource
 
-from distiller import batches_admin, install, pipeline, progress
+from distiller import install, pipeline, progress
+from distiller.batches import admin as batches_admin
 from distiller import schedule as scheduling
 from distiller import beliefs as beliefs_api
-from distiller.cli_beliefs import beliefs, runs_command
-from distiller.cli_reprocess import reprocess_command
+from distiller.cli.belief_commands import beliefs, runs_command
+from distiller.cli.reprocess_command import reprocess_command
 from distiller.config import describe, load_settings, override
 from distiller.doctor import diagnose
 from distiller.errors import EXIT_ERROR, DistillError, os_fault
 from distiller.extract.select import make_extractor
-from distiller.prefilter import CONTEXT, DROP, KEEP
+from distiller.screen.prefilter import CONTEXT, DROP, KEEP
 from distiller.screen import Decision
 from distiller.terminal import EscapingFormatter, printable
 

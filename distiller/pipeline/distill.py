@@ -16,9 +16,9 @@ from pathlib import Path
 
 import duckdb
 
-from distiller import batch as batches
+from distiller import batches
 from distiller import stop
-from distiller.batch import DISTILLED, SUBMITTED, Batch
+from distiller.batches import DISTILLED, SUBMITTED, Batch
 from distiller.errors import DistillError
 from distiller.extract.base import BadRequest, Extraction, Extractor, ExtractRequest, Truncated, Usage
 from distiller.extract.select import estimated_cost_usd, estimated_output_tokens, prompt_tokens

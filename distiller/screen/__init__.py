@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from distiller.clean import clean
-from distiller.injection import suspect_injection
-from distiller.prefilter import CONTEXT, DROP, KEEP, prefilter
+from distiller.screen.clean import clean
+from distiller.screen.injection import suspect_injection
+from distiller.screen.prefilter import CONTEXT, DROP, KEEP, prefilter
 from distiller.records import Message
-from distiller.redact import redact
+from distiller.screen.redact import redact
 
 DECISION_RANK = {KEEP: 2, CONTEXT: 1, DROP: 0}
 SUSPECT_INJECTION = "suspect-injection"

@@ -17,9 +17,10 @@ from pathlib import Path
 import duckdb
 import orjson
 
-from distiller import batch as batches
-from distiller import distill, stop
-from distiller.batch import Batch
+from distiller import batches
+from distiller import stop
+from distiller.pipeline import distill
+from distiller.batches import Batch
 from distiller.config import Settings
 from distiller.errors import DistillError, Unavailable
 from distiller.events import Tally, log

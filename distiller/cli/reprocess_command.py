@@ -1,4 +1,4 @@
-"""`distill reprocess`: a thin click command over distiller.reprocess."""
+"""`distill reprocess`: a thin click command over distiller.pipeline.reprocess."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from distiller import progress
-from distiller import reprocess as api
-from distiller.cli_beliefs import _since as _when
+from distiller.pipeline import reprocess as api
+from distiller.cli.belief_commands import _since as _when
 from distiller.config import override
 from distiller.extract.select import make_extractor
 

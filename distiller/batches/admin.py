@@ -8,9 +8,10 @@ from pathlib import Path
 
 import orjson
 
-from distiller import batch as batches
-from distiller import distill, pipeline
-from distiller.batch import DISTILLED, Batch
+from distiller import batches
+from distiller import pipeline
+from distiller.pipeline import distill
+from distiller.batches import DISTILLED, Batch
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Tally

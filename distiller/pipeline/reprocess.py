@@ -19,9 +19,10 @@ from pathlib import Path
 
 import orjson
 
-from distiller import batch as batches
-from distiller import distill, stop
-from distiller.batch import Batch
+from distiller import batches
+from distiller import stop
+from distiller.pipeline import distill
+from distiller.batches import Batch
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Tally

@@ -19,7 +19,7 @@ import orjson
 
 from distiller.errors import EXIT_USAGE, DistillError, os_fault
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, Extractor, ExtractRequest, Item, Usage
-from distiller.prefilter import DROP, KEEP
+from distiller.screen.prefilter import DROP, KEEP
 from distiller.records import EvidenceItem, Message
 from distiller.screen import Decision, Screened
 from distiller.store.cursors import Cursor
