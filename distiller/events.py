@@ -11,8 +11,8 @@ from distiller.screen.prefilter import DROP
 from distiller.screen import DEMOTIONS, Screened
 
 if TYPE_CHECKING:
-    from distiller.batches.files import Batch, Plan
-    from distiller.pipeline.distill import Committed
+    from distiller.batches.model import Batch, Plan
+    from distiller.pipeline.commit import Committed
 
 log = logging.getLogger("distiller")
 

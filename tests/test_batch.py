@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 
 from distiller.batches import files as batches
+from distiller.batches import model as batch_model
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item, Usage
 from distiller.extract.rules import RulesExtractor
 from distiller.records import Message
@@ -24,7 +25,7 @@ def screened(text: str, role: str = "user", agent: str = "main", session: str = 
 
 def build(entries, budget=6000):
     cursor = Cursor("file-1", "/f", "main", "s1", 1, 2, 100, 5, 100, "d")
-    return batches.build("b1", "run1", RulesExtractor(), entries, [(cursor, 0)], request_budget_tokens=budget,
+    return batch_model.build("b1", "run1", RulesExtractor(), entries, [(cursor, 0)], request_budget_tokens=budget,
                          prompt_tokens=100)
 
 
@@ -59,7 +60,7 @@ def test_a_plan_counts_the_requests_and_tokens_build_packs():
         for agent in ("main", "work") for i in range(6)]
     for budget in (30, 6000):
         batch = build(entries, budget=budget)
-        plan = batches.plan(entries, request_budget_tokens=budget, prompt_tokens=100)
+        plan = batch_model.plan(entries, request_budget_tokens=budget, prompt_tokens=100)
         assert (plan.requests, plan.estimated_tokens) == (len(batch.requests), batch.estimated_tokens)
 
 
@@ -71,10 +72,10 @@ def test_nothing_kept_means_no_request():
 def test_split_halves_keep_context_with_its_evidence():
     items = (Item("m1", "assistant", None, "q", False), Item("m2", "user", None, "a", True),
              Item("m3", "assistant", None, "q2", False), Item("m4", "user", None, "b", True))
-    first, second = batches.split(ExtractRequest("b1-r1", "main", items))
+    first, second = batch_model.split(ExtractRequest("b1-r1", "main", items))
     assert [i.item_id for i in first.items] == ["m1", "m2"] and first.request_id == "b1-r1a"
     assert [i.item_id for i in second.items] == ["m3", "m4"]
-    assert batches.split(ExtractRequest("x", "main", items[:1])) == ()
+    assert batch_model.split(ExtractRequest("x", "main", items[:1])) == ()
 
 
 def test_batch_file_round_trips_and_is_private(tmp_path):
@@ -97,8 +98,8 @@ def test_batch_file_round_trips_and_is_private(tmp_path):
 
 
 def test_token_estimate_counts_cjk_characters_fully():
-    assert batches.estimate_tokens("a" * 400) == 101
-    assert batches.estimate_tokens("我不吃生鱼片") == 7
+    assert batch_model.estimate_tokens("a" * 400) == 101
+    assert batch_model.estimate_tokens("我不吃生鱼片") == 7
 
 
 def test_a_short_write_fails_whole_and_leaves_no_file(tmp_path):

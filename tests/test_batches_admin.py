@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from conftest import append, ingested, message_line, new_session
 
 from distiller.batches import files as batches
+from distiller.batches import model as batch_model
 from distiller.cli import cli
 
 FACT = "I live in Lisbon and I work as a nurse."
@@ -18,7 +19,7 @@ def invoke(*args: str):
     return CliRunner().invoke(cli, list(args))
 
 
-def staged_batch(agents: Path) -> batches.Batch:
+def staged_batch(agents: Path) -> batch_model.Batch:
     path = new_session(agents)
     append(path, message_line(FACT, message_id="u0000001"))
     result = invoke("--json", "run", "--no-llm", "--source", str(agents))
@@ -27,7 +28,7 @@ def staged_batch(agents: Path) -> batches.Batch:
     return batches.load(Path(staged))
 
 
-def cited(batch: batches.Batch) -> str:
+def cited(batch: batch_model.Batch) -> str:
     return next(b.item.item_id for b in batch.items if b.item.evidence)
 
 

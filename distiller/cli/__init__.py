@@ -18,7 +18,7 @@ import orjson
 from click.core import ParameterSource
 
 from distiller import install, progress
-from distiller.pipeline import run as pipeline
+from distiller import pipeline
 from distiller.batches import admin as batches_admin
 from distiller import schedule as scheduling
 from distiller import beliefs as beliefs_api

@@ -15,7 +15,6 @@ from typing import Any
 
 import anthropic
 import httpx2
-import orjson
 
 from distiller import prices
 from distiller.errors import DistillError
@@ -23,13 +22,13 @@ from distiller.extract.base import (
     AuthenticationFailed,
     BadRequest,
     Candidate,
-    EvidenceRef,
     Extraction,
     ExtractionUnavailable,
     ExtractRequest,
     Truncated,
     Usage,
 )
+from distiller.extract.candidates import parse_candidates
 from distiller.extract.prompt import OUTPUT_SCHEMA, PROMPT_VERSION, SYSTEM_PROMPT, render_request
 
 DEFAULT_MODEL = "claude-haiku-5-5"
@@ -217,60 +216,3 @@ def parse_message(message: anthropic.types.Message) -> tuple[Candidate, ...]:
         raise BadRequest(f"the reply was truncated ({message.stop_reason})")
     text = "".join(block.text for block in message.content if block.type == "text")
     return parse_candidates(text)
-
-
-def parse_candidates(text: str) -> tuple[Candidate, ...]:
-    """Parse the JSON object the schema asks for. Values are kept as given for verify.py to judge; only their
-    types are coerced, and entries that are not objects are skipped."""
-    try:
-        data = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        raise BadRequest("the reply is not valid JSON") from None
-    if not isinstance(data, dict) or not isinstance(data.get("candidates"), list):
-        raise BadRequest("the reply is not an object with a candidates list")
-    return tuple(_candidate(entry) for entry in data["candidates"] if isinstance(entry, dict))
-
-
-def _candidate(entry: dict[str, Any]) -> Candidate:
-    evidence = entry.get("evidence")
-    if isinstance(evidence, dict):
-        evidence = [evidence]
-    refs = tuple(
-        EvidenceRef(item_id=_text(ref.get("item_id")), quote=_text(ref.get("quote")))
-        for ref in (evidence if isinstance(evidence, list) else ())
-        if isinstance(ref, dict)
-    )
-    return Candidate(
-        statement=_text(entry.get("statement")),
-        category=_text(entry.get("category")),
-        subject=_text(entry.get("subject")),
-        attribute=_text(entry.get("attribute")),
-        confidence=_number(entry.get("confidence")),
-        evidence_type=_text(entry.get("evidence_type")),
-        importance=_integer(entry.get("importance")),
-        decay_sensitivity=_text(entry.get("decay_sensitivity")),
-        valid_from=_text(entry.get("valid_from")) or None,
-        evidence=refs,
-    )
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return "" if value is None else orjson.dumps(value).decode()
-
-
-def _number(value: Any) -> float:
-    """A float, or NaN when the value is not a number: NaN fails every range check downstream."""
-    if isinstance(value, bool):
-        return float("nan")
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return float("nan")
-
-
-def _integer(value: Any) -> int:
-    """An int; a fractional or non-numeric value becomes 0, outside the 1-10 range verify.py enforces."""
-    number = _number(value)
-    return int(number) if number.is_integer() else 0
