@@ -7,6 +7,7 @@ import subprocess
 import sys
 from dataclasses import replace
 
+import orjson
 import pytest
 
 from distiller.batches import files as batches
@@ -15,7 +16,7 @@ from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRe
 from distiller.extract.rules import RulesExtractor
 from distiller.records import Message
 from distiller.screen import screen
-from distiller.store.cursors import Cursor
+from distiller.track import Cursor
 
 
 def screened(text: str, role: str = "user", agent: str = "main", session: str = "s1", message_id: str = "id"):
@@ -96,6 +97,34 @@ def test_batch_file_round_trips_and_is_private(tmp_path):
     batches.remove(tmp_path, "b1")
     assert batches.load_all(tmp_path) == []
 
+
+
+@pytest.mark.parametrize("version", [2, 0, "1", None])
+def test_a_batch_file_of_another_format_is_unreadable_with_its_format_named_and_is_set_aside(tmp_path, version):
+    """Its fields may not mean what ours do: never trusted, never a traceback; its messages are read again."""
+    batch = replace(build([screened("I live in Lisbon")]), batch_id="0123456789ab-0001")
+    path = batches.write(tmp_path, batch)
+    data = orjson.loads(path.read_bytes())
+    if version is None:
+        del data["format"]
+    else:
+        data["format"] = version
+    path.write_bytes(orjson.dumps(data))
+    with pytest.raises(batches.BatchUnreadable) as caught:
+        batches.load(path)
+    assert f"batch file format {version!r}, this version reads format 1" in str(caught.value)
+    assert str(path) in str(caught.value) and "reads its messages again" in str(caught.value)
+    assert batches.scan(tmp_path).unreadable == [path]
+    assert batches.tidy(tmp_path) == ["0123456789ab-0001.json"]
+
+
+@pytest.mark.parametrize("content", [b"[]", b'"batch"', b"null", b"17"])
+def test_a_batch_file_that_is_json_but_no_object_is_unreadable(tmp_path, content):
+    path = batches.path_of(tmp_path, "0123456789ab-0001")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    with pytest.raises(batches.BatchUnreadable, match="this version reads format 1"):
+        batches.load(path)
 
 def test_token_estimate_counts_cjk_characters_fully():
     assert batch_model.estimate_tokens("a" * 400) == 101

@@ -19,7 +19,7 @@ from distiller.errors import EXIT_USAGE, DistillError, os_fault
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item, Usage
 from distiller.records import EvidenceItem, Message
 from distiller.screen import Decision
-from distiller.store.cursors import Cursor
+from distiller.track import Cursor
 
 FORMAT_VERSION = 1
 

@@ -17,7 +17,7 @@ from distiller.extract.base import Extraction, Extractor, ExtractRequest, Item
 from distiller.records import EvidenceItem
 from distiller.screen import Decision, Screened
 from distiller.screen.prefilter import DROP, KEEP
-from distiller.store.cursors import Cursor
+from distiller.track import Cursor
 from distiller.verify import Source
 
 CONTEXT_CHARS = 400

@@ -8,8 +8,7 @@ from distiller.config import Settings
 from distiller.pipeline.read import FileRead
 from distiller.records import Message
 from distiller.screen import Screened, screen
-from distiller.store.cursors import Cursor
-from distiller.track import ReadPlan
+from distiller.track import Cursor, ReadPlan
 
 # What a pending message costs in memory beyond its text (record, ids, ledger lists): a chunk of many short
 # messages is bounded too, not only one of a few long ones.

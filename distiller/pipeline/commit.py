@@ -24,6 +24,7 @@ from distiller.store import batch_rows
 from distiller.store import beliefs as belief_store
 from distiller.store import clock, cursors, messages, runs
 from distiller.store.db import connect, transaction
+from distiller.track import save_cursors
 from distiller.verify import verify
 
 
@@ -69,7 +70,7 @@ def apply(con: duckdb.DuckDBPyConnection, batch: Batch, run_id: str) -> Committe
                     [row.verdict.reason for row in ledger], [row.file_id for row in ledger], run_id)
     clock.advance(con, clock.newest_by_scope(row.verdict.message for row in batch.ledger))
     result = belief_store.upsert(con, beliefs, run_id)
-    cursors.save(con, list(batch.cursors))
+    save_cursors(con, batch.cursors)
     if batch.requests:
         batch_rows.record(
             con, batch.batch_id, run_id, status="quarantined" if batch.failed else "committed",

@@ -26,7 +26,7 @@ from distiller.pipeline.commit import commit_batch
 from distiller.progress import Progress
 from distiller.screen import Decision, Screened
 from distiller.store import runs
-from distiller.store.cursors import Cursor
+from distiller.track import Cursor
 from distiller.store.db import connect
 
 ShowDecision = Callable[[Decision], None]

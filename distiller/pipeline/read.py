@@ -24,9 +24,8 @@ from distiller.records import Message
 from distiller.screen import screen
 from distiller.sources import openclaw
 from distiller.sources.discover import session_skip
-from distiller.store.cursors import Cursor
 from distiller.tail import CHUNK_BYTES, open_regular, read_lines, skip_reason, stat_of, tail_digest
-from distiller.track import ReadPlan
+from distiller.track import Cursor, ReadPlan
 
 
 @dataclass

@@ -42,10 +42,9 @@ from distiller.screen.prefilter import KEEP
 from distiller.sources.discover import discover
 from distiller.store import batch_rows
 from distiller.store import jobs, runs
-from distiller.store.cursors import Cursor
 from distiller.store.db import connect, transaction
 from distiller.tail import complete_lines_end, open_regular
-from distiller.track import ReadPlan, observe
+from distiller.track import Cursor, ReadPlan, observe
 
 
 @dataclass(frozen=True)

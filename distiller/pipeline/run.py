@@ -35,10 +35,9 @@ from distiller.progress import Progress
 from distiller.screen import Screened
 from distiller.sources import formats
 from distiller.sources.discover import Discovery, default_source, discover
-from distiller.store import batch_rows, cursors, messages, runs
-from distiller.store.cursors import Cursor
+from distiller.store import batch_rows, messages, runs
 from distiller.store.db import connect
-from distiller.track import ReadPlan, plan_reads
+from distiller.track import Cursor, ReadPlan, load_cursors, plan_reads
 
 __all__ = ["BudgetReached", "RunSummary", "ShowDecision", "resolve_sources", "run_once"]
 
@@ -222,15 +221,15 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
         with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
             runs.start(con, run_id, roots)
             spent = batch_rows.spent_today(con)
-            tracked = cursors.load(con)
+            tracked = load_cursors(con)
     elif settings.db_path.exists():
         with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
-            tracked = cursors.load(con)
+            tracked = load_cursors(con)
     try:
         if waiting:
             resume_batches(settings, run_id, extractor, tally, waiting, spent)
             with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
-                tracked = cursors.load(con)  # the resumed batches moved them
+                tracked = load_cursors(con)  # the resumed batches moved them
         discovery = discover([Path(r) for r in roots], settings.excluded_agents)
         tally.files_skipped.update(discovery.skipped)
         for missing in discovery.missing:

@@ -14,10 +14,9 @@ from distiller.lock import run_lock
 from distiller.pipeline.run import resolve_sources
 from distiller.sources.discover import discover
 from distiller.store import cursors, messages, runs
-from distiller.store.cursors import Cursor
 from distiller.store.db import connect, transaction
 from distiller.tail import complete_lines_end, open_regular, tail_digest
-from distiller.track import identity, observe
+from distiller.track import Cursor, identity, load_cursors, observe, save_cursors
 
 
 @dataclass(frozen=True)
@@ -62,13 +61,13 @@ def init(settings: Settings, sources: Sequence[Path] | None = None, *, mode: str
     reset = 0
     with run_lock(settings.lock_path):
         with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
-            known = {c.file_id: c for c in cursors.load(con)}
+            known = {c.file_id: c for c in load_cursors(con)}
         if mode == "from-now":
             marks = _present_ends(roots, settings, known)
         with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
             if mode == "from-start":
                 reset = cursors.reset_all(con)
-            cursors.save(con, marks)
+            save_cursors(con, marks)
     return InitSummary(str(settings.db_path), mode, len(marks), reset)
 
 
@@ -110,7 +109,7 @@ def status(settings: Settings, sources: Sequence[Path] | None = None) -> StatusR
     if not settings.db_path.exists():
         return StatusReport(str(settings.db_path), 0, 0, 0, 0, 0, None)
     with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
-        tracked = cursors.load(con)
+        tracked = load_cursors(con)
         recent = runs.recent(con, 1)
         ingested = messages.count(con)
     last = recent[0] if recent else None
