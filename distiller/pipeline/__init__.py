@@ -37,9 +37,9 @@ from distiller.lock import run_lock
 from distiller.progress import Progress
 from distiller.records import Message
 from distiller.screen import Decision, Screened, screen
-from distiller.sources import openclaw
-from distiller.sources import formats
-from distiller.sources.discover import Discovery, default_source, discover, session_skip
+from distiller.sources.openclaw import parse as openclaw
+from distiller.sources import sniff as formats
+from distiller.sources.openclaw.discover import Discovery, default_source, discover, session_skip
 from distiller.store import batches as batch_rows
 from distiller.store import beliefs as belief_store
 from distiller.store import cursors, messages, runs

@@ -33,7 +33,7 @@ from distiller.progress import Progress
 from distiller.pipeline import BudgetReached, _Committer, _read, commit_batch, resolve_sources
 from distiller.records import Message, message_time
 from distiller.screen import Screened
-from distiller.sources.discover import discover
+from distiller.sources.openclaw.discover import discover
 from distiller.store import batches as batch_rows
 from distiller.store import jobs, runs
 from distiller.store.cursors import Cursor
