@@ -22,8 +22,8 @@ from distiller.events import Tally
 from distiller.progress import Progress
 from distiller.records import Message
 from distiller.screen import screen
-from distiller.sources import openclaw
-from distiller.sources.discover import session_skip
+from distiller.sources.openclaw import parse as openclaw
+from distiller.sources.openclaw.discover import session_skip
 from distiller.tail import CHUNK_BYTES, open_regular, read_lines, skip_reason, stat_of, tail_digest
 from distiller.track import Cursor, ReadPlan
 

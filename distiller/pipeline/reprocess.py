@@ -39,7 +39,7 @@ from distiller.progress import Progress
 from distiller.records import Message, message_time
 from distiller.screen import Screened
 from distiller.screen.prefilter import KEEP
-from distiller.sources.discover import discover
+from distiller.sources.openclaw.discover import discover
 from distiller.store import batch_rows
 from distiller.store import jobs, runs
 from distiller.store.db import connect, transaction

@@ -33,8 +33,8 @@ from distiller.pipeline.dispatch import Dispatcher, Fresh, ShowDecision, mode
 from distiller.pipeline.read import open_reading
 from distiller.progress import Progress
 from distiller.screen import Screened
-from distiller.sources import formats
-from distiller.sources.discover import Discovery, default_source, discover
+from distiller.sources import sniff as formats
+from distiller.sources.openclaw.discover import Discovery, default_source, discover
 from distiller.store import batch_rows, messages, runs
 from distiller.store.db import connect
 from distiller.track import Cursor, ReadPlan, load_cursors, plan_reads

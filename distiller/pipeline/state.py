@@ -12,7 +12,7 @@ from distiller.config import Settings
 from distiller.events import Tally
 from distiller.lock import run_lock
 from distiller.pipeline.run import resolve_sources
-from distiller.sources.discover import discover
+from distiller.sources.openclaw.discover import discover
 from distiller.store import cursors, messages, runs
 from distiller.store.db import connect, transaction
 from distiller.tail import complete_lines_end, open_regular, tail_digest
