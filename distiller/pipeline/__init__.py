@@ -37,9 +37,9 @@ from distiller.lock import run_lock
 from distiller.progress import Progress
 from distiller.records import Message
 from distiller.screen import Decision, Screened, screen
-from distiller.sources.openclaw import parse as openclaw
-from distiller.sources import sniff as formats
-from distiller.sources.openclaw.discover import Discovery, default_source, discover, session_skip
+from distiller import sources as registry
+from distiller.sources import sniff
+from distiller.sources.base import Discovery, Format
 from distiller.store import batches as batch_rows
 from distiller.store import beliefs as belief_store
 from distiller.store import cursors, messages, runs
@@ -73,7 +73,7 @@ class RunSummary:
 
 
 def resolve_sources(sources: Sequence[Path] | None) -> list[str]:
-    chosen = list(sources) if sources else [default_source()]
+    chosen = list(sources) if sources else registry.default_sources()
     return [os.path.abspath(Path(s).expanduser()) for s in chosen]
 
 
@@ -374,21 +374,21 @@ def _lines_before(f, offset: int) -> Iterator[bytes]:
             return
 
 
-def _previous_user_text(f, plan: ReadPlan, settings: Settings, skip: str | None) -> str | None:
+def _previous_user_text(f, plan: ReadPlan, fmt: Format, settings: Settings, skip: str | None) -> str | None:
     """The screened text of the last user turn before `plan.start`, as a read from the top would have carried it:
     screening a message depends on it (echoes), so where a run starts must not change what it keeps."""
     if plan.start == 0 or skip is not None:
         return None
     target = plan.target
     for data in _lines_before(f, plan.start):
-        if openclaw.is_tool_result_line(data) or b'"user"' not in data:
+        if fmt.user_line_marker not in data or fmt.skip_line(data) is not None:
             continue
         try:
             entry = orjson.loads(data)
         except orjson.JSONDecodeError:
             continue
-        result = openclaw.to_message(entry, agent=target.agent, session_id=target.session_id, file=target.path,
-                                     byte_start=0, byte_end=0)
+        result = fmt.to_message(entry, agent=target.agent, session_id=target.session_id, file=target.path,
+                                byte_start=0, byte_end=0)
         if isinstance(result, str) or result.role != "user":
             continue
         text = screen(result, assistant_decision=settings.assistant_decision,
@@ -412,10 +412,12 @@ def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tall
             return
         committer.begin(plan)
         tally.files += 1
-        skip = target.session_skip or session_skip(
+        fmt = registry.named(plan.format)
+        skip = target.session_skip or fmt.session_skip(
             session_keys.get(target.session_id) or session_keys.get(Path(target.path).name.split(".jsonl")[0])
         )
-        read = _FileRead(_previous_user_text(f, plan, settings, skip))
+        read = _FileRead(_previous_user_text(f, plan, fmt, settings, skip))
+        skip_line, to_message, entry_session_skip = fmt.skip_line, fmt.to_message, fmt.entry_session_skip
         offset = plan.start
         stopping = stop.requested
         for line in read_lines(f, plan.start, plan.stop, max_line_bytes=settings.max_line_bytes):
@@ -431,15 +433,15 @@ def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tall
                 tally.line_skipped("oversized_line", target.path, line.start)
             elif not data or data.isspace():
                 tally.line_skipped("blank", target.path, line.start)
-            elif openclaw.is_tool_result_line(data):
-                tally.line_skipped("tool_result", target.path, line.start)
+            elif (skipped := skip_line(data)) is not None:
+                tally.line_skipped(skipped, target.path, line.start)
             else:
                 try:
                     entry = orjson.loads(data)
                 except orjson.JSONDecodeError:
                     tally.line_skipped(_decode_failure(data), target.path, line.start)
                 else:
-                    result = openclaw.to_message(
+                    result = to_message(
                         entry,
                         agent=target.agent,
                         session_id=target.session_id,
@@ -449,8 +451,8 @@ def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tall
                     )
                     if isinstance(result, str):
                         tally.line_skipped(result, target.path, line.start)
-                        if result == "non_message" and skip is None and openclaw.marks_dreaming(entry):
-                            skip = "dreaming-session"
+                        if result == "non_message" and skip is None:
+                            skip = entry_session_skip(entry)
                     else:
                         committer.add(result, skip, target.file_id, read)
             if committer.full:
@@ -528,7 +530,7 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
             resume_batches(settings, run_id, extractor, tally, waiting, spent)
             with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
                 tracked = cursors.load(con)  # the resumed batches moved them
-        discovery = discover([Path(r) for r in roots], settings.excluded_agents)
+        discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents)
         tally.files_skipped.update(discovery.skipped)
         for missing in discovery.missing:
             tally.file_skipped("missing_source", missing)
@@ -561,26 +563,32 @@ def _ended_as(exc: BaseException) -> str:
 
 
 def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> None:
-    """A source given as a file of another assistant's format is not misread line by line as OpenClaw; a source
-    dir with no OpenClaw transcript says what it holds instead."""
+    """A source given as a file of another assistant's format is not misread line by line as a supported one; a
+    source dir with no transcript of a supported format says what it holds instead."""
     found = [c.path for c in (*discovery.live, *discovery.archives)]
+    known = registry.formats()
+    labels = " or ".join(fmt.label for fmt in known)
     for root in roots:
         if root in discovery.missing:
             continue
         if os.path.isfile(root):
-            kind = formats.sniff(root)
-            if kind not in (formats.OPENCLAW, formats.EMPTY):
+            kind = sniff.sniff(root)
+            if sniff.supported(kind):
+                # Only the format it is in reads it (each format's discovery takes a file given as a source).
+                discovery.live[:] = [c for c in discovery.live if c.path != root or c.format == kind]
+            elif kind != sniff.EMPTY:
                 discovery.live[:] = [c for c in discovery.live if c.path != root]
                 tally.file_skipped("unsupported_format", root)
-                log.warning("not read: %s is a %s transcript, not an OpenClaw one (not supported yet)", root,
-                            formats.LABELS[kind])
+                log.warning("not read: %s is a %s transcript, not an %s one (not supported yet)", root,
+                            sniff.label(kind), labels)
         elif not any(p.startswith(root.rstrip(os.sep) + os.sep) for p in found):
-            kinds = formats.survey(Path(root))
-            if kinds[formats.OPENCLAW]:
+            kinds = sniff.survey(Path(root))
+            if any(kinds[fmt.name] for fmt in known):
                 continue  # there are some, only excluded or archived
-            held = ", ".join(f"{n} {formats.LABELS[k]} file(s)" for k, n in kinds.most_common())
+            held = ", ".join(f"{n} {sniff.label(k)} file(s)" for k, n in kinds.most_common())
+            layouts = ", ".join(fmt.layout for fmt in known if fmt.layout)
             tally.file_skipped("no_transcripts", root)
-            log.warning("no OpenClaw transcripts under %s (expected <agent>/sessions/*.jsonl)%s", root,
+            log.warning("no %s transcripts under %s (expected %s)%s", labels, root, layouts,
                         f"; it holds {held}, which are not supported yet" if held else "")
 
 
@@ -608,8 +616,8 @@ def _present_ends(roots: list[str], settings: Settings, known: dict[str, Cursor]
     """A cursor at the last complete line of every live file, with the offset it replaces (None when new)."""
     marks: dict[str, tuple[Cursor, int | None]] = {}
     by_path = {c.path: c for c in known.values() if c.state == "active"}
-    for candidate in discover([Path(r) for r in roots], settings.excluded_agents).live:
-        seen = observe(candidate.path, candidate.agent, Tally())
+    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents).live:
+        seen = observe(candidate.path, candidate.agent, candidate.format, Tally())
         if seen is None:
             continue
         file_id = identity(seen, known, by_path, set(marks))
@@ -697,7 +705,7 @@ def status(settings: Settings, sources: Sequence[Path] | None = None) -> StatusR
             continue
     known_paths = {c.path for c in active}
     untracked = 0
-    for candidate in discover([Path(r) for r in roots], settings.excluded_agents).live:
+    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents).live:
         if candidate.path not in known_paths:
             try:
                 behind += os.stat(candidate.path).st_size
