@@ -16,6 +16,7 @@ import pytest
 from distiller import pipeline
 from distiller import sources
 from distiller.records import Message
+from distiller.screen.clean import BLOCKS, Cleaning, Needles, Rule
 from distiller.sources import sniff
 from distiller.sources.base import Discovery, Format, Header, SourceFile
 
@@ -58,6 +59,14 @@ def _toy_skip_line(data: bytes) -> str | None:
     return "toy_noise" if data.startswith(b'{"noise"') else None
 
 
+def _strip_signature(text: str, events: list[str]) -> str:
+    """The toy app appends "~~sent from my toyphone~~" to what the user types."""
+    if "~~sent from my toyphone~~" in text:
+        events.append("toy:signature")
+        text = text.replace("~~sent from my toyphone~~", "")
+    return text
+
+
 TOY_FORMAT = Format(
     name=TOY,
     label="Toy",
@@ -70,6 +79,7 @@ TOY_FORMAT = Format(
     skip_line=_toy_skip_line,
     user_line_marker=b'"me"',
     session_skip=lambda key: None,
+    cleaning=Cleaning(rewrites=(BLOCKS, Rule("signature", Needles(anywhere=("~~",)), _strip_signature))),
 )
 
 
@@ -88,7 +98,7 @@ def _toy_file(directory: Path) -> Path:
         {"n": "t1", "speaker": "me", "at": "2026-03-01T10:00:00Z", "words": "I moved to Lisbon in 2021 with my wife."},
         {"noise": "a tool's output nobody said"},
         {"n": "t2", "speaker": "bot", "at": "2026-03-01T10:00:05Z", "words": "Lisbon is lovely in spring."},
-        {"n": "t3", "speaker": "me", "at": "2026-03-01T10:01:00Z", "words": "My favourite drink is green tea."},
+        {"n": "t3", "speaker": "me", "at": "2026-03-01T10:01:00Z", "words": "My favourite drink is green tea. ~~sent from my toyphone~~"},
     ]
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
     return path
@@ -103,12 +113,15 @@ def test_a_registered_toy_format_is_distilled_end_to_end_without_touching_the_pi
 
     assert (tally.files, tally.messages, tally.lines) == (1, 3, 5)
     assert tally.skipped["toy_noise"] == 1
+    assert tally.cleaned["toy:signature"] == 1  # the format's own rule, applied by screening
     with duckdb.connect(str(settings.db_path), read_only=True) as con:
         ledger = con.execute("SELECT session_id, message_id, decision FROM ingested ORDER BY 2").fetchall()
         evidence = con.execute("SELECT DISTINCT file, agent FROM evidence").fetchall()
         beliefs = con.execute("SELECT count(*) FROM beliefs").fetchone()[0]
+        quotes = [q for (q,) in con.execute("SELECT quote FROM evidence").fetchall()]
     assert [(s, m) for s, m, _ in ledger] == [("toy-session-1", "t1"), ("toy-session-1", "t2"), ("toy-session-1", "t3")]
     assert beliefs >= 1
+    assert not any("toyphone" in quote for quote in quotes)
     assert {agent for _, agent in evidence} == {"alice"}
     assert {os.path.basename(file) for file, _ in evidence} == {path.name}
     # The cursor moved to the end: a second run reads nothing.

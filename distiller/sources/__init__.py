@@ -12,6 +12,7 @@ from pathlib import Path
 from distiller.sources.base import Discovery, Format
 
 _registered: list[Format] = []
+_by_name: dict[str, Format] = {}
 _loaded = False
 
 
@@ -26,6 +27,7 @@ def formats() -> tuple[Format, ...]:
     global _loaded
     if not _loaded:
         _registered[:0] = _builtin()
+        _by_name.update((fmt.name, fmt) for fmt in _registered)
         _loaded = True
     return tuple(_registered)
 
@@ -36,18 +38,23 @@ def register(fmt: Format) -> None:
     if any(known.name == fmt.name for known in _registered):
         raise ValueError(f"a format named {fmt.name!r} is registered already")
     _registered.append(fmt)
+    _by_name[fmt.name] = fmt
 
 
 def unregister(name: str) -> None:
     formats()
     _registered[:] = [fmt for fmt in _registered if fmt.name != name]
+    _by_name.pop(name, None)
 
 
 def named(name: str) -> Format:
-    for fmt in formats():
-        if fmt.name == name:
-            return fmt
-    raise KeyError(f"no transcript format named {name!r}")
+    fmt = _by_name.get(name)
+    if fmt is None:
+        formats()
+        fmt = _by_name.get(name)
+        if fmt is None:
+            raise KeyError(f"no transcript format named {name!r}")
+    return fmt
 
 
 def default() -> Format:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from distiller.sources.base import Format
-from distiller.sources.openclaw import discover, parse
+from distiller.sources.openclaw import discover, envelopes, parse
 
 
 def _claims(name: str) -> bool:
@@ -24,4 +24,5 @@ FORMAT = Format(
     session_skip=discover.session_skip,
     entry_session_skip=parse.entry_session_skip,
     continuations=discover.continuations,
+    cleaning=envelopes.CLEANING,
 )
