@@ -13,7 +13,7 @@ import duckdb
 import orjson
 import pytest
 
-from distiller import pipeline
+from distiller.pipeline import run as pipeline
 from distiller import sources
 from distiller.records import Message
 from distiller.screen.clean import BLOCKS, Cleaning, Needles, Rule

@@ -17,10 +17,10 @@ from pathlib import Path
 import duckdb
 import orjson
 
-from distiller import batches
+from distiller.batches import files as batches
 from distiller import stop
 from distiller.pipeline import distill
-from distiller.batches import Batch
+from distiller.batches.files import Batch
 from distiller.config import Settings
 from distiller.errors import DistillError, Unavailable
 from distiller.events import Tally, log
@@ -40,7 +40,7 @@ from distiller.screen import Decision, Screened, screen
 from distiller import sources as registry
 from distiller.sources import sniff
 from distiller.sources.base import Discovery, Format
-from distiller.store import batches as batch_rows
+from distiller.store import batch_rows
 from distiller.store import beliefs as belief_store
 from distiller.store import cursors, messages, runs
 from distiller.store.cursors import Cursor
