@@ -39,7 +39,7 @@ from distiller.progress import Progress
 from distiller.records import Message, message_time
 from distiller.screen import Screened
 from distiller.screen.prefilter import KEEP
-from distiller.sources.openclaw.discover import discover
+from distiller import sources as registry
 from distiller.store import batch_rows
 from distiller.store import jobs, runs
 from distiller.store.db import connect, transaction
@@ -153,7 +153,7 @@ def job_id_of(scope: Scope, extractor: Extractor) -> str:
 
 def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally) -> tuple[list[ReadPlan], dict]:
     """Every file in scope, whole (from the job's progress on), each session once."""
-    discovery = discover([Path(s) for s in scope.sources], settings.excluded_agents)
+    discovery = registry.discover([Path(s) for s in scope.sources], settings.excluded_agents)
     tally.files_skipped.update(discovery.skipped)
     for missing in discovery.missing:
         tally.file_skipped("missing_source", missing)
@@ -162,7 +162,7 @@ def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally)
     for candidate in sorted(candidates, key=lambda c: c.path):
         if scope.agents and candidate.agent not in scope.agents:
             continue
-        seen = observe(candidate.path, candidate.agent, tally)
+        seen = observe(candidate.path, candidate.agent, candidate.format, tally)
         if seen is None:
             continue
         # A first line without an id cannot tell files apart: such files are keyed by device and inode too.
@@ -177,7 +177,7 @@ def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally)
             continue
         target = Cursor(key, seen.path, seen.agent, seen.session_id, seen.stat.dev, seen.stat.inode,
                         seen.stat.size, seen.stat.mtime_ns, start, "")
-        plans.append(ReadPlan(target, start, end, None, "reprocess"))
+        plans.append(ReadPlan(target, start, end, None, "reprocess", seen.format))
     return plans, discovery.session_keys
 
 

@@ -12,7 +12,7 @@ from distiller.config import Settings
 from distiller.events import Tally
 from distiller.lock import run_lock
 from distiller.pipeline.run import resolve_sources
-from distiller.sources.openclaw.discover import discover
+from distiller import sources as registry
 from distiller.store import cursors, messages, runs
 from distiller.store.db import connect, transaction
 from distiller.tail import complete_lines_end, open_regular, tail_digest
@@ -34,8 +34,8 @@ def _present_ends(roots: list[str], settings: Settings, known: dict[str, Cursor]
     """A cursor at the last complete line of every live file, with the offset it replaces (None when new)."""
     marks: dict[str, tuple[Cursor, int | None]] = {}
     by_path = {c.path: c for c in known.values() if c.state == "active"}
-    for candidate in discover([Path(r) for r in roots], settings.excluded_agents).live:
-        seen = observe(candidate.path, candidate.agent, Tally())
+    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents).live:
+        seen = observe(candidate.path, candidate.agent, candidate.format, Tally())
         if seen is None:
             continue
         file_id = identity(seen, known, by_path, set(marks))
@@ -123,7 +123,7 @@ def status(settings: Settings, sources: Sequence[Path] | None = None) -> StatusR
             continue
     known_paths = {c.path for c in active}
     untracked = 0
-    for candidate in discover([Path(r) for r in roots], settings.excluded_agents).live:
+    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents).live:
         if candidate.path not in known_paths:
             try:
                 behind += os.stat(candidate.path).st_size
