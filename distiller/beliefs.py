@@ -23,7 +23,7 @@ from distiller.errors import DistillError
 from distiller.store import belief_reads, runs, tombstones
 from distiller.store.belief_reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
 from distiller.store.beliefs import StoredBelief, StoredEvidence, StoreSettings, UpsertResult, restore
-from distiller.store.db import connect, transaction
+from distiller.store.db import connect_for, transaction
 from distiller.store.forget import Forgotten, forget_beliefs, forget_source, source_sessions
 
 FORMATS = ("jsonl", "csv", "parquet", "markdown")
@@ -44,7 +44,7 @@ def _read(settings: Settings):
     """A read never creates a database: an empty one in the wrong state dir would hide the real one."""
     if not settings.db_path.exists():
         raise DistillError(no_database(settings))
-    return connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds)
+    return connect_for(settings, read_only=True)
 
 
 def no_database(settings: Settings) -> str:
@@ -132,7 +132,7 @@ def forget(
     if source and never_ingested(settings, source):
         raise DistillError(f"{source} was never ingested (no message or evidence comes from it): nothing to "
                            f"forget, no tombstone written")
-    with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+    with connect_for(settings) as con:
         con.execute("BEGIN TRANSACTION")
         try:
             now = _now()
@@ -328,7 +328,7 @@ def import_file(settings: Settings, path: Path) -> ImportResult:
                 beliefs.append(_belief(obj))
         except (orjson.JSONDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
             raise DistillError(f"{path}:{number}: not a belief or tombstone: {exc}") from exc
-    with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
+    with connect_for(settings) as con, transaction(con):
         applied = tombstones.restore(con, dead)
         return ImportResult(restore(con, beliefs, settings=store_settings(settings)), applied)
 

@@ -20,7 +20,7 @@ from distiller.extract.select import EXTERNAL
 from distiller.lock import run_lock
 from distiller.store import batches as batch_rows
 from distiller.store import runs
-from distiller.store.db import connect, transaction
+from distiller.store.db import connect_for, transaction
 from distiller.verify import verify
 
 CANDIDATE_FIELDS = ("statement", "category", "subject", "attribute", "confidence", "evidence_type", "importance",
@@ -52,7 +52,7 @@ def list_batches(settings: Settings) -> list[BatchInfo]:
                         "does not parse; set aside by the next run, its messages read again; delete it when done")
               for p in waiting.unreadable]
     if settings.db_path.exists():
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings, read_only=True) as con:
             found += [BatchInfo(q.batch_id, "quarantined", len(q.requests), len(q.items), None, q.error)
                       for q in batch_rows.quarantined(con)]
     return found
@@ -143,7 +143,7 @@ def commit_external(settings: Settings, batch_id: str, beliefs_file: Path, *, dr
         try:
             pipeline.commit_batch(settings, batch, run_id, tally, final=True, require=require)
         except NothingStored as refused:
-            with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+            with connect_for(settings) as con:
                 runs.update(con, run_id, {}, "failed", str(refused))
             return ExternalCommit(batch_id, False, verdicts, None, str(refused))
         return ExternalCommit(batch_id, True, verdicts, tally)
@@ -164,7 +164,7 @@ def _stores_something(done: distill.Committed) -> None:
 
 def _start_run(settings: Settings, sources: list[str]) -> str:
     run_id = uuid.uuid4().hex
-    with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+    with connect_for(settings) as con:
         runs.start(con, run_id, sources)
     return run_id
 
@@ -173,7 +173,7 @@ def retry(settings: Settings, batch_id: str, extractor: Extractor) -> Tally:
     """Extract a quarantined batch's failed requests again; what succeeds is committed, the rest stays."""
     batches.checked_id(batch_id)
     with run_lock(settings.lock_path):
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings, read_only=True) as con:
             match = [q for q in batch_rows.quarantined(con) if q.batch_id == batch_id]
         if not match:
             raise DistillError(f"no quarantined batch {batch_id} (see `distill batches list`)")
@@ -189,7 +189,7 @@ def retry(settings: Settings, batch_id: str, extractor: Extractor) -> Tally:
                           batch_id=f"{batch_id}-r{_retries(settings, batch_id) + 1}")
         tally = Tally(extractor=extractor.name, model=extractor.model)
         run_id = _start_run(settings, [f"retry:{batch_id}"])
-        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
+        with connect_for(settings) as con, transaction(con):
             tally.committed(attempt, distill.commit(con, attempt, run_id))
             batch_rows.settle(con, batch_id, "retried")
             runs.update(con, run_id, tally.as_dict(), "ok")
@@ -197,7 +197,7 @@ def retry(settings: Settings, batch_id: str, extractor: Extractor) -> Tally:
 
 
 def _retries(settings: Settings, batch_id: str) -> int:
-    with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+    with connect_for(settings, read_only=True) as con:
         return con.execute("SELECT count(*) FROM batches WHERE batch_id LIKE ?", [f"{batch_id}-r%"]).fetchone()[0]
 
 
@@ -213,7 +213,7 @@ def discard(settings: Settings, batch_id: str) -> list[str]:
                 batches.remove(settings.state_dir, staged)
             return later
         if settings.db_path.exists():
-            with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
+            with connect_for(settings) as con, transaction(con):
                 if batch_rows.settle(con, batch_id, "discarded"):
                     return [batch_id]
     raise DistillError(f"no staged or quarantined batch {batch_id} (see `distill batches list`)")

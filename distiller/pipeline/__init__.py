@@ -44,7 +44,7 @@ from distiller.store import batches as batch_rows
 from distiller.store import beliefs as belief_store
 from distiller.store import cursors, messages, runs
 from distiller.store.cursors import Cursor
-from distiller.store.db import connect, transaction
+from distiller.store.db import connect_for, transaction
 from distiller.tail import (
     CHUNK_BYTES,
     complete_lines_end,
@@ -160,7 +160,7 @@ class _Committer:
             return []
         if self.settings.db_path.exists():
             messages_read = [screened.decisions[0].message for screened, _ in screened_all]
-            with connect(self.settings.db_path, read_only=True, wait_seconds=self.settings.db_wait_seconds) as con:
+            with connect_for(self.settings, read_only=True) as con:
                 known = messages.already_ingested(con, messages_read)
         else:
             known = set()
@@ -222,7 +222,7 @@ class _Committer:
             self.tally.staged.append(str(batches.write(self.settings.state_dir, built)))
             self._counted(fresh)
             if final:
-                with connect(self.settings.db_path, wait_seconds=self.settings.db_wait_seconds) as con:
+                with connect_for(self.settings) as con:
                     runs.update(con, self.run_id, self.tally.as_dict(), "staged")
         elif self.settings.batch_api and built.requests:
             # Submitted batches are collected and committed, in order, by later runs.
@@ -284,7 +284,7 @@ def commit_batch(settings: Settings, batch: Batch, run_id: str, tally: Tally, *,
     """One transaction: ledger, beliefs, cursors, batch record, the run's counters and `also` (a reprocess job's
     progress); then drop the batch file. `require` may refuse what the commit did by raising, which rolls all of
     it back."""
-    with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
+    with connect_for(settings) as con, transaction(con):
         done = distill.commit(con, batch, run_id)
         if require is not None:
             require(done)
@@ -304,7 +304,7 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
     before reading anything."""
     for batch in waiting:
         stop.check()
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings, read_only=True) as con:
             done = batch_rows.is_committed(con, batch.batch_id)
         if done:
             batches.remove(settings.state_dir, batch.batch_id)
@@ -516,17 +516,17 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
                         batches.batches_dir(settings.state_dir) / name)
     waiting = [] if dry_run else batches.load_all(settings.state_dir)
     if not dry_run:
-        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings) as con:
             runs.start(con, run_id, roots)
             spent = batch_rows.spent_today(con)
             tracked = cursors.load(con)
     elif settings.db_path.exists():
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings, read_only=True) as con:
             tracked = cursors.load(con)
     try:
         if waiting:
             resume_batches(settings, run_id, extractor, tally, waiting, spent)
-            with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+            with connect_for(settings, read_only=True) as con:
                 tracked = cursors.load(con)  # the resumed batches moved them
         discovery = discover([Path(r) for r in roots], settings.excluded_agents)
         tally.files_skipped.update(discovery.skipped)
@@ -587,7 +587,7 @@ def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> 
 def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:
     """Record how a run ended early; bookkeeping must never hide the error that ended it."""
     try:
-        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings) as con:
             runs.update(con, run_id, tally.as_dict(), status, error)
     except Exception as inner:  # the fault that ended the run is likely this one too: the error says it once
         log.info("could not record the end of the run: %s", inner)
@@ -634,11 +634,11 @@ def init(settings: Settings, sources: Sequence[Path] | None = None, *, mode: str
     marks: list[tuple[Cursor, int | None]] = []
     reset = 0
     with run_lock(settings.lock_path):
-        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings) as con:
             known = {c.file_id: c for c in cursors.load(con)}
         if mode == "from-now":
             marks = _present_ends(roots, settings, known)
-        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
+        with connect_for(settings) as con, transaction(con):
             if mode == "from-start":
                 reset = cursors.reset_all(con)
             cursors.save(con, marks)
@@ -682,7 +682,7 @@ def status(settings: Settings, sources: Sequence[Path] | None = None) -> StatusR
     """What is tracked, how far behind the files are, and what the last run did (sources: the last run's)."""
     if not settings.db_path.exists():
         return StatusReport(str(settings.db_path), 0, 0, 0, 0, 0, None)
-    with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+    with connect_for(settings, read_only=True) as con:
         tracked = cursors.load(con)
         recent = runs.recent(con, 1)
         ingested = messages.count(con)
