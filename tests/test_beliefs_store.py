@@ -248,6 +248,31 @@ def test_scope_rules(db):
     assert sorted(table(db, "SELECT scope FROM beliefs")) == [("agent:main",), ("global",)]
 
 
+def test_a_parquet_export_holds_what_the_jsonl_export_holds_in_stable_types_privately(tmp_path):
+    settings = Settings(state_dir=tmp_path / "state")
+    upsert(settings.db_path, [belief("User lives in Paris", attribute="city", ts="2026-01-01T00:00:00Z", message="p"),
+                              belief("User lives in Berlin", attribute="city", ts="2026-02-01T00:00:00Z", message="b"),
+                              belief("User likes tea", message="t1")])
+    out = tmp_path / "b.parquet"
+    out.write_text("an older export, readable by all")
+    out.chmod(0o644)
+    exported, _ = api.export(settings, "parquet", out)
+    lines = [orjson.loads(line) for line in api.export(settings, "jsonl", None)[1].splitlines()]
+    assert exported.beliefs == 3 and out.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.parquet", "state"]  # no temporary file left
+    with duckdb.connect() as con:
+        rel = con.sql(f"SELECT * FROM '{out}'")
+        got = [dict(zip(rel.columns, row)) for row in rel.fetchall()]
+        types = dict(con.execute(f"SELECT name, type FROM parquet_schema('{out}')").fetchall())
+    for row in got:
+        row["keys"] = list(row["keys"])
+    assert got == lines  # same beliefs, same order, same values
+    # model and valid_to are null in every row here and still typed as text, not as an unknown type
+    assert types["model"] == types["valid_to"] == "BYTE_ARRAY" and types["confidence"] == "DOUBLE"
+    live, _ = api.export(settings, "parquet", out, statuses=("active", "provisional"))
+    assert live.beliefs == 2
+
+
 def test_export_import_round_trip(tmp_path):
     source = Settings(state_dir=tmp_path / "a")
     upsert(source.db_path, [

@@ -10,9 +10,7 @@ status) are recomputed from the evidence rows, which makes replays and forgettin
 from __future__ import annotations
 
 import fnmatch
-import gc
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 
@@ -304,20 +302,6 @@ def _refusals(texts: list[str]) -> list[str | None]:
     return ["secret" if refusal(text) is not None else "unsafe" if unsafe(text) else None for text in texts]
 
 
-@contextmanager
-def _without_cycle_collection() -> Iterator[None]:
-    """A batch allocates several objects per candidate and frees them all by reference counting (none form cycles);
-    the cycle collector's passes over them, and over everything else the process holds, took a third of the time
-    spent building candidates."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def upsert(
     con: duckdb.DuckDBPyConnection,
     beliefs: Sequence[Belief],
@@ -330,10 +314,9 @@ def upsert(
     settings = settings or StoreSettings()
     now = now or datetime.now(timezone.utc)
     refused = _refusals(["\n".join([b.statement, *(e.quote for e in b.evidence)]) for b in beliefs])
-    with _without_cycle_collection():
-        candidates = [_candidate(order, belief, run_id, settings, now)
-                      for order, (belief, why) in enumerate(zip(beliefs, refused)) if why is None]
-        return _store(con, settings, now, run_id, candidates, refused)
+    candidates = [_candidate(order, belief, run_id, settings, now)
+                  for order, (belief, why) in enumerate(zip(beliefs, refused)) if why is None]
+    return _store(con, settings, now, run_id, candidates, refused)
 
 
 def restore(
@@ -350,10 +333,9 @@ def restore(
     ordered = sorted(stored, key=lambda b: b.status == FLAGGED)
     refused = _refusals(["\n".join([b.statement, *(q for e in b.evidence for q in (e.quote, e.statement))])
                          for b in ordered])
-    with _without_cycle_collection():
-        candidates = [_restored(order, belief, settings, now)
-                      for order, (belief, why) in enumerate(zip(ordered, refused)) if why is None]
-        return _store(con, settings, now, "import", candidates, refused)
+    candidates = [_restored(order, belief, settings, now)
+                  for order, (belief, why) in enumerate(zip(ordered, refused)) if why is None]
+    return _store(con, settings, now, "import", candidates, refused)
 
 
 # The age of evidence is measured on its scope's transcript clock (store/clock.py, joined as k); $now only stands
