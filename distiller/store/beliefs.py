@@ -22,7 +22,7 @@ from distiller.screen.redact import refusal
 from distiller.storable import unsafe
 from distiller.store import clock, near, tombstones
 from distiller.store.bulk import pack, rows
-from distiller.store.normalize import (
+from distiller.store.keys import (
     belief_key,
     file_key,
     normalize,

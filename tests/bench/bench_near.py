@@ -36,7 +36,7 @@ from distiller.store import beliefs as store  # noqa: E402
 from distiller.store import near  # noqa: E402
 from distiller.store.bulk import pack, rows  # noqa: E402
 from distiller.store.db import connect, transaction  # noqa: E402
-from distiller.store.normalize import normalize, slot_part  # noqa: E402
+from distiller.store.keys import normalize, slot_part  # noqa: E402
 
 INDEX_JACCARD = 0.6
 
