@@ -27,7 +27,7 @@ from distiller.progress import Progress
 from distiller.screen import Decision, Screened
 from distiller.store import runs
 from distiller.track import Cursor
-from distiller.store.db import connect
+from distiller.store.db import connect_for
 
 ShowDecision = Callable[[Decision], None]
 Fresh = list[tuple[Screened, str]]  # the screened messages of a chunk not already ingested, with their file ids
@@ -141,7 +141,7 @@ class External(Synchronous):
         self.tally.staged.append(str(files.write(self.settings.state_dir, built)))
         self.counted(fresh)
         if final:
-            with connect(self.settings.db_path, wait_seconds=self.settings.db_wait_seconds) as con:
+            with connect_for(self.settings) as con:
                 runs.update(con, self.run_id, self.tally.as_dict(), "staged")
 
 

@@ -42,7 +42,7 @@ from distiller.screen.prefilter import KEEP
 from distiller import sources as registry
 from distiller.store import batch_rows
 from distiller.store import jobs, runs
-from distiller.store.db import connect, transaction
+from distiller.store.db import connect_for, transaction
 from distiller.tail import complete_lines_end, open_regular
 from distiller.track import Cursor, ReadPlan, observe
 
@@ -229,7 +229,7 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
     job_id = job_id_of(scope, extractor)
     job, done = None, {}
     if settings.db_path.exists():
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings, read_only=True) as con:
             job = jobs.find(con, job_id)
             done = jobs.progress(con, job_id) if job else {}
     if job is not None and job.status == jobs.DONE:
@@ -251,31 +251,31 @@ def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str
              keep_old: bool, progress: Progress | None) -> ReprocessSummary:
     run_id = uuid.uuid4().hex
     tally = Tally(extractor=extractor.name, model=extractor.model)
-    with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+    with connect_for(settings) as con:
         resumed = jobs.find(con, job_id) is not None
         with transaction(con):
             jobs.start(con, job_id, scope.as_dict(), extractor.name, extractor.model, extractor.prompt_version)
             runs.start(con, run_id, [f"reprocess:{job_id}", *scope.sources])
     try:
         _resume(settings, job_id, run_id, extractor, tally)
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings, read_only=True) as con:
             done = jobs.progress(con, job_id)
         try:
             _pass(settings, scope, extractor, dry_run=False, job_id=job_id, run_id=run_id, done=done, tally=tally,
                   progress=progress)
         except BudgetReached as reached:
             tally.budget_stop = str(reached)
-            with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+            with connect_for(settings) as con:
                 runs.update(con, run_id, tally.as_dict(), "budget")
             return ReprocessSummary(job_id, "budget", plan, resumed, 0, run_id, tally)
-        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
+        with connect_for(settings) as con, transaction(con):
             retired = 0 if keep_old else jobs.retire(con, job_id, extractor.name, extractor.model,
                                                       extractor.prompt_version, datetime.now(timezone.utc))
             jobs.finish(con, job_id, retired)
             runs.update(con, run_id, tally.as_dict(), "ok")
     except BaseException as exc:
         try:
-            with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+            with connect_for(settings) as con:
                 runs.update(con, run_id, tally.as_dict(), "failed", f"{type(exc).__name__}: {exc}")
         except Exception:  # bookkeeping must never hide the error that ended the job
             pass
@@ -287,7 +287,7 @@ def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, 
     """Finish the batches a killed job left: what was paid for is in them."""
     batch_dir = _job_dir(settings, job_id)
     for waiting in batches.load_all(batch_dir):
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings, read_only=True) as con:
             committed = batch_rows.is_committed(con, waiting.batch_id)
         if committed:
             batches.remove(batch_dir, waiting.batch_id)

@@ -37,7 +37,7 @@ from distiller import sources as registry
 from distiller.sources import sniff
 from distiller.sources.base import Discovery
 from distiller.store import batch_rows, messages, runs
-from distiller.store.db import connect
+from distiller.store.db import connect_for
 from distiller.track import Cursor, ReadPlan, load_cursors, plan_reads
 
 __all__ = ["BudgetReached", "RunSummary", "ShowDecision", "resolve_sources", "run_once"]
@@ -70,7 +70,7 @@ def unread(settings: Settings, tally: Tally) -> Dedup:
             return []
         if settings.db_path.exists():
             messages_read = [screened.decisions[0].message for screened, _ in screened_all]
-            with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+            with connect_for(settings, read_only=True) as con:
                 known = messages.already_ingested(con, messages_read)
         else:
             known = set()
@@ -126,7 +126,7 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
     before reading anything."""
     for batch in waiting:
         stop.check()
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings, read_only=True) as con:
             done = batch_rows.is_committed(con, batch.batch_id)
         if done:
             batches.remove(settings.state_dir, batch.batch_id)
@@ -219,17 +219,17 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
                         batches.batches_dir(settings.state_dir) / name)
     waiting = [] if dry_run else batches.load_all(settings.state_dir)
     if not dry_run:
-        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings) as con:
             runs.start(con, run_id, roots)
             spent = batch_rows.spent_today(con)
             tracked = load_cursors(con)
     elif settings.db_path.exists():
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings, read_only=True) as con:
             tracked = load_cursors(con)
     try:
         if waiting:
             resume_batches(settings, run_id, extractor, tally, waiting, spent)
-            with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+            with connect_for(settings, read_only=True) as con:
                 tracked = load_cursors(con)  # the resumed batches moved them
         discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents)
         tally.files_skipped.update(discovery.skipped)
@@ -295,7 +295,7 @@ def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> 
 def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:
     """Record how a run ended early; bookkeeping must never hide the error that ended it."""
     try:
-        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings) as con:
             runs.update(con, run_id, tally.as_dict(), status, error)
     except Exception as inner:  # the fault that ended the run is likely this one too: the error says it once
         log.info("could not record the end of the run: %s", inner)
