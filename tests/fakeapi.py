@@ -30,6 +30,7 @@ FAKE_CREATED_AT = "2026-11-01T12:00:00Z"
 FAKE_EXPIRES_AT = "2026-11-02T12:00:00Z"
 SAMPLING_PARAMS = ("temperature", "top_p", "top_k")
 RETRYABLE = {408, 409, 429}
+_DROP = "x-fake-drop"  # internal: the handler breaks the body off half-way
 Response = tuple[int, dict[str, str], bytes]  # status, headers, body
 
 _ITEM = re.compile(r'<item id="([^"]*)" role="([^"]*)" ts="([^"]*)" cite="(yes|no)">\n(.*?)\n</item>', re.DOTALL)
@@ -149,6 +150,7 @@ class FakeAnthropic:
         self.auto = auto
         self.min_cacheable_tokens = min_cacheable_tokens
         self.delay_seconds = 0.0  # before each POST /v1/messages reply: for client timeout tests
+        self.drop_results = 0  # the next N batch-results downloads break off mid-body (a dropped connection)
         # A hostile model: called with each Messages request's items (and every item sent before) when the queue
         # is empty; returns the reply to send, or None for the default.
         self.responder: Callable[[list[SentItem], list[SentItem]], Reply | None] | None = None
@@ -359,7 +361,10 @@ class FakeAnthropic:
         if results is None:
             return _json(404, error_body("not_found_error", f"no results for batch {batch_id}"))
         data = b"".join(orjson.dumps(line) + b"\n" for line in results)
-        return 200, {"content-type": "application/binary"}, data
+        with self._lock:
+            drop = self.drop_results > 0
+            self.drop_results -= drop
+        return 200, {"content-type": "application/binary", **({_DROP: "1"} if drop else {})}, data
 
 
 def _public(batch: dict[str, Any]) -> dict[str, Any]:
@@ -401,11 +406,17 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(length) if length else b""
             headers = {name.lower(): value for name, value in self.headers.items()}
             status, reply_headers, data = fake.handle(self.command, self.path.split("?")[0], headers, raw)
+            drop = reply_headers.pop(_DROP, None)
             self.send_response(status)
             for name, value in {"request-id": "req_fake", **reply_headers}.items():
                 self.send_header(name, value)
             self.send_header("content-length", str(len(data)))
             self.end_headers()
+            if drop:  # half the promised body, then the connection closes
+                self.wfile.write(data[: len(data) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                return
             self.wfile.write(data)
 
         do_GET = do_POST = _serve

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
-import httpx2
 import orjson
+from anthropic.types.messages import MessageBatchIndividualResponse
 
 from distiller import prices
 from distiller.errors import DistillError
@@ -136,12 +136,17 @@ class AnthropicExtractor:
             batch = self._client.messages.batches.retrieve(batch_id)
             if batch.processing_status != "ended":
                 return None
-            results = list(self._client.messages.batches.results(batch_id))
+            if not batch.results_url:
+                raise DistillError(f"batch {batch_id} has ended but the API gives no results URL")
+            # The whole JSONL body is read inside the SDK's request, not streamed as `batches.results()` does: a
+            # connection dropped mid-body is then retried by the SDK and surfaces as its APIConnectionError.
+            body = self._client.get(batch.results_url, cast_to=bytes,
+                                    options={"headers": {"Accept": "application/binary"}})
+            results = [MessageBatchIndividualResponse.construct(**orjson.loads(line))
+                       for line in body.splitlines() if line.strip()]
         except anthropic.AnthropicError as exc:
             raise _translate(exc) from exc
-        except httpx2.TransportError as exc:  # the JSONL body is streamed: a drop mid-way surfaces raw
-            raise ExtractionUnavailable(f"Anthropic API connection lost reading batch {batch_id}: {exc}") from exc
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:  # orjson's JSONDecodeError is a ValueError; a line not an object
             raise DistillError(f"unreadable results for batch {batch_id}: {exc}") from exc
         extractions: dict[str, Extraction] = {}
         errors: dict[str, str] = {}
