@@ -28,8 +28,7 @@ from distiller.extract.base import Extractor
 from distiller.extract.select import (
     EXTERNAL,
     Estimator,
-    estimated_cost_usd,
-    estimated_output_tokens,
+    estimate,
     make_extractor,
     prompt_tokens,
 )
@@ -187,8 +186,9 @@ class _Committer:
         retries included."""
         if self.extractor.model is None or not batch.requests:
             return distill.Allowance()
-        tokens = batch.estimated_tokens + estimated_output_tokens(batch.estimated_tokens)
-        cost = estimated_cost_usd(self.extractor.model, batch.estimated_tokens)
+        expected = estimate(self.extractor.model, batch.estimated_tokens, len(batch.requests),
+                            warm=self.tally.model_calls > 0, every_request_writes=self.settings.batch_api)
+        tokens, cost = expected.tokens, expected.usd
         for limit, spent, name, in_tokens in _budgets(self.settings, self.tally, self.spent_today):
             would_be = spent + (tokens if in_tokens else cost)
             if would_be > limit:
@@ -203,7 +203,9 @@ class _Committer:
             planned = batches.plan(fresh, request_budget_tokens=self.settings.request_budget_tokens,
                                    prompt_tokens=prompt_tokens(self.extractor))
             self._counted(fresh)
-            self.tally.planned(planned, estimated_cost_usd(self.extractor.model, planned.estimated_tokens))
+            self.tally.planned(planned, estimate(self.extractor.model, planned.estimated_tokens, planned.requests,
+                                                 warm=self.tally.requests > 0,
+                                                 every_request_writes=self.settings.batch_api))
             self._advance()
             return
         built = batches.build(
