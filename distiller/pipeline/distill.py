@@ -16,15 +16,15 @@ from pathlib import Path
 
 import duckdb
 
-from distiller import batches
+from distiller.batches import files as batches
 from distiller import stop
-from distiller.batches import DISTILLED, SUBMITTED, Batch
+from distiller.batches.files import DISTILLED, SUBMITTED, Batch
 from distiller.errors import DistillError
 from distiller.extract.base import BadRequest, Extraction, Extractor, ExtractRequest, Truncated, Usage
 from distiller.extract.select import estimate as estimate_cost
 from distiller.extract.select import prompt_tokens
 from distiller.records import Belief
-from distiller.store import batches as batch_rows
+from distiller.store import batch_rows
 from distiller.store import beliefs as belief_store
 from distiller.store import clock, cursors, messages
 from distiller.verify import verify
