@@ -249,3 +249,17 @@ def test_the_dry_run_estimate_accounts_for_the_cache(many_requests):
     assert d["estimated_cost_usd"] == pytest.approx(expected.usd, abs=1e-6)
     code, human, _ = _cli("run", "--dry-run")
     assert re.search(r"estimate: ≈[\d,]+ input tokens \(≈\d+% read from the prompt cache\), ≈\$", human)
+
+
+def test_the_reprocess_estimate_accounts_for_the_cache(many_requests):
+    code, out, err = _cli("--json", "reprocess", "--dry-run")
+    assert code == 0, err
+    d = orjson.loads(out)
+    d = d.get("estimate", d)
+    assert d["requests"] == len(FACTS)
+    assert d["estimated_cache_read_tokens"] == (len(FACTS) - CACHE_WRITES_PER_RUN) * STATIC_PREFIX_TOKENS
+    assert d["estimated_cost_usd"] == pytest.approx(estimate(MODEL, d["estimated_tokens"], d["requests"]).usd,
+                                                    abs=1e-6)
+    code, human, err = _cli("reprocess", "--dry-run")
+    assert re.search(r"input tokens \(≈\d+% read from the prompt cache\), ≈\$[\d.]+ at claude-haiku-5-5",
+                     human + err)
