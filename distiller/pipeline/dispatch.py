@@ -20,7 +20,7 @@ from distiller.batches.model import Batch
 from distiller.config import Settings
 from distiller.events import Tally
 from distiller.extract.base import Extractor
-from distiller.extract.select import EXTERNAL, estimated_cost_usd, prompt_tokens
+from distiller.extract.select import EXTERNAL, estimate, prompt_tokens
 from distiller.pipeline import budget, distill
 from distiller.pipeline.commit import commit_batch
 from distiller.progress import Progress
@@ -99,7 +99,9 @@ class DryRun(Dispatcher):
         planned = model.plan(fresh, request_budget_tokens=self.settings.request_budget_tokens,
                              prompt_tokens=prompt_tokens(self.extractor))
         self.counted(fresh)
-        self.tally.planned(planned, estimated_cost_usd(self.extractor.model, planned.estimated_tokens))
+        self.tally.planned(planned, estimate(self.extractor.model, planned.estimated_tokens, planned.requests,
+                                             warm=self.tally.requests > 0,
+                                             every_request_writes=self.settings.batch_api))
 
 
 class Synchronous(Dispatcher):

@@ -74,10 +74,12 @@ class Estimate:
     tokens: int
     cost_usd: float
     model: str
+    cache_read_tokens: int = 0  # of `tokens`, the prefix expected to be read from the prompt cache
 
     def as_dict(self) -> dict:
         return {"files": self.files, "bytes": self.bytes, "messages": self.messages, "requests": self.requests,
-                "estimated_tokens": self.tokens, "estimated_cost_usd": round(self.cost_usd, 6), "model": self.model}
+                "estimated_tokens": self.tokens, "estimated_cost_usd": round(self.cost_usd, 6), "model": self.model,
+                "estimated_cache_read_tokens": self.cache_read_tokens}
 
 
 @dataclass(frozen=True)
@@ -208,7 +210,7 @@ def estimate(settings: Settings, scope: Scope, extractor: Extractor, done: dict[
     _pass(settings, scope, Estimator(model), dry_run=True, job_id="estimate", run_id="dry-run", done=done or {},
           tally=tally)
     return Estimate(tally.files, tally.bytes_read, tally.messages, tally.requests, tally.estimated_tokens,
-                    tally.estimated_cost_usd, model)
+                    tally.estimated_cost_usd, model, tally.estimated_cache_read_tokens)
 
 
 Confirm = Callable[[Estimate], bool]
