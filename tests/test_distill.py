@@ -365,7 +365,9 @@ def test_the_split_ladder_stops_when_a_budget_would_pass(api, fake_anthropic, ag
     fake_anthropic.enqueue_stop_reason("refusal", input_tokens=49_000, output_tokens=5)
     summary = run_json(api, "--budget-tokens", "50000")
     assert len(fake_anthropic.message_requests()) == 1  # neither half fits in what is left
-    assert summary["tokens"] == 49_005 and summary["budget_stop"] and summary["quarantined_requests"] == 2
+    # every token billed counts against the budget: the prefix the refused call wrote to the cache too
+    assert summary["tokens"] == 49_005 + summary["cache_write_tokens"] and summary["cache_write_tokens"] > 0
+    assert summary["budget_stop"] and summary["quarantined_requests"] == 2
     assert len(ingested(settings)) == 4  # nothing lost: the messages are recorded, the halves quarantined
 
 

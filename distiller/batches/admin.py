@@ -21,7 +21,7 @@ from distiller.pipeline import distill
 from distiller.pipeline.commit import Committed, commit_batch
 from distiller.store import batch_rows
 from distiller.store import runs
-from distiller.store.db import connect, transaction
+from distiller.store.db import connect_for, transaction
 from distiller.verify import verify
 
 
@@ -50,7 +50,7 @@ def list_batches(settings: Settings) -> list[BatchInfo]:
                         "does not parse; set aside by the next run, its messages read again; delete it when done")
               for p in waiting.unreadable]
     if settings.db_path.exists():
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings, read_only=True) as con:
             found += [BatchInfo(q.batch_id, "quarantined", len(q.requests), len(q.items), None, q.error)
                       for q in _quarantined(con)]
     return found
@@ -142,7 +142,7 @@ def commit_external(settings: Settings, batch_id: str, beliefs_file: Path, *, dr
         try:
             commit_batch(settings, batch, run_id, tally, final=True, require=require)
         except NothingStored as refused:
-            with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+            with connect_for(settings) as con:
                 runs.update(con, run_id, {}, "failed", str(refused))
             return ExternalCommit(batch_id, False, verdicts, None, str(refused))
         return ExternalCommit(batch_id, True, verdicts, tally)
@@ -163,7 +163,7 @@ def _stores_something(done: Committed) -> None:
 
 def _start_run(settings: Settings, sources: list[str]) -> str:
     run_id = uuid.uuid4().hex
-    with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+    with connect_for(settings) as con:
         runs.start(con, run_id, sources)
     return run_id
 
@@ -172,7 +172,7 @@ def retry(settings: Settings, batch_id: str, extractor: Extractor) -> Tally:
     """Extract a quarantined batch's failed requests again; what succeeds is committed, the rest stays."""
     batches.checked_id(batch_id)
     with run_lock(settings.lock_path):
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings, read_only=True) as con:
             match = [q for q in _quarantined(con) if q.batch_id == batch_id]
         if not match:
             raise DistillError(f"no quarantined batch {batch_id} (see `distill batches list`)")
@@ -194,7 +194,7 @@ def retry(settings: Settings, batch_id: str, extractor: Extractor) -> Tally:
 
 
 def _retries(settings: Settings, batch_id: str) -> int:
-    with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+    with connect_for(settings, read_only=True) as con:
         return con.execute("SELECT count(*) FROM batches WHERE batch_id LIKE ?", [f"{batch_id}-r%"]).fetchone()[0]
 
 
@@ -210,7 +210,7 @@ def discard(settings: Settings, batch_id: str) -> list[str]:
                 batches.remove(settings.state_dir, staged)
             return later
         if settings.db_path.exists():
-            with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
+            with connect_for(settings) as con, transaction(con):
                 if batch_rows.settle(con, batch_id, "discarded"):
                     return [batch_id]
     raise DistillError(f"no staged or quarantined batch {batch_id} (see `distill batches list`)")

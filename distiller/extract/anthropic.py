@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
-import httpx2
+import orjson
+from anthropic.types.messages import MessageBatchIndividualResponse
 
 from distiller import prices
 from distiller.errors import DistillError
@@ -29,13 +30,12 @@ from distiller.extract.base import (
     Usage,
 )
 from distiller.extract.candidates import parse_candidates
-from distiller.extract.prompt import OUTPUT_SCHEMA, PROMPT_VERSION, SYSTEM_PROMPT, render_request
+from distiller.extract.prompt import OUTPUT_SCHEMA, PROMPT_VERSION, STATIC_PREFIX_TOKENS, SYSTEM_PROMPT, render_request
 
 DEFAULT_MODEL = "claude-haiku-5-5"
 MAX_TOKENS_CEILING = 16_000  # the most a truncated reply is retried with: the SDK wants streaming above ~21k
 CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
-_SYSTEM = ({"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}},)
 _OUTPUT_CONFIG = {"format": {"type": "json_schema", "schema": OUTPUT_SCHEMA}}
 
 
@@ -69,6 +69,7 @@ class AnthropicExtractor:
             raise DistillError("no Anthropic API key: set ANTHROPIC_API_KEY")
         self.model = model
         self.max_tokens = max_tokens
+        self._system = system_blocks(model)
         self._client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout)
 
     def extract(self, request: ExtractRequest, *, max_tokens: int | None = None) -> Extraction:
@@ -135,12 +136,17 @@ class AnthropicExtractor:
             batch = self._client.messages.batches.retrieve(batch_id)
             if batch.processing_status != "ended":
                 return None
-            results = list(self._client.messages.batches.results(batch_id))
+            if not batch.results_url:
+                raise DistillError(f"batch {batch_id} has ended but the API gives no results URL")
+            # The whole JSONL body is read inside the SDK's request, not streamed as `batches.results()` does: a
+            # connection dropped mid-body is then retried by the SDK and surfaces as its APIConnectionError.
+            body = self._client.get(batch.results_url, cast_to=bytes,
+                                    options={"headers": {"Accept": "application/binary"}})
+            results = [MessageBatchIndividualResponse.construct(**orjson.loads(line))
+                       for line in body.splitlines() if line.strip()]
         except anthropic.AnthropicError as exc:
             raise _translate(exc) from exc
-        except httpx2.TransportError as exc:  # the JSONL body is streamed: a drop mid-way surfaces raw
-            raise ExtractionUnavailable(f"Anthropic API connection lost reading batch {batch_id}: {exc}") from exc
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:  # orjson's JSONDecodeError is a ValueError; a line not an object
             raise DistillError(f"unreadable results for batch {batch_id}: {exc}") from exc
         extractions: dict[str, Extraction] = {}
         errors: dict[str, str] = {}
@@ -168,7 +174,7 @@ class AnthropicExtractor:
         return {
             "model": self.model,
             "max_tokens": max_tokens or self.max_tokens,
-            "system": list(_SYSTEM),
+            "system": self._system,
             "output_config": _OUTPUT_CONFIG,
             "messages": [{"role": "user", "content": render_request(request)}],
         }
@@ -187,6 +193,16 @@ class AnthropicExtractor:
                                      batch=batch),
             retries=retries,
         )
+
+
+def system_blocks(model: str, prefix_tokens: int = STATIC_PREFIX_TOKENS) -> list[dict[str, Any]]:
+    """The static system prompt, with a cache_control marker only where the model caches a prefix this long.
+    Below a model's minimum the API ignores the marker without a word; leaving it off then keeps the request, the
+    estimates (which price the prefix as cached only where it can be) and the fake API's emulation truthful."""
+    block: dict[str, Any] = {"type": "text", "text": SYSTEM_PROMPT}
+    if prices.caches(model, prefix_tokens):
+        block["cache_control"] = {"type": "ephemeral"}
+    return [block]
 
 
 def _translate(exc: anthropic.AnthropicError) -> DistillError:

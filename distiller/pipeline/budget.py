@@ -7,7 +7,7 @@ from distiller.batches.model import Batch
 from distiller.config import Settings
 from distiller.events import Tally
 from distiller.extract.base import Extractor
-from distiller.extract.select import estimated_cost_usd, estimated_output_tokens
+from distiller.extract.select import estimate
 from distiller.pipeline.distill import Allowance
 
 
@@ -40,8 +40,9 @@ def check(settings: Settings, tally: Tally, spent_today: tuple[int, float], extr
     included."""
     if extractor.model is None or not batch.requests:
         return Allowance()
-    tokens = batch.estimated_tokens + estimated_output_tokens(batch.estimated_tokens)
-    cost = estimated_cost_usd(extractor.model, batch.estimated_tokens)
+    expected = estimate(extractor.model, batch.estimated_tokens, len(batch.requests),
+                        warm=tally.model_calls > 0, every_request_writes=settings.batch_api)
+    tokens, cost = expected.tokens, expected.usd
     for limit, spent, name, in_tokens in budgets(settings, tally, spent_today):
         would_be = spent + (tokens if in_tokens else cost)
         if would_be > limit:

@@ -23,7 +23,7 @@ from distiller.records import Belief
 from distiller.store import batch_rows
 from distiller.store import beliefs as belief_store
 from distiller.store import clock, cursors, messages, runs
-from distiller.store.db import connect, transaction
+from distiller.store.db import connect_for, transaction
 from distiller.track import save_cursors
 from distiller.verify import verify
 
@@ -90,7 +90,7 @@ def commit_batch(settings: Settings, batch: Batch, run_id: str, tally: Tally, *,
     final batch, else "running") and `also` (a reprocess job's progress, a retried batch settled); the final batch
     of a run also fades old beliefs. Then the batch file is dropped. `require` may refuse what the commit did by
     raising, which rolls all of it back."""
-    with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
+    with connect_for(settings) as con, transaction(con):
         done = apply(con, batch, run_id)
         if require is not None:
             require(done)

@@ -20,14 +20,14 @@ from distiller.batches.model import Batch
 from distiller.config import Settings
 from distiller.events import Tally
 from distiller.extract.base import Extractor
-from distiller.extract.select import EXTERNAL, estimated_cost_usd, prompt_tokens
+from distiller.extract.select import EXTERNAL, estimate, prompt_tokens
 from distiller.pipeline import budget, distill
 from distiller.pipeline.commit import commit_batch
 from distiller.progress import Progress
 from distiller.screen import Decision, Screened
 from distiller.store import runs
 from distiller.track import Cursor
-from distiller.store.db import connect
+from distiller.store.db import connect_for
 
 ShowDecision = Callable[[Decision], None]
 Fresh = list[tuple[Screened, str]]  # the screened messages of a chunk not already ingested, with their file ids
@@ -99,7 +99,9 @@ class DryRun(Dispatcher):
         planned = model.plan(fresh, request_budget_tokens=self.settings.request_budget_tokens,
                              prompt_tokens=prompt_tokens(self.extractor))
         self.counted(fresh)
-        self.tally.planned(planned, estimated_cost_usd(self.extractor.model, planned.estimated_tokens))
+        self.tally.planned(planned, estimate(self.extractor.model, planned.estimated_tokens, planned.requests,
+                                             warm=self.tally.requests > 0,
+                                             every_request_writes=self.settings.batch_api))
 
 
 class Synchronous(Dispatcher):
@@ -141,7 +143,7 @@ class External(Synchronous):
         self.tally.staged.append(str(files.write(self.settings.state_dir, built)))
         self.counted(fresh)
         if final:
-            with connect(self.settings.db_path, wait_seconds=self.settings.db_wait_seconds) as con:
+            with connect_for(self.settings) as con:
                 runs.update(con, self.run_id, self.tally.as_dict(), "staged")
 
 

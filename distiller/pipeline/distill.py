@@ -17,7 +17,8 @@ from distiller import stop
 from distiller.batches.model import DISTILLED, SUBMITTED, Batch
 from distiller.errors import DistillError
 from distiller.extract.base import BadRequest, Extraction, Extractor, ExtractRequest, Truncated, Usage
-from distiller.extract.select import estimated_cost_usd, estimated_output_tokens, prompt_tokens
+from distiller.extract.select import estimate as estimate_cost
+from distiller.extract.select import prompt_tokens
 
 MAX_SPLIT_DEPTH = 3
 
@@ -34,7 +35,7 @@ class Allowance:
     def charge(self, usage: Iterable[Usage]) -> None:
         for u in usage:
             if self.tokens is not None:
-                self.tokens -= u.input_tokens + u.output_tokens
+                self.tokens -= u.tokens
             if self.usd is not None:
                 self.usd -= u.cost_usd
 
@@ -45,10 +46,11 @@ class Allowance:
             return True
         estimate = prompt_tokens(extractor) + sum(model.estimate_tokens(i.text) + model.ITEM_OVERHEAD_TOKENS
                                                   for i in request.items)
-        tokens = estimate + (max_tokens if max_tokens is not None else estimated_output_tokens(estimate))
+        expected = estimate_cost(extractor.model, estimate)  # priced as if it wrote the cache: the dearest case
+        tokens = estimate + max_tokens if max_tokens is not None else expected.tokens
         if self.tokens is not None and tokens > self.tokens:
             self.stopped = f"the token budget would be passed by request {request.request_id} (≈{tokens})"
-        elif self.usd is not None and estimated_cost_usd(extractor.model, estimate) > self.usd:
+        elif self.usd is not None and expected.usd > self.usd:
             self.stopped = f"the dollar budget would be passed by request {request.request_id}"
         else:
             return True

@@ -22,8 +22,8 @@ from distiller.events import Tally
 from distiller.progress import Progress
 from distiller.records import Message
 from distiller.screen import screen
-from distiller.sources.openclaw import parse as openclaw
-from distiller.sources.openclaw.discover import session_skip
+from distiller import sources as registry
+from distiller.sources.base import Format
 from distiller.tail import CHUNK_BYTES, open_regular, read_lines, skip_reason, stat_of, tail_digest
 from distiller.track import Cursor, ReadPlan
 
@@ -41,6 +41,7 @@ class Reading:
     for a line that is not one) and the offset after it."""
 
     plan: ReadPlan
+    fmt: Format
     file: BinaryIO
     skip: str | None  # why every message of this session is dropped, once known
     state: FileRead
@@ -52,6 +53,7 @@ class Reading:
         plan, tally, progress = self.plan, self.tally, self.progress
         target = plan.target
         stopping = stop.requested
+        skip_line, to_message, entry_session_skip = self.fmt.skip_line, self.fmt.to_message, self.fmt.entry_session_skip
         for line in read_lines(self.file, plan.start, plan.stop, max_line_bytes=self.settings.max_line_bytes):
             if stopping():
                 stop.check()  # a safe point: what was read but not committed is simply read again next run
@@ -65,15 +67,15 @@ class Reading:
                 tally.line_skipped("oversized_line", target.path, line.start)
             elif not data or data.isspace():
                 tally.line_skipped("blank", target.path, line.start)
-            elif openclaw.is_tool_result_line(data):
-                tally.line_skipped("tool_result", target.path, line.start)
+            elif (skipped := skip_line(data)) is not None:
+                tally.line_skipped(skipped, target.path, line.start)
             else:
                 try:
                     entry = orjson.loads(data)
                 except orjson.JSONDecodeError:
                     tally.line_skipped(_decode_failure(data), target.path, line.start)
                 else:
-                    result = openclaw.to_message(
+                    result = to_message(
                         entry,
                         agent=target.agent,
                         session_id=target.session_id,
@@ -83,8 +85,8 @@ class Reading:
                     )
                     if isinstance(result, str):
                         tally.line_skipped(result, target.path, line.start)
-                        if result == "non_message" and self.skip is None and openclaw.marks_dreaming(entry):
-                            self.skip = "dreaming-session"
+                        if result == "non_message" and self.skip is None:
+                            self.skip = entry_session_skip(entry)
                     else:
                         message = result
             yield message, line.end
@@ -115,15 +117,16 @@ def open_reading(plan: ReadPlan, settings: Settings, session_keys: dict[str, str
         tally.file_skipped("changed_during_read", target.path)
         return None
     tally.files += 1
-    skip = target.session_skip or session_skip(
+    fmt = registry.named(plan.format)
+    skip = target.session_skip or fmt.session_skip(
         session_keys.get(target.session_id) or session_keys.get(Path(target.path).name.split(".jsonl")[0])
     )
     try:
-        state = FileRead(_previous_user_text(f, plan, settings, skip))
+        state = FileRead(_previous_user_text(f, plan, fmt, settings, skip))
     except BaseException:
         f.close()
         raise
-    return Reading(plan, f, skip, state, settings, tally, progress)
+    return Reading(plan, fmt, f, skip, state, settings, tally, progress)
 
 
 def _decode_failure(data: bytes) -> str:
@@ -158,21 +161,21 @@ def _lines_before(f, offset: int) -> Iterator[bytes]:
             return
 
 
-def _previous_user_text(f, plan: ReadPlan, settings: Settings, skip: str | None) -> str | None:
+def _previous_user_text(f, plan: ReadPlan, fmt: Format, settings: Settings, skip: str | None) -> str | None:
     """The screened text of the last user turn before `plan.start`, as a read from the top would have carried it:
     screening a message depends on it (echoes), so where a run starts must not change what it keeps."""
     if plan.start == 0 or skip is not None:
         return None
     target = plan.target
     for data in _lines_before(f, plan.start):
-        if openclaw.is_tool_result_line(data) or b'"user"' not in data:
+        if fmt.user_line_marker not in data or fmt.skip_line(data) is not None:
             continue
         try:
             entry = orjson.loads(data)
         except orjson.JSONDecodeError:
             continue
-        result = openclaw.to_message(entry, agent=target.agent, session_id=target.session_id, file=target.path,
-                                     byte_start=0, byte_end=0)
+        result = fmt.to_message(entry, agent=target.agent, session_id=target.session_id, file=target.path,
+                                byte_start=0, byte_end=0)
         if isinstance(result, str) or result.role != "user":
             continue
         text = screen(result, assistant_decision=settings.assistant_decision,

@@ -39,10 +39,10 @@ from distiller.progress import Progress
 from distiller.records import Message, message_time
 from distiller.screen import Screened
 from distiller.screen.prefilter import KEEP
-from distiller.sources.openclaw.discover import discover
+from distiller import sources as registry
 from distiller.store import batch_rows
 from distiller.store import jobs, runs
-from distiller.store.db import connect, transaction
+from distiller.store.db import connect_for, transaction
 from distiller.tail import complete_lines_end, open_regular
 from distiller.track import Cursor, ReadPlan, observe
 
@@ -74,10 +74,12 @@ class Estimate:
     tokens: int
     cost_usd: float
     model: str
+    cache_read_tokens: int = 0  # of `tokens`, the prefix expected to be read from the prompt cache
 
     def as_dict(self) -> dict:
         return {"files": self.files, "bytes": self.bytes, "messages": self.messages, "requests": self.requests,
-                "estimated_tokens": self.tokens, "estimated_cost_usd": round(self.cost_usd, 6), "model": self.model}
+                "estimated_tokens": self.tokens, "estimated_cost_usd": round(self.cost_usd, 6), "model": self.model,
+                "estimated_cache_read_tokens": self.cache_read_tokens}
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,7 @@ def job_id_of(scope: Scope, extractor: Extractor) -> str:
 
 def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally) -> tuple[list[ReadPlan], dict]:
     """Every file in scope, whole (from the job's progress on), each session once."""
-    discovery = discover([Path(s) for s in scope.sources], settings.excluded_agents)
+    discovery = registry.discover([Path(s) for s in scope.sources], settings.excluded_agents)
     tally.files_skipped.update(discovery.skipped)
     for missing in discovery.missing:
         tally.file_skipped("missing_source", missing)
@@ -162,7 +164,7 @@ def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally)
     for candidate in sorted(candidates, key=lambda c: c.path):
         if scope.agents and candidate.agent not in scope.agents:
             continue
-        seen = observe(candidate.path, candidate.agent, tally)
+        seen = observe(candidate.path, candidate.agent, candidate.format, tally)
         if seen is None:
             continue
         # A first line without an id cannot tell files apart: such files are keyed by device and inode too.
@@ -177,7 +179,7 @@ def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally)
             continue
         target = Cursor(key, seen.path, seen.agent, seen.session_id, seen.stat.dev, seen.stat.inode,
                         seen.stat.size, seen.stat.mtime_ns, start, "")
-        plans.append(ReadPlan(target, start, end, None, "reprocess"))
+        plans.append(ReadPlan(target, start, end, None, "reprocess", seen.format))
     return plans, discovery.session_keys
 
 
@@ -208,7 +210,7 @@ def estimate(settings: Settings, scope: Scope, extractor: Extractor, done: dict[
     _pass(settings, scope, Estimator(model), dry_run=True, job_id="estimate", run_id="dry-run", done=done or {},
           tally=tally)
     return Estimate(tally.files, tally.bytes_read, tally.messages, tally.requests, tally.estimated_tokens,
-                    tally.estimated_cost_usd, model)
+                    tally.estimated_cost_usd, model, tally.estimated_cache_read_tokens)
 
 
 Confirm = Callable[[Estimate], bool]
@@ -229,7 +231,7 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
     job_id = job_id_of(scope, extractor)
     job, done = None, {}
     if settings.db_path.exists():
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings, read_only=True) as con:
             job = jobs.find(con, job_id)
             done = jobs.progress(con, job_id) if job else {}
     if job is not None and job.status == jobs.DONE:
@@ -251,31 +253,31 @@ def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str
              keep_old: bool, progress: Progress | None) -> ReprocessSummary:
     run_id = uuid.uuid4().hex
     tally = Tally(extractor=extractor.name, model=extractor.model)
-    with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+    with connect_for(settings) as con:
         resumed = jobs.find(con, job_id) is not None
         with transaction(con):
             jobs.start(con, job_id, scope.as_dict(), extractor.name, extractor.model, extractor.prompt_version)
             runs.start(con, run_id, [f"reprocess:{job_id}", *scope.sources])
     try:
         _resume(settings, job_id, run_id, extractor, tally)
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings, read_only=True) as con:
             done = jobs.progress(con, job_id)
         try:
             _pass(settings, scope, extractor, dry_run=False, job_id=job_id, run_id=run_id, done=done, tally=tally,
                   progress=progress)
         except BudgetReached as reached:
             tally.budget_stop = str(reached)
-            with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+            with connect_for(settings) as con:
                 runs.update(con, run_id, tally.as_dict(), "budget")
             return ReprocessSummary(job_id, "budget", plan, resumed, 0, run_id, tally)
-        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
+        with connect_for(settings) as con, transaction(con):
             retired = 0 if keep_old else jobs.retire(con, job_id, extractor.name, extractor.model,
                                                       extractor.prompt_version, datetime.now(timezone.utc))
             jobs.finish(con, job_id, retired)
             runs.update(con, run_id, tally.as_dict(), "ok")
     except BaseException as exc:
         try:
-            with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+            with connect_for(settings) as con:
                 runs.update(con, run_id, tally.as_dict(), "failed", f"{type(exc).__name__}: {exc}")
         except Exception:  # bookkeeping must never hide the error that ended the job
             pass
@@ -287,7 +289,7 @@ def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, 
     """Finish the batches a killed job left: what was paid for is in them."""
     batch_dir = _job_dir(settings, job_id)
     for waiting in batches.load_all(batch_dir):
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings, read_only=True) as con:
             committed = batch_rows.is_committed(con, waiting.batch_id)
         if committed:
             batches.remove(batch_dir, waiting.batch_id)

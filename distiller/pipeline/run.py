@@ -33,10 +33,11 @@ from distiller.pipeline.dispatch import Dispatcher, Fresh, ShowDecision, mode
 from distiller.pipeline.read import open_reading
 from distiller.progress import Progress
 from distiller.screen import Screened
-from distiller.sources import sniff as formats
-from distiller.sources.openclaw.discover import Discovery, default_source, discover
+from distiller import sources as registry
+from distiller.sources import sniff
+from distiller.sources.base import Discovery
 from distiller.store import batch_rows, messages, runs
-from distiller.store.db import connect
+from distiller.store.db import connect_for
 from distiller.track import Cursor, ReadPlan, load_cursors, plan_reads
 
 __all__ = ["BudgetReached", "RunSummary", "ShowDecision", "resolve_sources", "run_once"]
@@ -54,7 +55,7 @@ class RunSummary:
 
 
 def resolve_sources(sources: Sequence[Path] | None) -> list[str]:
-    chosen = list(sources) if sources else [default_source()]
+    chosen = list(sources) if sources else registry.default_sources()
     return [os.path.abspath(Path(s).expanduser()) for s in chosen]
 
 
@@ -69,7 +70,7 @@ def unread(settings: Settings, tally: Tally) -> Dedup:
             return []
         if settings.db_path.exists():
             messages_read = [screened.decisions[0].message for screened, _ in screened_all]
-            with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+            with connect_for(settings, read_only=True) as con:
                 known = messages.already_ingested(con, messages_read)
         else:
             known = set()
@@ -125,7 +126,7 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
     before reading anything."""
     for batch in waiting:
         stop.check()
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings, read_only=True) as con:
             done = batch_rows.is_committed(con, batch.batch_id)
         if done:
             batches.remove(settings.state_dir, batch.batch_id)
@@ -218,19 +219,19 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
                         batches.batches_dir(settings.state_dir) / name)
     waiting = [] if dry_run else batches.load_all(settings.state_dir)
     if not dry_run:
-        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings) as con:
             runs.start(con, run_id, roots)
             spent = batch_rows.spent_today(con)
             tracked = load_cursors(con)
     elif settings.db_path.exists():
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings, read_only=True) as con:
             tracked = load_cursors(con)
     try:
         if waiting:
             resume_batches(settings, run_id, extractor, tally, waiting, spent)
-            with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+            with connect_for(settings, read_only=True) as con:
                 tracked = load_cursors(con)  # the resumed batches moved them
-        discovery = discover([Path(r) for r in roots], settings.excluded_agents)
+        discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents)
         tally.files_skipped.update(discovery.skipped)
         for missing in discovery.missing:
             tally.file_skipped("missing_source", missing)
@@ -262,33 +263,39 @@ def _ended_as(exc: BaseException) -> str:
 
 
 def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> None:
-    """A source given as a file of another assistant's format is not misread line by line as OpenClaw; a source
-    dir with no OpenClaw transcript says what it holds instead."""
+    """A source given as a file of another assistant's format is not misread line by line as a supported one; a
+    source dir with no transcript of a supported format says what it holds instead."""
     found = [c.path for c in (*discovery.live, *discovery.archives)]
+    known = registry.formats()
+    labels = " or ".join(fmt.label for fmt in known)
     for root in roots:
         if root in discovery.missing:
             continue
         if os.path.isfile(root):
-            kind = formats.sniff(root)
-            if kind not in (formats.OPENCLAW, formats.EMPTY):
+            kind = sniff.sniff(root)
+            if sniff.supported(kind):
+                # Only the format it is in reads it (each format's discovery takes a file given as a source).
+                discovery.live[:] = [c for c in discovery.live if c.path != root or c.format == kind]
+            elif kind != sniff.EMPTY:
                 discovery.live[:] = [c for c in discovery.live if c.path != root]
                 tally.file_skipped("unsupported_format", root)
-                log.warning("not read: %s is a %s transcript, not an OpenClaw one (not supported yet)", root,
-                            formats.LABELS[kind])
+                log.warning("not read: %s is a %s transcript, not an %s one (not supported yet)", root,
+                            sniff.label(kind), labels)
         elif not any(p.startswith(root.rstrip(os.sep) + os.sep) for p in found):
-            kinds = formats.survey(Path(root))
-            if kinds[formats.OPENCLAW]:
+            kinds = sniff.survey(Path(root))
+            if any(kinds[fmt.name] for fmt in known):
                 continue  # there are some, only excluded or archived
-            held = ", ".join(f"{n} {formats.LABELS[k]} file(s)" for k, n in kinds.most_common())
+            held = ", ".join(f"{n} {sniff.label(k)} file(s)" for k, n in kinds.most_common())
+            layouts = ", ".join(fmt.layout for fmt in known if fmt.layout)
             tally.file_skipped("no_transcripts", root)
-            log.warning("no OpenClaw transcripts under %s (expected <agent>/sessions/*.jsonl)%s", root,
+            log.warning("no %s transcripts under %s (expected %s)%s", labels, root, layouts,
                         f"; it holds {held}, which are not supported yet" if held else "")
 
 
 def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:
     """Record how a run ended early; bookkeeping must never hide the error that ended it."""
     try:
-        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings) as con:
             runs.update(con, run_id, tally.as_dict(), status, error)
     except Exception as inner:  # the fault that ended the run is likely this one too: the error says it once
         log.info("could not record the end of the run: %s", inner)

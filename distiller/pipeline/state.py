@@ -12,9 +12,9 @@ from distiller.config import Settings
 from distiller.events import Tally
 from distiller.lock import run_lock
 from distiller.pipeline.run import resolve_sources
-from distiller.sources.openclaw.discover import discover
+from distiller import sources as registry
 from distiller.store import cursors, messages, runs
-from distiller.store.db import connect, transaction
+from distiller.store.db import connect_for, transaction
 from distiller.tail import complete_lines_end, open_regular, tail_digest
 from distiller.track import Cursor, identity, load_cursors, observe, save_cursors
 
@@ -34,8 +34,8 @@ def _present_ends(roots: list[str], settings: Settings, known: dict[str, Cursor]
     """A cursor at the last complete line of every live file, with the offset it replaces (None when new)."""
     marks: dict[str, tuple[Cursor, int | None]] = {}
     by_path = {c.path: c for c in known.values() if c.state == "active"}
-    for candidate in discover([Path(r) for r in roots], settings.excluded_agents).live:
-        seen = observe(candidate.path, candidate.agent, Tally())
+    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents).live:
+        seen = observe(candidate.path, candidate.agent, candidate.format, Tally())
         if seen is None:
             continue
         file_id = identity(seen, known, by_path, set(marks))
@@ -60,11 +60,11 @@ def init(settings: Settings, sources: Sequence[Path] | None = None, *, mode: str
     marks: list[tuple[Cursor, int | None]] = []
     reset = 0
     with run_lock(settings.lock_path):
-        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings) as con:
             known = {c.file_id: c for c in load_cursors(con)}
         if mode == "from-now":
             marks = _present_ends(roots, settings, known)
-        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
+        with connect_for(settings) as con, transaction(con):
             if mode == "from-start":
                 reset = cursors.reset_all(con)
             save_cursors(con, marks)
@@ -108,7 +108,7 @@ def status(settings: Settings, sources: Sequence[Path] | None = None) -> StatusR
     """What is tracked, how far behind the files are, and what the last run did (sources: the last run's)."""
     if not settings.db_path.exists():
         return StatusReport(str(settings.db_path), 0, 0, 0, 0, 0, None)
-    with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+    with connect_for(settings, read_only=True) as con:
         tracked = load_cursors(con)
         recent = runs.recent(con, 1)
         ingested = messages.count(con)
@@ -123,7 +123,7 @@ def status(settings: Settings, sources: Sequence[Path] | None = None) -> StatusR
             continue
     known_paths = {c.path for c in active}
     untracked = 0
-    for candidate in discover([Path(r) for r in roots], settings.excluded_agents).live:
+    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents).live:
         if candidate.path not in known_paths:
             try:
                 behind += os.stat(candidate.path).st_size

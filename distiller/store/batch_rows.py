@@ -63,7 +63,8 @@ def spent_today(con: duckdb.DuckDBPyConnection) -> tuple[int, float]:
     """Tokens and dollars of today's model calls (UTC), for the per-day budget."""
     tokens, cost = con.execute(
         """
-        SELECT coalesce(sum(input_tokens + output_tokens), 0), coalesce(sum(cost_usd), 0)
+        SELECT coalesce(sum(input_tokens + cache_write_tokens + cache_read_tokens + output_tokens), 0),
+               coalesce(sum(cost_usd), 0)
         FROM llm_calls WHERE called_at >= date_trunc('day', now())
         """
     ).fetchone()
