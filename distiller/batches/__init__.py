@@ -4,7 +4,8 @@ A batch holds everything one commit needs: the ledger rows of the messages read,
 extractor (kept messages as citable evidence, each with its trimmed preceding turn as context), the requests
 packed per agent by an estimated token budget, the cursor moves, and, once extracted, the results. It is written
 atomically (tmp + fsync + rename) as `pending` before any model call and again as `distilled` with the results
-before the commit, so the next run resumes it instead of reading or paying again.
+before the commit, so the next run resumes it instead of reading or paying again. In between, each answered request
+is appended to the batch's journal (batches/journal.py), which loading a pending batch replays.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import orjson
 
+from distiller.batches import journal
 from distiller.errors import EXIT_USAGE, DistillError, os_fault
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, Extractor, ExtractRequest, Item, Usage
 from distiller.screen.prefilter import DROP, KEEP
@@ -252,15 +254,31 @@ def write(state_dir: Path, batch: Batch) -> Path:
 
 
 def remove(state_dir: Path, batch_id: str) -> None:
-    path_of(state_dir, batch_id).unlink(missing_ok=True)
+    """The batch file, then its journal (a journal left alone by a kill in between is removed by `tidy`)."""
+    path = path_of(state_dir, batch_id)
+    path.unlink(missing_ok=True)
+    journal.remove(path)
 
 
 def load(path: Path) -> Batch:
+    """A batch file; a pending one with the requests its journal says were answered since."""
     try:
-        return _from_json(orjson.loads(path.read_bytes()))
+        batch = _from_json(orjson.loads(path.read_bytes()))
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise BatchUnreadable(f"batch file {path} does not parse ({exc}): the next run sets it aside and reads its "
                               f"messages again") from exc
+    return with_journal(path, batch) if batch.status == PENDING else batch
+
+
+def with_journal(path: Path, batch: Batch) -> Batch:
+    """The batch with the records of its journal that it does not hold yet."""
+    done = {r.request_id for r in batch.results}
+    records = [r for r in journal.replay(path, {b.item.item_id: b.item for b in batch.items})
+               if r[0].request_id not in done]
+    if not records:
+        return batch
+    return replace(batch, results=(*batch.results, *(x for x, _ in records)),
+                   failed=(*batch.failed, *(f for _, failed in records for f in failed)))
 
 
 @dataclass(frozen=True)
@@ -300,6 +318,9 @@ def tidy(state_dir: Path) -> list[str]:
         return []
     for tmp in directory.glob("*.json.tmp"):
         tmp.unlink(missing_ok=True)
+    for orphan in directory.glob(f"*{journal.SUFFIX}"):  # its batch was committed and removed
+        if not orphan.with_suffix(".json").exists():
+            orphan.unlink(missing_ok=True)
     waiting = scan(state_dir)
     bad = [p for p in waiting.unreadable if p.suffix == ".json"]
     bad_ids = [p.stem for p in bad]
@@ -311,6 +332,9 @@ def tidy(state_dir: Path) -> list[str]:
 
 
 def _set_aside(path: Path) -> None:
+    kept = journal.path_of(path)
+    if kept.exists():
+        os.replace(kept, kept.with_name(kept.name + SET_ASIDE_SUFFIX))
     os.replace(path, path.with_name(path.name + SET_ASIDE_SUFFIX))
 
 

@@ -234,7 +234,8 @@ class _Committer:
             allowance = distill.Allowance()
             if built.requests:
                 allowance = self._check_budget(built)
-                built = distill.extract(self.files_dir, built, self.extractor, allowance)  # pending first
+                built = distill.extract(self.files_dir, built, self.extractor, allowance,  # pending first
+                                        concurrency=self.settings.concurrency)
             self._counted(fresh)
             self._commit(built, final=final, gone=gone)
             if self.progress is not None:
@@ -326,7 +327,8 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
             batch = collected
         allowance = _allowance(settings, tally, spent_today)
         if batch.status == batches.PENDING:
-            batch = distill.extract(settings.state_dir, batch, extractor, allowance)
+            batch = distill.extract(settings.state_dir, batch, extractor, allowance,
+                                    concurrency=settings.concurrency)
         tally.resumed += 1
         try:
             commit_batch(settings, batch, run_id, tally)

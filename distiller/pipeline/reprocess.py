@@ -280,6 +280,6 @@ def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, 
             batches.remove(batch_dir, waiting.batch_id)
             continue
         if waiting.status == batches.PENDING:
-            waiting = distill.extract(batch_dir, waiting, extractor)
+            waiting = distill.extract(batch_dir, waiting, extractor, concurrency=settings.concurrency)
         tally.resumed += 1
         commit_job_batch(settings, job_id, waiting, run_id, tally, batch_dir)
