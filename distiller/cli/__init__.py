@@ -220,6 +220,9 @@ def _distill_summary(d: dict) -> str:
         lines.append(f"model tokens: {d['tokens']:,} (cache read {d['cache_read_tokens']:,}), cost ${d['cost_usd']:.4f}")
     if d["estimated_tokens"]:
         lines.append(f"estimate: ≈{d['estimated_tokens']:,} input tokens, ≈${d['estimated_cost_usd']:.4f}")
+    if d.get("overloaded"):
+        lines.append(f"the API pushed back {d['overloaded']} time(s) (429/529): down to {d['concurrency_lowest']} "
+                     "request(s) at a time, each retried after the wait it asked for")
     if d["quarantined_requests"]:
         lines.append(f"quarantined requests: {d['quarantined_requests']} (see `distill batches list`)")
     if d["submitted"]:

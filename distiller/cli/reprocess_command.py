@@ -29,18 +29,21 @@ def _estimate_line(e: api.Estimate) -> str:
 @click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]), help="[default: auto]")
 @click.option("--model", help="Anthropic model.  [default: claude-haiku-5-5]")
 @click.option("--allow-expensive-model", is_flag=True, default=None, help="Allow Opus-class models.")
+@click.option("--concurrency", type=click.IntRange(1, 16),
+              help="Model requests in flight at once, 1-16 (fewer while the API answers 429/529).  [default: 4]")
 @click.option("--dry-run", is_flag=True, help="Only the estimate: requests, tokens and cost; nothing is sent or recorded.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation after the estimate.")
 @click.option("--keep-old", is_flag=True, help="Keep beliefs only older extractors drew and this pass did not.")
 @click.pass_obj
 def reprocess_command(obj: dict, sources: tuple[Path, ...], since: str | None, until: str | None,
                       agents: tuple[str, ...], include_archives: bool, extractor: str | None, model: str | None,
-                      allow_expensive_model: bool | None, dry_run: bool, yes: bool, keep_old: bool) -> None:
+                      allow_expensive_model: bool | None, concurrency: int | None, dry_run: bool, yes: bool,
+                      keep_old: bool) -> None:
     """Distill whole transcripts again (messages already recorded too), without moving the live cursors;
     resumable, and never paying twice for the same job."""
     out = obj["out"]
     settings = override(obj["settings"], extractor=extractor, model=model,
-                        allow_expensive_model=allow_expensive_model)
+                        allow_expensive_model=allow_expensive_model, concurrency=concurrency)
 
     def confirm(estimate: api.Estimate) -> bool:
         click.echo(_estimate_line(estimate), err=True)

@@ -19,7 +19,7 @@ import orjson
 
 from distiller import batches
 from distiller import stop
-from distiller.pipeline import distill
+from distiller.pipeline import distill, pace
 from distiller.batches import Batch
 from distiller.config import Settings
 from distiller.errors import DistillError, Unavailable
@@ -115,6 +115,7 @@ class _Committer:
     batches_made: int = 0
     batch_dir: Path | None = None  # where its batch files live: the state dir unless reprocessing
     progress: Progress | None = None
+    pacer: pace.Pace = field(default_factory=lambda: pace.Pace(1))  # one per run: what a 429 taught carries over
 
     @property
     def files_dir(self) -> Path:
@@ -235,7 +236,8 @@ class _Committer:
             if built.requests:
                 allowance = self._check_budget(built)
                 built = distill.extract(self.files_dir, built, self.extractor, allowance,  # pending first
-                                        concurrency=self.settings.concurrency)
+                                        pacer=self.pacer)
+                distill.note_pace(self.tally, self.pacer)
             self._counted(fresh)
             self._commit(built, final=final, gone=gone)
             if self.progress is not None:
@@ -300,7 +302,8 @@ def commit_batch(settings: Settings, batch: Batch, run_id: str, tally: Tally, *,
 
 
 def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally: Tally,
-                   waiting: list[Batch], spent_today: tuple[int, float] = (0, 0.0)) -> None:
+                   waiting: list[Batch], spent_today: tuple[int, float] = (0, 0.0),
+                   pacer: pace.Pace | None = None) -> None:
     """Finish what an earlier run left: commit distilled batches, extract pending ones (within the budgets),
     before reading anything."""
     for batch in waiting:
@@ -327,8 +330,9 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
             batch = collected
         allowance = _allowance(settings, tally, spent_today)
         if batch.status == batches.PENDING:
-            batch = distill.extract(settings.state_dir, batch, extractor, allowance,
-                                    concurrency=settings.concurrency)
+            pacer = pacer or pace.Pace(settings.concurrency)
+            batch = distill.extract(settings.state_dir, batch, extractor, allowance, pacer=pacer)
+            distill.note_pace(tally, pacer)
         tally.resumed += 1
         try:
             commit_batch(settings, batch, run_id, tally)
@@ -509,6 +513,7 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
          show: ShowDecision | None, progress: Progress | None) -> RunSummary:
     tally = Tally(extractor=extractor.name, model=extractor.model)
     run_id = "dry-run" if dry_run else uuid.uuid4().hex
+    pacer = pace.Pace(settings.concurrency)
     spent = (0, 0.0)
     tracked: list[Cursor] = []
     if not dry_run:
@@ -527,7 +532,7 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
             tracked = cursors.load(con)
     try:
         if waiting:
-            resume_batches(settings, run_id, extractor, tally, waiting, spent)
+            resume_batches(settings, run_id, extractor, tally, waiting, spent, pacer)
             with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
                 tracked = cursors.load(con)  # the resumed batches moved them
         discovery = discover([Path(r) for r in roots], settings.excluded_agents)
@@ -537,7 +542,8 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
             log.warning("source not found: %s", missing)
         _name_unrecognised(roots, discovery, tally)
         plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
-        committer = _Committer(settings, run_id, dry_run, tally, extractor, show, spent, progress=progress)
+        committer = _Committer(settings, run_id, dry_run, tally, extractor, show, spent, progress=progress,
+                               pacer=pacer)
         if progress is not None:
             progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
         for plan in plans:

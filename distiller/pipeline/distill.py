@@ -26,6 +26,7 @@ from distiller.batches import journal
 from distiller.pipeline import pace
 from distiller.batches import DISTILLED, SUBMITTED, Batch
 from distiller.errors import DistillError
+from distiller.events import Tally
 from distiller.extract.base import BadRequest, Extraction, Extractor, ExtractRequest, Truncated, Usage
 from distiller.extract.select import estimated_output_tokens, prompt_tokens
 from distiller.records import Belief
@@ -174,9 +175,9 @@ def _extract_with_room(extractor: Extractor, request: ExtractRequest, allowance:
 
 
 def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allowance | None = None, *,
-            concurrency: int = 1) -> Batch:
-    """Run every request not yet extracted, up to `concurrency` at a time (fewer while the API pushes back, see
-    pace.py), appending each answered request to the batch's journal before the next is taken up, so no paid
+            pacer: pace.Pace | None = None) -> Batch:
+    """Run every request not yet extracted, as many at a time as `pacer` allows (one without it; fewer while the
+    API pushes back, see pace.py), appending each answered request to the batch's journal before the next is taken up, so no paid
     answer is ever lost; the batch file itself is written when it starts (pending) and when it ends (distilled),
     its results in request order whatever order they came back in.
 
@@ -195,7 +196,7 @@ def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allo
                 finished[request.request_id] = (extraction, tuple(failures))
         else:
             with journal.Journal(path) as log:
-                _dispatch(extractor, batch.todo, allowance, concurrency, log, finished)
+                _dispatch(extractor, batch.todo, allowance, pacer or pace.Pace(1), log, finished)
     order = {r.request_id: n for n, r in enumerate(batch.requests)}
     results = sorted((*batch.results, *(x for x, _ in finished.values())),
                      key=lambda x: order.get(x.request_id, len(order)))
@@ -207,11 +208,10 @@ def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allo
     return batch
 
 
-def _dispatch(extractor: Extractor, todo: Sequence[ExtractRequest], allowance: Allowance, concurrency: int,
+def _dispatch(extractor: Extractor, todo: Sequence[ExtractRequest], allowance: Allowance, pacer: pace.Pace,
               log: journal.Journal, finished: dict) -> None:
     """The request loop: hand requests to worker threads while the pace allows, journal each answer in this
     thread as it comes back; on a stop or an error, send nothing more, journal what is in flight, then raise."""
-    pacer = pace.Pace(concurrency)
     queue = deque(todo)
     in_flight: dict[Future, ExtractRequest] = {}
     error: BaseException | None = None
@@ -251,6 +251,12 @@ def _dispatch(extractor: Extractor, todo: Sequence[ExtractRequest], allowance: A
     if error is not None:
         raise error
     stop.check()  # a safe point: the journal holds every answer so far, the next run resumes the batch
+
+
+def note_pace(tally: Tally, pacer: pace.Pace) -> None:
+    """The run's counters of how the API pushed back."""
+    tally.overloaded = pacer.overloads
+    tally.concurrency_lowest = pacer.lowest if pacer.overloads else None
 
 
 def submit(state_dir: Path, batch: Batch, extractor: Extractor) -> Batch:

@@ -21,7 +21,7 @@ import orjson
 
 from distiller import batches
 from distiller import stop
-from distiller.pipeline import distill
+from distiller.pipeline import distill, pace
 from distiller.batches import Batch
 from distiller.config import Settings
 from distiller.errors import DistillError
@@ -173,10 +173,12 @@ def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally)
 
 
 def _pass(settings: Settings, scope: Scope, extractor: Extractor, *, dry_run: bool, job_id: str, run_id: str,
-          done: dict[str, int], tally: Tally, progress: Progress | None = None) -> None:
+          done: dict[str, int], tally: Tally, progress: Progress | None = None,
+          pacer: pace.Pace | None = None) -> None:
     plans, session_keys = _plans(settings, scope, done, tally)
     committer = _Reprocessor(settings, run_id, dry_run, tally, extractor, batch_dir=_job_dir(settings, job_id),
-                             progress=progress, scope=scope, job_id=job_id)
+                             progress=progress, scope=scope, job_id=job_id,
+                             pacer=pacer or pace.Pace(settings.concurrency))
     if progress is not None:
         progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
     for plan in plans:
@@ -244,12 +246,13 @@ def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str
             jobs.start(con, job_id, scope.as_dict(), extractor.name, extractor.model, extractor.prompt_version)
             runs.start(con, run_id, [f"reprocess:{job_id}", *scope.sources])
     try:
-        _resume(settings, job_id, run_id, extractor, tally)
+        pacer = pace.Pace(settings.concurrency)
+        _resume(settings, job_id, run_id, extractor, tally, pacer)
         with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
             done = jobs.progress(con, job_id)
         try:
             _pass(settings, scope, extractor, dry_run=False, job_id=job_id, run_id=run_id, done=done, tally=tally,
-                  progress=progress)
+                  progress=progress, pacer=pacer)
         except BudgetReached as reached:
             tally.budget_stop = str(reached)
             with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
@@ -270,7 +273,8 @@ def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str
     return ReprocessSummary(job_id, "done", plan, resumed, retired, run_id, tally)
 
 
-def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, tally: Tally) -> None:
+def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, tally: Tally,
+            pacer: pace.Pace) -> None:
     """Finish the batches a killed job left: what was paid for is in them."""
     batch_dir = _job_dir(settings, job_id)
     for waiting in batches.load_all(batch_dir):
@@ -280,6 +284,7 @@ def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, 
             batches.remove(batch_dir, waiting.batch_id)
             continue
         if waiting.status == batches.PENDING:
-            waiting = distill.extract(batch_dir, waiting, extractor, concurrency=settings.concurrency)
+            waiting = distill.extract(batch_dir, waiting, extractor, pacer=pacer)
+            distill.note_pace(tally, pacer)
         tally.resumed += 1
         commit_job_batch(settings, job_id, waiting, run_id, tally, batch_dir)
