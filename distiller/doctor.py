@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from distiller import pipeline
+from distiller.pipeline import run as pipeline
 from distiller.batches import admin as batches_admin
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.lock import lock_holder
-from distiller.sources import formats
-from distiller.sources.discover import discover
+from distiller.sources import sniff as formats
+from distiller.sources.openclaw.discover import discover
 from distiller.store.db import open_existing
 from distiller.store.migrations import MIGRATIONS
 

@@ -11,7 +11,7 @@ from distiller.screen.prefilter import DROP
 from distiller.screen import DEMOTIONS, Screened
 
 if TYPE_CHECKING:
-    from distiller.batches import Batch, Plan
+    from distiller.batches.files import Batch, Plan
     from distiller.pipeline.distill import Committed
 
 log = logging.getLogger("distiller")

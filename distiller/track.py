@@ -18,8 +18,8 @@ from pathlib import Path
 import orjson
 
 from distiller.events import Tally
-from distiller.sources import openclaw
-from distiller.sources.discover import Discovery, classify
+from distiller.sources.openclaw import parse as openclaw
+from distiller.sources.openclaw.discover import Discovery, classify
 from distiller.store.cursors import Cursor
 from distiller.tail import Stat, open_regular, read_head, skip_reason, stat_of, tail_digest
 

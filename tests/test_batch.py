@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from distiller import batches
+from distiller.batches import files as batches
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item, Usage
 from distiller.extract.rules import RulesExtractor
 from distiller.records import Message
@@ -108,7 +108,7 @@ def test_a_short_write_fails_whole_and_leaves_no_file(tmp_path):
 import resource, signal, sys
 sys.path.insert(0, {os.path.dirname(__file__)!r})
 from test_batch import build, screened
-from distiller import batches
+from distiller.batches import files as batches
 from distiller.errors import DistillError
 from pathlib import Path
 batch = build([screened("I live in Lisbon and " + "words " * 2000, message_id="u" + str(i)) for i in range(20)])

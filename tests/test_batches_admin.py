@@ -8,7 +8,7 @@ import orjson
 from click.testing import CliRunner
 from conftest import append, ingested, message_line, new_session
 
-from distiller import batches
+from distiller.batches import files as batches
 from distiller.cli import cli
 
 FACT = "I live in Lisbon and I work as a nurse."

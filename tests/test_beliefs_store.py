@@ -20,10 +20,10 @@ from distiller.screen.redact import refusal
 from distiller.storable import unsafe
 from distiller.store import beliefs as store
 from distiller.store import clock, migrations
-from distiller.store import normalize as normalization
+from distiller.store import keys as normalization
 from distiller.store.db import MEMORY_LIMIT, connect, transaction
 from distiller.store.forget import forget_beliefs, forget_source
-from distiller.store.normalize import normalize
+from distiller.store.keys import normalize
 
 NOW = datetime(2026, 3, 10, tzinfo=timezone.utc)
 

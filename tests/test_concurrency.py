@@ -17,7 +17,7 @@ import pytest
 from conftest import append, distill, message_line, new_session, wait_for
 from fakeapi import Reply, candidate, candidates_reply, error_body
 
-from distiller import batches
+from distiller.batches import files as batches
 from distiller.batches import journal
 from distiller.extract.base import Extraction, Usage
 from distiller.pipeline import pace

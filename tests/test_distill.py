@@ -14,7 +14,7 @@ import pytest
 from conftest import append, distill, ingested, message_line, new_session, wait_for
 from fakeapi import candidate, candidates_reply
 
-from distiller import batches
+from distiller.batches import files as batches
 from distiller.config import Settings
 
 FACT = "I'm allergic to peanuts and I live in Lisbon"

@@ -14,7 +14,7 @@ import orjson
 import pytest
 from conftest import append, header, ingested, ingested_ids, message_line, new_session
 
-from distiller import pipeline
+from distiller.pipeline import run as pipeline
 from distiller.config import Settings
 
 
@@ -417,7 +417,7 @@ def test_ids_and_paths_count_toward_commit_every_bytes(settings):
 @pytest.mark.slow
 def test_a_resumed_batch_too_big_to_commit_is_set_aside_and_its_messages_read_again(settings, agents):
     """A pending batch left by a version that did not bound ids failed its commit on every run, for good."""
-    from distiller import batches
+    from distiller.batches import files as batches
     from distiller.extract.rules import RulesExtractor
     from distiller.records import Message
     from distiller.screen import screen

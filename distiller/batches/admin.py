@@ -8,17 +8,17 @@ from pathlib import Path
 
 import orjson
 
-from distiller import batches
-from distiller import pipeline
+from distiller.batches import files as batches
+from distiller.pipeline import run as pipeline
 from distiller.pipeline import distill
-from distiller.batches import DISTILLED, Batch
+from distiller.batches.files import DISTILLED, Batch
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Tally
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, Extractor
 from distiller.extract.select import EXTERNAL
 from distiller.lock import run_lock
-from distiller.store import batches as batch_rows
+from distiller.store import batch_rows
 from distiller.store import runs
 from distiller.store.db import connect, transaction
 from distiller.verify import verify

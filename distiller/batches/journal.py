@@ -106,7 +106,7 @@ class Journal:
         return self
 
     def append(self, extraction: Extraction, failed: tuple[tuple[ExtractRequest, str], ...]) -> None:
-        from distiller.batches import _write_all  # the one short-write-safe writer
+        from distiller.batches.files import _write_all  # the one short-write-safe writer
 
         assert self._fd is not None, "the journal is not open"
         line = encode(extraction, failed)

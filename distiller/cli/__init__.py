@@ -17,7 +17,8 @@ import click
 import orjson
 from click.core import ParameterSource
 
-from distiller import install, pipeline, progress
+from distiller import install, progress
+from distiller.pipeline import run as pipeline
 from distiller.batches import admin as batches_admin
 from distiller import schedule as scheduling
 from distiller import beliefs as beliefs_api

@@ -20,17 +20,18 @@ from pathlib import Path
 
 import duckdb
 
-from distiller import batches, prices
-from distiller import stop
+from distiller import prices
+from distiller.batches import files as batches
 from distiller.batches import journal
+from distiller import stop
+from distiller.batches.files import DISTILLED, SUBMITTED, Batch
 from distiller.pipeline import pace
-from distiller.batches import DISTILLED, SUBMITTED, Batch
 from distiller.errors import DistillError
 from distiller.events import Tally
 from distiller.extract.base import BadRequest, Extraction, Extractor, ExtractRequest, Truncated, Usage
 from distiller.extract.select import estimated_output_tokens, prompt_tokens
 from distiller.records import Belief
-from distiller.store import batches as batch_rows
+from distiller.store import batch_rows
 from distiller.store import beliefs as belief_store
 from distiller.store import clock, cursors, messages
 from distiller.verify import verify

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import orjson
 
-from distiller import batches
+from distiller.batches import files as batches
 from distiller import stop
 from distiller.pipeline import distill, pace
-from distiller.batches import Batch
+from distiller.batches.files import Batch
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Tally
@@ -30,11 +30,11 @@ from distiller.extract.base import Extractor
 from distiller.extract.select import Estimator, make_extractor
 from distiller.lock import run_lock
 from distiller.progress import Progress
-from distiller.pipeline import BudgetReached, _Committer, _read, commit_batch, resolve_sources
+from distiller.pipeline.run import BudgetReached, _Committer, _read, commit_batch, resolve_sources
 from distiller.records import Message, message_time
 from distiller.screen import Screened
-from distiller.sources.discover import discover
-from distiller.store import batches as batch_rows
+from distiller.sources.openclaw.discover import discover
+from distiller.store import batch_rows
 from distiller.store import jobs, runs
 from distiller.store.cursors import Cursor
 from distiller.store.db import connect, transaction

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from distiller.screen.textscan import contains_any
+from distiller.textscan import contains_any
 
 DISTILLER_BLOCKS: tuple[str, ...] = ("distiller-recall", "distiller-profile")
 

@@ -24,7 +24,7 @@ from distiller.screen.redact import refusal
 from distiller.storable import unsafe
 from distiller.store import clock, tombstones, word_index
 from distiller.store.bulk import pack, rows
-from distiller.store.normalize import (
+from distiller.store.keys import (
     belief_key,
     file_key,
     normalize,

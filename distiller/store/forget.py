@@ -12,7 +12,7 @@ import duckdb
 from distiller.store import tombstones, word_index
 from distiller.store.beliefs import StoreSettings, recompute
 from distiller.store.bulk import pack, rows
-from distiller.store.normalize import belief_key, file_key, normalize, session_key, slot_message_key
+from distiller.store.keys import belief_key, file_key, normalize, session_key, slot_message_key
 
 _IDS = rows({"belief_id": "VARCHAR"})
 

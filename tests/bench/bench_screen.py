@@ -24,7 +24,7 @@ from distiller.screen.clean import clean, clean_every_rule
 from distiller.screen.prefilter import prefilter
 from distiller.records import Message
 from distiller.screen.redact import redact, redact_every_rule
-from distiller.sources import openclaw
+from distiller.sources.openclaw import parse as openclaw
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import write_corpus  # noqa: E402

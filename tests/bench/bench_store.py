@@ -28,7 +28,7 @@ from distiller.records import Belief, EvidenceItem
 from distiller.store import beliefs as store
 from distiller.store.bulk import pack, rows
 from distiller.store.db import connect, transaction
-from distiller.store.normalize import normalize
+from distiller.store.keys import normalize
 
 VERBS = "likes prefers uses owns wants avoids enjoys dislikes reads plays visits builds studies collects".split()
 TAILS = ("in the morning|at work|on weekends|with friends|for relaxing|every day|when travelling|at home|"

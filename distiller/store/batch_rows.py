@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import duckdb
 import orjson
 
-from distiller.batches import Batch, BatchItem
+from distiller.batches.files import Batch, BatchItem
 from distiller.extract.base import ExtractRequest, Item
 from distiller.records import EvidenceItem
 
