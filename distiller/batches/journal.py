@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from pathlib import Path
 
 import orjson
@@ -85,6 +86,7 @@ class Journal:
         self.path = path_of(batch_file)
         self.bytes_written = 0
         self._fd: int | None = None
+        self._lock = threading.Lock()  # worker threads append their answers
 
     def __enter__(self) -> Journal:
         try:
@@ -110,13 +112,19 @@ class Journal:
 
         assert self._fd is not None, "the journal is not open"
         line = encode(extraction, failed)
-        try:
-            _write_all(self._fd, line)
-            os.fsync(self._fd)
-        except OSError as exc:
-            raise os_fault("append to batch journal", self.path, exc,
-                           "the answers saved before this one are kept; this request is sent again next run") from exc
-        self.bytes_written += len(line)
+        with self._lock:
+            try:
+                end = os.lseek(self._fd, 0, os.SEEK_END)
+                try:
+                    _write_all(self._fd, line)
+                    os.fsync(self._fd)
+                except OSError:
+                    os.ftruncate(self._fd, end)  # no half line for the next append to be glued to
+                    raise
+            except OSError as exc:
+                raise os_fault("append to batch journal", self.path, exc,
+                               "the answers saved before this one are kept; this request is sent again next run") from exc
+            self.bytes_written += len(line)
 
     def close(self) -> None:
         if self._fd is not None:

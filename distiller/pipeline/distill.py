@@ -211,8 +211,8 @@ def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allo
 
 def _dispatch(extractor: Extractor, todo: Sequence[ExtractRequest], allowance: Allowance, pacer: pace.Pace,
               log: journal.Journal, finished: dict) -> None:
-    """The request loop: hand requests to worker threads while the pace allows, journal each answer in this
-    thread as it comes back; on a stop or an error, send nothing more, journal what is in flight, then raise."""
+    """The request loop: hand requests to worker threads while the pace allows (each journals its answer before
+    it is done); on a stop or an error, send nothing more, wait for what is in flight, then raise."""
     queue = deque(todo)
     in_flight: dict[Future, ExtractRequest] = {}
     error: BaseException | None = None
@@ -229,7 +229,7 @@ def _dispatch(extractor: Extractor, todo: Sequence[ExtractRequest], allowance: A
                         timeout = wait_for
                         break
                     request = queue.popleft()
-                    in_flight[pool.submit(extract_splitting, extractor, request, 0, allowance)] = request
+                    in_flight[pool.submit(_answered, extractor, request, allowance, log)] = request
                 if not in_flight:
                     if error is not None or stop.requested() or not queue:
                         break
@@ -243,7 +243,6 @@ def _dispatch(extractor: Extractor, todo: Sequence[ExtractRequest], allowance: A
                     except BaseException as exc:  # noqa: BLE001 - re-raised once the calls in flight are saved
                         error = error or exc
                         continue
-                    log.append(extraction, tuple(failures))
                     finished[request.request_id] = (extraction, tuple(failures))
                     pacer.succeeded()
     finally:
@@ -252,6 +251,15 @@ def _dispatch(extractor: Extractor, todo: Sequence[ExtractRequest], allowance: A
     if error is not None:
         raise error
     stop.check()  # a safe point: the journal holds every answer so far, the next run resumes the batch
+
+
+def _answered(extractor: Extractor, request: ExtractRequest, allowance: Allowance,
+              log: journal.Journal) -> tuple[Extraction, tuple[tuple[ExtractRequest, str], ...]]:
+    """One request in a worker thread: extracted (split and retried as need be), then journaled, so the fsync of
+    one answer overlaps the calls of the others."""
+    extraction, failures = extract_splitting(extractor, request, allowance=allowance)
+    log.append(extraction, tuple(failures))
+    return extraction, tuple(failures)
 
 
 def note_pace(tally: Tally, pacer: pace.Pace) -> None:

@@ -228,8 +228,8 @@ class _Committer:
         elif self.settings.batch_api and built.requests:
             # Submitted batches are collected and committed, in order, by later runs.
             self._check_budget(built)
-            batches.write(self.settings.state_dir, built)
-            self.tally.submitted.append(distill.submit(self.settings.state_dir, built, self.extractor).batch_id)
+            batches.write(self.files_dir, built)
+            self.tally.submitted.append(distill.submit(self.files_dir, built, self.extractor).batch_id)
             self._counted(fresh)
         else:
             allowance = distill.Allowance()
