@@ -147,18 +147,20 @@ def test_429_and_529_lower_the_concurrency_and_everything_is_still_committed_onc
 
 def test_the_budget_holds_each_calls_worst_case_while_it_is_in_flight(api, fake_anthropic, agents, settings):
     notes(agents, 8)
+    planned = run_json(api, "--dry-run")["estimated_tokens"]
+    budget = int(planned * 1.4)  # the batch fits the budget by its estimate; its calls' real output does not
 
     def responder(items, _earlier):
         time.sleep(0.3)
-        return answer(items, input_tokens=4000, output_tokens=500)
+        return answer(items, output_tokens=3000)
 
     fake_anthropic.responder = responder
-    summary = run_json(api, "--concurrency", "8", "--budget-tokens", "26000")
+    summary = run_json(api, "--concurrency", "8", "--budget-tokens", str(budget))
     sent = len(fake_anthropic.message_requests())
-    assert summary["tokens"] == 4500 * sent <= 26000
+    assert 0 < summary["tokens"] <= budget
     assert summary["budget_stop"] and summary["quarantined_requests"] == 8 - sent > 0
-    # a call may use 4096 tokens of output (plus its input): no more than four such holds fit in 26000 at once
-    assert fake_anthropic.most_in_flight <= 4
+    # each call holds its input and all 4096 tokens of output it may use: not all eight fit at once
+    assert fake_anthropic.most_in_flight < 8
 
 
 def _start(api, *args):
