@@ -122,8 +122,8 @@ class Journal:
                     os.ftruncate(self._fd, end)  # no half line for the next append to be glued to
                     raise
             except OSError as exc:
-                raise os_fault("append to batch journal", self.path, exc,
-                               "the answers saved before this one are kept; this request is sent again next run") from exc
+                raise os_fault("append to batch journal", self.path, exc, "the answers saved before this one are "
+                               "kept; this request is sent again next run") from exc
             self.bytes_written += len(line)
 
     def close(self) -> None:

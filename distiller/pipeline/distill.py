@@ -170,7 +170,7 @@ def _extract_with_room(extractor: Extractor, request: ExtractRequest, allowance:
 def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allowance | None = None, *,
             pacer: pace.Pace | None = None) -> Batch:
     """Run every request not yet extracted, as many at a time as `pacer` allows (one without it; fewer while the
-    API pushes back, see pace.py), appending each answered request to the batch's journal before the next is taken up, so no paid
+    API pushes back, see pace.py), each answered request appended to the batch's journal as it returns, so no paid
     answer is ever lost; the batch file itself is written when it starts (pending) and when it ends (distilled),
     its results in request order whatever order they came back in.
 
