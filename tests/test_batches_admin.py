@@ -5,17 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-from click.testing import CliRunner
-from conftest import append, ingested, message_line, new_session
+from conftest import append, ingested, invoke, message_line, new_session
 
 from distiller import batches
-from distiller.cli import cli
 
 FACT = "I live in Lisbon and I work as a nurse."
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(cli, list(args))
 
 
 def staged_batch(agents: Path) -> batches.Batch:
