@@ -21,7 +21,8 @@ from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from distiller import pipeline, stop
+from distiller import stop
+from distiller import pipeline
 from distiller.config import Settings
 from distiller.errors import DistillError, Unavailable
 from distiller.install import every_seconds

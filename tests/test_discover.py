@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import new_session
 
-from distiller.sources.discover import classify, discover
+from distiller.sources.openclaw.discover import classify, discover
 
 
 def test_classify_openclaw_side_files():

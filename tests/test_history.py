@@ -6,7 +6,7 @@ import duckdb
 import orjson
 from conftest import append, header
 
-from distiller import batches
+from distiller.batches import files as batches
 from distiller import pipeline
 from distiller.config import Settings
 

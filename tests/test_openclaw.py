@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from distiller.sources.openclaw import message_text, parse_header, to_message
+from distiller.sources.openclaw.parse import message_text, parse_header, to_message
 
 KW = {"agent": "main", "session_id": "s1", "file": "/f.jsonl", "byte_start": 10, "byte_end": 20}
 
@@ -60,7 +60,7 @@ def test_header_gives_the_session_id():
 
 
 def test_tool_results_are_recognised_without_parsing_and_nothing_else_is():
-    from distiller.sources.openclaw import is_tool_result_line
+    from distiller.sources.openclaw.parse import is_tool_result_line
 
     tool = (b'{"type":"message","id":"e0f1c758","parentId":"dd433acd","timestamp":"2026-02-25T05:19:12.544Z",'
             b'"message":{"role":"toolResult","toolCallId":"c1","toolName":"exec","content":[]}}')
@@ -75,7 +75,7 @@ def test_tool_results_are_recognised_without_parsing_and_nothing_else_is():
 
 
 def test_oversized_ids_become_stable_digests_and_an_oversized_timestamp_is_dropped():
-    from distiller.sources.openclaw import MAX_ID_CHARS
+    from distiller.sources.openclaw.parse import MAX_ID_CHARS
 
     long_id, other = "a" * 100_000, "a" * 99_999 + "b"
     entry = {"type": "message", "id": long_id, "parentId": other, "timestamp": "9" * 100_000,

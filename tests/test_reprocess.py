@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import append, header, wait_for
 
-from distiller import batches
+from distiller.batches import files as batches
 from distiller import beliefs as beliefs_api
 from distiller import pipeline
 from distiller.pipeline import reprocess

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from distiller.screen.textscan import blank_except, contains_any
+from distiller.textscan import blank_except, contains_any
 
 
 def test_contains_any_finds_any_needle_and_nothing_in_an_empty_tuple():

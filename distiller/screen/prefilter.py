@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from distiller.screen.textscan import blank_except
+from distiller.textscan import blank_except
 
 KEEP = "keep"
 CONTEXT = "context"

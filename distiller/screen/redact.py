@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from distiller.screen.textscan import contains_any
+from distiller.textscan import contains_any
 
 PLACEHOLDER = "[REDACTED:{}]"
 

@@ -47,7 +47,7 @@ from distiller.extract.rules import PROMPT_VERSION, RulesExtractor
 from distiller.screen.prefilter import KEEP
 from distiller.records import EvidenceItem, Message
 from distiller.screen import screen
-from distiller.sources import openclaw
+from distiller.sources.openclaw import parse as openclaw
 from distiller.verify import Source, verify
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -14,7 +14,7 @@ import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
 
-from distiller.screen.textscan import blank_except
+from distiller.textscan import blank_except
 
 KEY_VERSION = "b1"
 

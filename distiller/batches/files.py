@@ -1,0 +1,237 @@
+"""Batch files: a batch kept on disk so that a crash never loses work or pays twice.
+
+A batch is written atomically (tmp + fsync + rename) as `pending` before any model call and again as `distilled`
+with the results before the commit, so the next run resumes it instead of reading or paying again. A file that
+does not parse, or is of a format this version does not know, is reported as unreadable and set aside.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from distiller.batches.model import Batch, BatchItem, LedgerRow
+from distiller.errors import EXIT_USAGE, DistillError, os_fault
+from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item, Usage
+from distiller.records import EvidenceItem, Message
+from distiller.screen import Decision
+from distiller.track import Cursor
+
+FORMAT_VERSION = 1
+
+# `<first 12 hex digits of the run id>-<sequence>`, and `-r<n>` for each retry of a quarantined batch.
+BATCH_ID = re.compile(r"[0-9a-f]{12}-[0-9]{4}(?:-r[0-9]+)*")
+SET_ASIDE_SUFFIX = ".unreadable"
+
+
+class BadBatchId(DistillError):
+    exit_code = EXIT_USAGE
+
+
+def checked_id(batch_id: str) -> str:
+    """A batch id from outside (the command line) is joined into a path only if it has the shape of one."""
+    if not BATCH_ID.fullmatch(batch_id):
+        raise BadBatchId(f"not a batch id: {batch_id!r} (ids look like 0123456789ab-0001; see `distill batches list`)")
+    return batch_id
+
+
+class BatchUnreadable(DistillError):
+    """A batch file that does not parse (truncated by a full disk, edited by hand, from a future version)."""
+
+
+def batches_dir(state_dir: Path) -> Path:
+    return state_dir / "batches"
+
+
+def path_of(state_dir: Path, batch_id: str) -> Path:
+    return batches_dir(state_dir) / f"{batch_id}.json"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """os.write may write less than asked (a full disk, a file size limit): loop until all is written."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(28, "No space left on device")
+        view = view[written:]
+
+
+def write(state_dir: Path, batch: Batch) -> Path:
+    """Written whole or not at all: a failed write removes its tmp file and leaves the previous version intact."""
+    directory = batches_dir(state_dir)
+    target = path_of(state_dir, batch.batch_id)
+    tmp = target.with_suffix(".json.tmp")
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            _write_all(fd, orjson.dumps(_to_json(batch)))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+        dir_fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise os_fault("write batch file", target, exc,
+                       "nothing was lost: what this batch holds is read again next run") from exc
+    return target
+
+
+def remove(state_dir: Path, batch_id: str) -> None:
+    path_of(state_dir, batch_id).unlink(missing_ok=True)
+
+
+def load(path: Path) -> Batch:
+    try:
+        data = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise _unreadable(path, str(exc)) from exc
+    version = data.get("format") if isinstance(data, dict) else None
+    if version != FORMAT_VERSION:
+        # Written by another version (or not a batch file): its fields cannot be trusted to mean what ours do.
+        raise _unreadable(path, f"batch file format {version!r}, this version reads format {FORMAT_VERSION}")
+    try:
+        return _from_json(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise _unreadable(path, str(exc)) from exc
+
+
+def _unreadable(path: Path, why: str) -> BatchUnreadable:
+    return BatchUnreadable(f"batch file {path} does not parse ({why}): the next run sets it aside and reads its "
+                           f"messages again")
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """The batch files of a state dir: those that parse, and those that do not or were set aside."""
+
+    batches: list[Batch]
+    unreadable: list[Path]
+
+
+def scan(state_dir: Path) -> Waiting:
+    directory = batches_dir(state_dir)
+    if not directory.is_dir():
+        return Waiting([], [])
+    found, unreadable = [], sorted(directory.glob(f"*.json{SET_ASIDE_SUFFIX}"))
+    for path in sorted(directory.glob("*.json")):
+        try:
+            found.append(load(path))
+        except BatchUnreadable:
+            unreadable.append(path)
+        except FileNotFoundError:
+            continue  # committed and removed by a run meanwhile
+    return Waiting(found, sorted(unreadable))
+
+
+def load_all(state_dir: Path) -> list[Batch]:
+    return scan(state_dir).batches
+
+
+def tidy(state_dir: Path) -> list[str]:
+    """At the start of a run (under the run lock): remove the tmp files a killed run left (they hold redacted
+    text), and set aside every batch file that does not parse, with the later batches of the same run, whose cursor
+    moves start where it ends. None of them was committed, so their messages are read again. Returns the names set
+    aside."""
+    directory = batches_dir(state_dir)
+    if not directory.is_dir():
+        return []
+    for tmp in directory.glob("*.json.tmp"):
+        tmp.unlink(missing_ok=True)
+    waiting = scan(state_dir)
+    bad = [p for p in waiting.unreadable if p.suffix == ".json"]
+    bad_ids = [p.stem for p in bad]
+    later = [path_of(state_dir, b.batch_id) for b in waiting.batches
+             if any(b.batch_id[:12] == i[:12] and b.batch_id > i for i in bad_ids)]
+    for path in [*bad, *later]:
+        _set_aside(path)
+    return [p.name for p in [*bad, *later]]
+
+
+def _set_aside(path: Path) -> None:
+    os.replace(path, path.with_name(path.name + SET_ASIDE_SUFFIX))
+
+
+def set_aside(state_dir: Path, batch_id: str) -> str:
+    """Keep a batch that cannot be committed out of the way (its messages are read again); returns its name."""
+    path = path_of(state_dir, batch_id)
+    _set_aside(path)
+    return path.name
+
+
+def _to_json(batch: Batch) -> dict:
+    return {
+        "format": FORMAT_VERSION,
+        "batch_id": batch.batch_id,
+        "run_id": batch.run_id,
+        "status": batch.status,
+        "extractor": batch.extractor,
+        "model": batch.model,
+        "prompt_version": batch.prompt_version,
+        "ledger": [{"verdict": _decision_json(r.verdict), "file_id": r.file_id} for r in batch.ledger],
+        "items": [{"item": b.item, "request_id": b.request_id, "provenance": b.provenance} for b in batch.items],
+        "requests": [{"request_id": r.request_id, "agent": r.agent, "items": [i.item_id for i in r.items]}
+                     for r in batch.requests],
+        "cursors": [{"cursor": c, "expected": e} for c, e in batch.cursors],
+        "results": batch.results,
+        "failed": [{"request_id": r.request_id, "agent": r.agent, "items": [i.item_id for i in r.items], "error": e}
+                   for r, e in batch.failed],
+        "attempts": batch.attempts,
+        "estimated_tokens": batch.estimated_tokens,
+        "remote_id": batch.remote_id,
+    }
+
+
+def _decision_json(decision: Decision) -> dict:
+    """The ledger needs no text: a batch file holds only the redacted text of the items it sends."""
+    m = decision.message
+    message = {"format": m.format, "agent": m.agent, "session_id": m.session_id, "message_id": m.message_id,
+               "parent_id": m.parent_id, "ts": m.ts, "role": m.role, "text": "", "file": m.file,
+               "byte_start": m.byte_start, "byte_end": m.byte_end, "inter_session": m.inter_session}
+    return {"message": message, "item_id": decision.item_id, "decision": decision.decision, "reason": decision.reason}
+
+
+def _from_json(data: dict) -> Batch:
+    items = tuple(BatchItem(Item(**b["item"]), b["request_id"], EvidenceItem(**b["provenance"])) for b in data["items"])
+    by_id = {b.item.item_id: b.item for b in items}
+    return Batch(
+        batch_id=data["batch_id"],
+        run_id=data["run_id"],
+        status=data["status"],
+        extractor=data["extractor"],
+        model=data["model"],
+        prompt_version=data["prompt_version"],
+        ledger=tuple(
+            LedgerRow(Decision(Message(**r["verdict"]["message"]), r["verdict"]["item_id"], "",
+                               r["verdict"]["decision"], r["verdict"]["reason"]), r["file_id"])
+            for r in data["ledger"]
+        ),
+        items=items,
+        requests=tuple(ExtractRequest(r["request_id"], r["agent"], tuple(by_id[i] for i in r["items"]))
+                       for r in data["requests"]),
+        cursors=tuple((Cursor(**c["cursor"]), c["expected"]) for c in data["cursors"]),
+        results=tuple(
+            Extraction(
+                x["request_id"],
+                tuple(Candidate(**{**c, "evidence": tuple(EvidenceRef(**e) for e in c["evidence"])})
+                      for c in x["candidates"]),
+                tuple(Usage(**u) for u in x["usage"]),
+            )
+            for x in data["results"]
+        ),
+        failed=tuple((ExtractRequest(f["request_id"], f["agent"], tuple(by_id[i] for i in f["items"])), f["error"])
+                     for f in data["failed"]),
+        attempts=data["attempts"],
+        estimated_tokens=data["estimated_tokens"],
+        remote_id=data["remote_id"],
+    )

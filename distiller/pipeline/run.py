@@ -1,0 +1,301 @@
+"""`run`: read the new complete lines of every transcript, screen them, and distill them batch by batch.
+
+The pieces: the reader (`read.py`) yields each file's messages with their cursor positions; a chunk (`chunk.py`)
+collects them until a batch is full; each full chunk is screened, freed of what the ledger already holds, and
+handed to the dispatcher of the run's mode (`dispatch.py`); every batch commits in the one transaction of
+`commit.py`. Batches an earlier run left are finished first.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import duckdb
+
+from distiller import stop
+from distiller.batches import files as batches
+from distiller.batches.model import PENDING, SUBMITTED, Batch
+from distiller.config import Settings
+from distiller.errors import DistillError, Unavailable
+from distiller.events import Tally, log
+from distiller.extract.base import Extractor
+from distiller.extract.select import EXTERNAL, Estimator, make_extractor
+from distiller.lock import run_lock
+from distiller.pipeline import budget, distill
+from distiller.pipeline.budget import BudgetReached
+from distiller.pipeline.chunk import Chunk
+from distiller.pipeline.commit import commit_batch
+from distiller.pipeline.dispatch import Dispatcher, Fresh, ShowDecision, mode
+from distiller.pipeline.read import open_reading
+from distiller.progress import Progress
+from distiller.screen import Screened
+from distiller import sources as registry
+from distiller.sources import sniff
+from distiller.sources.base import Discovery
+from distiller.store import batch_rows, messages, runs
+from distiller.store.db import connect_for
+from distiller.track import Cursor, ReadPlan, load_cursors, plan_reads
+
+__all__ = ["BudgetReached", "RunSummary", "ShowDecision", "resolve_sources", "run_once"]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: str | None
+    dry_run: bool
+    sources: tuple[str, ...]
+    tally: Tally
+
+    def as_dict(self) -> dict:
+        return {"run_id": self.run_id, "dry_run": self.dry_run, "sources": list(self.sources), **self.tally.as_dict()}
+
+
+def resolve_sources(sources: Sequence[Path] | None) -> list[str]:
+    chosen = list(sources) if sources else registry.default_sources()
+    return [os.path.abspath(Path(s).expanduser()) for s in chosen]
+
+
+Dedup = Callable[[list[tuple[Screened, str]]], Fresh]
+
+
+def unread(settings: Settings, tally: Tally) -> Dedup:
+    """Drops what the ledger already holds (a reread after truncation or replacement), and repeats within a run."""
+
+    def fresh(screened_all: list[tuple[Screened, str]]) -> Fresh:
+        if not screened_all:
+            return []
+        if settings.db_path.exists():
+            messages_read = [screened.decisions[0].message for screened, _ in screened_all]
+            with connect_for(settings, read_only=True) as con:
+                known = messages.already_ingested(con, messages_read)
+        else:
+            known = set()
+        kept = []
+        for screened, file_id in screened_all:
+            message = screened.decisions[0].message
+            key = (message.session_id, message.message_id)
+            if key in known:
+                tally.line_skipped("already_ingested", message.file, message.byte_start)
+                continue
+            known.add(key)
+            kept.append((screened, file_id))
+        return kept
+
+    return fresh
+
+
+def flush(chunk: Chunk, dedup: Dedup, dispatcher: Dispatcher, *, final: bool = False,
+          gone: Sequence[str] = ()) -> None:
+    """Screen the chunk, drop what was seen, dispatch the rest; the next chunk starts where this one ends."""
+    stop.check()
+    try:
+        dispatcher.send(dedup(chunk.screened()), chunk.moves(), final=final, gone=gone)
+    finally:
+        chunk.advance()
+
+
+def distill_plans(plans: Sequence[ReadPlan], session_keys: dict[str, str], settings: Settings, tally: Tally,
+                  chunk: Chunk, dedup: Dedup, dispatcher: Dispatcher, *, gone: Sequence[str] = ()) -> None:
+    """Read every plan in order into chunks, and dispatch each full chunk and the last one."""
+    for plan in plans:
+        stop.check()
+        reading = open_reading(plan, settings, session_keys, tally, dispatcher.progress)
+        if reading is None:
+            continue
+        with reading.file:
+            chunk.begin(plan)
+            offset = plan.start
+            file_id = plan.target.file_id
+            for message, offset in reading:
+                if message is not None:
+                    chunk.add(message, reading.skip, file_id, reading.state)
+                if chunk.full:
+                    chunk.move(reading.cursor(offset, mid_file=True))
+                    flush(chunk, dedup, dispatcher)
+            chunk.move(reading.cursor(offset))
+    flush(chunk, dedup, dispatcher, final=True, gone=gone)
+
+
+def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally: Tally,
+                   waiting: list[Batch], spent_today: tuple[int, float] = (0, 0.0)) -> None:
+    """Finish what an earlier run left: commit distilled batches, extract pending ones (within the budgets),
+    before reading anything."""
+    for batch in waiting:
+        stop.check()
+        with connect_for(settings, read_only=True) as con:
+            done = batch_rows.is_committed(con, batch.batch_id)
+        if done:
+            batches.remove(settings.state_dir, batch.batch_id)
+            continue
+        if batch.status == PENDING and batch.extractor == EXTERNAL:
+            raise Unavailable(
+                f"batch {batch.batch_id} is staged for an external agent: commit it with "
+                f"`distill commit {batch.batch_id} --beliefs FILE` (or unstage it with "
+                f"`distill batches discard {batch.batch_id}`) before the next run"
+            )
+        log.warning("resuming %s batch %s", batch.status, batch.batch_id)
+        if batch.status == SUBMITTED:
+            collector = extractor if extractor.model == batch.model else make_extractor(
+                replace(settings, extractor="anthropic", model=batch.model))
+            collected = distill.collect(settings.state_dir, batch, collector)
+            if collected is None:
+                raise Unavailable(f"batch {batch.batch_id} is still being processed by the Message Batches API "
+                                  f"({batch.remote_id}); the next run collects it")
+            batch = collected
+        allowance = budget.allowance(settings, tally, spent_today)
+        if batch.status == PENDING:
+            batch = distill.extract(settings.state_dir, batch, extractor, allowance)
+        tally.resumed += 1
+        try:
+            commit_batch(settings, batch, run_id, tally)
+        except duckdb.OutOfMemoryException:
+            # Too big to commit within the memory limit (written by a version that did not bound ids): failing
+            # again every run would stop ingestion for good, so it is set aside and its messages are read again.
+            tally.set_aside.append(batches.set_aside(settings.state_dir, batch.batch_id))
+            log.warning("set aside batch %s: too big to commit within the memory limit; its messages are read "
+                        "again", batch.batch_id)
+            continue
+        if allowance.stopped:
+            raise budget.stopped(allowance)
+
+
+
+def run_once(
+    settings: Settings,
+    sources: Sequence[Path] | None = None,
+    *,
+    dry_run: bool = False,
+    show: ShowDecision | None = None,
+    extractor: Extractor | None = None,
+    progress: Progress | None = None,
+) -> RunSummary:
+    """Read the new complete lines of every transcript, screen them, distill the kept ones into verified beliefs,
+    and commit beliefs, messages and cursors together, exactly once.
+
+    `show` is called with every decision on a newly read message (the tool for tuning the filters); `progress`
+    is shown while the run reads."""
+    roots = resolve_sources(sources)
+    extractor = extractor or (Estimator(settings.model) if dry_run else make_extractor(settings))
+    _check_options(settings, extractor)
+    try:
+        if dry_run:
+            with stop.deferred():
+                return _run(settings, roots, extractor, dry_run=True, show=show, progress=progress)
+        with stop.deferred(), run_lock(settings.lock_path):
+            return _run(settings, roots, extractor, dry_run=False, show=show, progress=progress)
+    finally:
+        if progress is not None:
+            progress.done()
+
+
+def _check_options(settings: Settings, extractor: Extractor) -> None:
+    """Options that only the Anthropic extractor honours are errors when another one runs, not silently ignored."""
+    if extractor.name != "rules":
+        return
+    why = ("ANTHROPIC_API_KEY is not set" if settings.extractor == "auto" else
+           f"extractor = rules ({settings.origin('extractor')})")
+    if settings.batch_api:
+        raise DistillError(f"the Message Batches API needs the Anthropic extractor, but the offline rules run ({why}): "
+                           f"set ANTHROPIC_API_KEY, or drop batch_api ({settings.origin('batch_api')})")
+    if settings.origin("model").startswith("flag"):
+        raise DistillError(f"--model {settings.model} would be ignored: the offline rules extractor runs ({why}); "
+                           f"set ANTHROPIC_API_KEY, or drop --model")
+
+
+def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run: bool,
+         show: ShowDecision | None, progress: Progress | None) -> RunSummary:
+    tally = Tally(extractor=extractor.name, model=extractor.model)
+    run_id = "dry-run" if dry_run else uuid.uuid4().hex
+    spent = (0, 0.0)
+    tracked: list[Cursor] = []
+    if not dry_run:
+        tally.set_aside = batches.tidy(settings.state_dir)
+        for name in tally.set_aside:
+            log.warning("set aside batch file %s (it does not parse; its messages are read again)",
+                        batches.batches_dir(settings.state_dir) / name)
+    waiting = [] if dry_run else batches.load_all(settings.state_dir)
+    if not dry_run:
+        with connect_for(settings) as con:
+            runs.start(con, run_id, roots)
+            spent = batch_rows.spent_today(con)
+            tracked = load_cursors(con)
+    elif settings.db_path.exists():
+        with connect_for(settings, read_only=True) as con:
+            tracked = load_cursors(con)
+    try:
+        if waiting:
+            resume_batches(settings, run_id, extractor, tally, waiting, spent)
+            with connect_for(settings, read_only=True) as con:
+                tracked = load_cursors(con)  # the resumed batches moved them
+        discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents)
+        tally.files_skipped.update(discovery.skipped)
+        for missing in discovery.missing:
+            tally.file_skipped("missing_source", missing)
+            log.warning("source not found: %s", missing)
+        _name_unrecognised(roots, discovery, tally)
+        plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
+        dispatcher = mode(settings, extractor, dry_run=dry_run)(settings, run_id, tally, extractor, show, spent,
+                                                                progress=progress)
+        if progress is not None:
+            progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
+        distill_plans(plans, discovery.session_keys, settings, tally, Chunk(settings), unread(settings, tally),
+                      dispatcher, gone=gone)
+    except BudgetReached as reached:
+        tally.budget_stop = str(reached)
+        log.warning("budget reached: %s; the rest stays ahead of the cursors for the next run", reached)
+        if not dry_run:
+            _finish(settings, run_id, tally, "budget")
+    except BaseException as exc:
+        if not dry_run:
+            _finish(settings, run_id, tally, _ended_as(exc), f"{type(exc).__name__}: {exc}")
+        raise
+    return RunSummary(None if dry_run else run_id, dry_run, tuple(roots), tally)
+
+
+def _ended_as(exc: BaseException) -> str:
+    if isinstance(exc, (stop.Interrupted, KeyboardInterrupt)):
+        return "interrupted"
+    return "unavailable" if isinstance(exc, Unavailable) else "failed"
+
+
+def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> None:
+    """A source given as a file of another assistant's format is not misread line by line as a supported one; a
+    source dir with no transcript of a supported format says what it holds instead."""
+    found = [c.path for c in (*discovery.live, *discovery.archives)]
+    known = registry.formats()
+    labels = " or ".join(fmt.label for fmt in known)
+    for root in roots:
+        if root in discovery.missing:
+            continue
+        if os.path.isfile(root):
+            kind = sniff.sniff(root)
+            if sniff.supported(kind):
+                # Only the format it is in reads it (each format's discovery takes a file given as a source).
+                discovery.live[:] = [c for c in discovery.live if c.path != root or c.format == kind]
+            elif kind != sniff.EMPTY:
+                discovery.live[:] = [c for c in discovery.live if c.path != root]
+                tally.file_skipped("unsupported_format", root)
+                log.warning("not read: %s is a %s transcript, not an %s one (not supported yet)", root,
+                            sniff.label(kind), labels)
+        elif not any(p.startswith(root.rstrip(os.sep) + os.sep) for p in found):
+            kinds = sniff.survey(Path(root))
+            if any(kinds[fmt.name] for fmt in known):
+                continue  # there are some, only excluded or archived
+            held = ", ".join(f"{n} {sniff.label(k)} file(s)" for k, n in kinds.most_common())
+            layouts = ", ".join(fmt.layout for fmt in known if fmt.layout)
+            tally.file_skipped("no_transcripts", root)
+            log.warning("no %s transcripts under %s (expected %s)%s", labels, root, layouts,
+                        f"; it holds {held}, which are not supported yet" if held else "")
+
+
+def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:
+    """Record how a run ended early; bookkeeping must never hide the error that ended it."""
+    try:
+        with connect_for(settings) as con:
+            runs.update(con, run_id, tally.as_dict(), status, error)
+    except Exception as inner:  # the fault that ended the run is likely this one too: the error says it once
+        log.info("could not record the end of the run: %s", inner)
