@@ -133,6 +133,8 @@ def invoke(*args: str, env: dict | None = None, input: str | None = None) -> Res
     """click's runner on the CLI. Nothing a command changes outlives it: the logger it configured is put back,
     and a database connection it left open fails the test (checked when the test ends)."""
     env = env or {}
+    # the zone is read once per process (tzset, ICU in DuckDB): a test of another zone needs distill_process
+    assert "TZ" not in env, "TZ needs a process of its own: use distill_process"
     state_dir = env.get("DISTILL_STATE_DIR") or os.environ.get("DISTILL_STATE_DIR")
     if state_dir:
         _used_state_dirs.add(Path(state_dir))
@@ -143,8 +145,6 @@ def invoke(*args: str, env: dict | None = None, input: str | None = None) -> Res
                                   catch_exceptions=False)
     finally:
         logger.handlers[:], logger.level, logger.propagate = saved
-        if "TZ" in env:
-            time.tzset()  # the runner has put TZ back: the C library must read it again
 
 
 def distill_process(*args: str, state_dir: Path | None = None, env: dict | None = None, check: bool = False,

@@ -1,5 +1,5 @@
 """The CLI as users and schedulers meet it: exit codes, JSON on stdout, no tracebacks; real processes where the
-process matters (locks, `python -m` and the console script, usage errors, shell completion)."""
+process matters (locks, `python -m` and the console script, usage errors, shell completion, the time zone)."""
 
 from __future__ import annotations
 
@@ -213,10 +213,10 @@ def test_quiet_prints_no_summary(agents):
 
 def test_timestamps_are_rfc3339_utc_whatever_the_zone(agents):
     new_session(agents, n_messages=1)
-    env = {"TZ": "America/New_York"}
-    distill("run", env=env, check=True)
-    last = orjson.loads(distill("--json", "status", env=env, check=True).stdout)["last_run"]
-    (run,) = orjson.loads(distill("--json", "runs", env=env, check=True).stdout)["runs"]
+    env = {"TZ": "America/New_York"}  # read once per process: real processes
+    distill_process("run", env=env, check=True)
+    last = orjson.loads(distill_process("--json", "status", env=env, check=True).stdout)["last_run"]
+    (run,) = orjson.loads(distill_process("--json", "runs", env=env, check=True).stdout)["runs"]
     for stamp in (last["started_at"], last["finished_at"], run["started_at"]):
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stamp), stamp
         parsed = datetime.fromisoformat(stamp)
