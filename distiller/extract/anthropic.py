@@ -11,11 +11,14 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anthropic
 import orjson
 from anthropic.types.messages import MessageBatchIndividualResponse
+
+if TYPE_CHECKING:
+    import httpx2  # the SDK's own HTTP client library: only the type of a response hook's argument
 
 from distiller import prices
 from distiller.errors import DistillError

@@ -30,17 +30,6 @@ from distiller.pipeline import pace
 MAX_SPLIT_DEPTH = 3
 
 
-@dataclass(frozen=True, slots=True)
-class Committed:
-    """What one batch commit did, for the run's counters."""
-
-    beliefs: belief_store.UpsertResult
-    candidates: int
-    rejected: tuple[tuple[str, int], ...]
-    quarantined_requests: int
-    sanitized: tuple[tuple[str, int], ...] = ()
-
-
 @dataclass
 class Allowance:
     """What the run may still spend (None: no limit). Before each call its worst case (its estimated input and

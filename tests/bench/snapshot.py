@@ -59,7 +59,7 @@ def _wall_clock(text: str) -> str | None:
 
 def _clean(value, corpus: str, state: str):
     if isinstance(value, str):
-        return _wall_clock(value) or value.replace(corpus, "<corpus>").replace(state, "<state>")
+        return value.replace(corpus, "<corpus>").replace(state, "<state>")
     if isinstance(value, dict):
         return {k: _clean(v, corpus, state) for k, v in sorted(value.items())
                 if not any(h in k for h in _VOLATILE_COUNTER_HINTS)}
@@ -93,6 +93,8 @@ def _dump(db: Path, corpus: str, state: str) -> dict:
                             cell = json.loads(cell)
                         except ValueError:
                             pass
+                    if table == "store_meta" and isinstance(cell, str):
+                        cell = _wall_clock(cell) or cell
                     record[column] = _clean(cell, corpus, state)
                 decoded.append(record)
             decoded.sort(key=lambda r: json.dumps(r, sort_keys=True))
