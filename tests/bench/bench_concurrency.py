@@ -31,6 +31,7 @@ from conftest import append, message_line, new_session  # noqa: E402
 from fakeapi import FakeAnthropic, Reply, error_body  # noqa: E402
 
 from distiller.pipeline import run as pipeline  # noqa: E402
+from distiller.pipeline import state as state_api  # noqa: E402
 from distiller.config import Settings  # noqa: E402
 from distiller.extract.anthropic import AnthropicExtractor  # noqa: E402
 
@@ -61,7 +62,7 @@ def _settings(state: Path, concurrency: int) -> Settings:
 def _once(work: Path, name: str, fake: FakeAnthropic, concurrency: int) -> dict:
     extractor = AnthropicExtractor(api_key="bench", base_url=fake.base_url)
     state = work / name
-    pipeline.init(_settings(state, concurrency))  # creating the database is a fixed cost, not measured here
+    state_api.init(_settings(state, concurrency))  # creating the database is a fixed cost, not measured here
     before_calls = len(fake.message_requests())
     before, started = _written(), time.monotonic()
     summary = pipeline.run_once(_settings(state, concurrency), [work / "agents"], extractor=extractor)
