@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from distiller.textscan import blank_except
+from distiller.textscan import blank_except, fold
 
 KEEP = "keep"
 CONTEXT = "context"
@@ -522,21 +522,17 @@ def _alnum_count(text: str) -> int:
     return sum(map(str.isalnum, text))
 
 
-def _echo_key(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
 @lru_cache(maxsize=1)
-def _previous_echo_key(previous_user_text: str) -> str:
+def _previousfold(previous_user_text: str) -> str:
     """Every turn until the next user message is compared with the same previous user text."""
-    return _echo_key(previous_user_text)
+    return fold(previous_user_text)
 
 
 def _is_echo(text: str, previous_user_text: str | None) -> bool:
     if previous_user_text:
-        previous_key = _previous_echo_key(previous_user_text)
+        previous_key = _previousfold(previous_user_text)
         # A key starts with its text's first character case-folded (never to nothing): that tells most apart.
-        if text.lstrip()[:1].casefold()[:1] == previous_key[:1] and _echo_key(text) == previous_key:
+        if text.lstrip()[:1].casefold()[:1] == previous_key[:1] and fold(text) == previous_key:
             return True
     if "[" in text:
         recalled = len(_RECALL_LINE.findall(text))
