@@ -47,15 +47,18 @@ REASONS: tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Prefiltered:
+    """The prefilter's decision on one cleaned part (keep | context | drop) and its reason; screening makes it a
+    `Decision` on the item, with the text."""
+
     decision: str
     reason: str
 
 
 @lru_cache(maxsize=None)
-def _verdict(decision: str, reason: str) -> Verdict:
-    """Verdicts are immutable and few: each is made once."""
-    return Verdict(decision, reason)
+def _verdict(decision: str, reason: str) -> Prefiltered:
+    """They are immutable and few: each is made once."""
+    return Prefiltered(decision, reason)
 
 
 _LONG_MESSAGE = 600
@@ -580,7 +583,7 @@ def _only_filler(text: str) -> bool:
     return True
 
 
-def _assistant_verdict(text: str, assistant_decision: str, previous_user_text: str | None) -> Verdict:
+def _assistant_verdict(text: str, assistant_decision: str, previous_user_text: str | None) -> Prefiltered:
     text = text.strip()
     reason = _noise_reason(text)
     if reason:
@@ -618,7 +621,7 @@ def _only_recall_queries(text: str) -> bool:
     return True
 
 
-def _user_verdict(text: str, previous_user_text: str | None) -> Verdict:
+def _user_verdict(text: str, previous_user_text: str | None) -> Prefiltered:
     stripped = text.strip()
     reason = _noise_reason(stripped)
     if reason:
@@ -658,7 +661,7 @@ def _user_verdict(text: str, previous_user_text: str | None) -> Verdict:
 
 def prefilter(
     text: str, role: str, *, assistant_decision: str = CONTEXT, previous_user_text: str | None = None
-) -> Verdict:
+) -> Prefiltered:
     """Judge one cleaned message (one part of a queued batch) on its own."""
     if role == "assistant":
         return _assistant_verdict(text, assistant_decision, previous_user_text)
