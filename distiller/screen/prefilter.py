@@ -326,7 +326,7 @@ def _words(text: str) -> list[str]:
 
 def _hollow_free(lowered: str, words: list[str]) -> str:
     """lowered without hollow phrases; `words` are its \\w runs."""
-    if ("i" in lowered or "m" in lowered) and not _HOLLOW_LEADS.isdisjoint(words):
+    if not _HOLLOW_LEADS.isdisjoint(words):
         return _HOLLOW_FIRST_PERSON.sub(" ", lowered)
     return lowered
 
@@ -367,7 +367,7 @@ def _normalise(text: str) -> str:
     """Lower-cased, straight apostrophes, vocatives ("Thanks, Caroline!") removed.
 
     A vocative's name has a capital after its first character: text without one is not searched."""
-    if ("," in text or " " in text) and not text[1:].islower() and _VOCATIVE_NAME.search(text):
+    if ("," in text or " " in text or "\t" in text) and not text[1:].islower() and _VOCATIVE_NAME.search(text):
         text = _VOCATIVE.sub(" ", text)
     return text.replace("\u2019", "'").replace("\u2018", "'").lower()
 
