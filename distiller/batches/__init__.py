@@ -1,0 +1,1 @@
+"""Batches: the unit of work between screening and the store (model, files on disk, administration)."""
