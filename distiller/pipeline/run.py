@@ -451,7 +451,7 @@ def _read(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tall
                     )
                     if isinstance(result, str):
                         tally.line_skipped(result, target.path, line.start)
-                        if result == "non_message" and skip is None:
+                        if skip is None:  # a line that is no message may mark the whole session skipped
                             skip = entry_session_skip(entry)
                     else:
                         committer.add(result, skip, target.file_id, read)
