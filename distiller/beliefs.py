@@ -9,7 +9,6 @@ import csv
 import io
 import os
 import stat
-import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timezone
@@ -23,7 +22,7 @@ from distiller.errors import DistillError
 from distiller.store import belief_reads, runs, tombstones
 from distiller.store.belief_reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
 from distiller.store.beliefs import StoredBelief, StoredEvidence, StoreSettings, UpsertResult, restore
-from distiller.store.db import connect, transaction
+from distiller.store.db import connect_for, private_files, transaction
 from distiller.store.forget import Forgotten, forget_beliefs, forget_source, source_sessions
 
 FORMATS = ("jsonl", "csv", "parquet", "markdown")
@@ -44,7 +43,7 @@ def _read(settings: Settings):
     """A read never creates a database: an empty one in the wrong state dir would hide the real one."""
     if not settings.db_path.exists():
         raise DistillError(no_database(settings))
-    return connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds)
+    return connect_for(settings, read_only=True)
 
 
 def no_database(settings: Settings) -> str:
@@ -132,7 +131,7 @@ def forget(
     if source and never_ingested(settings, source):
         raise DistillError(f"{source} was never ingested (no message or evidence comes from it): nothing to "
                            f"forget, no tombstone written")
-    with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+    with connect_for(settings) as con:
         con.execute("BEGIN TRANSACTION")
         try:
             now = _now()
@@ -193,14 +192,24 @@ def _markdown(beliefs: list[StoredBelief]) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def _parquet(beliefs: list[StoredBelief], path: Path) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        source = Path(tmp) / "beliefs.jsonl"
-        source.write_bytes(_jsonl(beliefs))
-        with duckdb.connect() as con:
-            query = (f"SELECT * FROM read_json('{source}', format = 'newline_delimited', sample_size = -1)"
-                     if beliefs else "SELECT NULL::VARCHAR AS id LIMIT 0")
-            con.execute(f"COPY ({query}) TO '{str(path).replace(chr(39), chr(39) * 2)}' (FORMAT parquet)")
+def _parquet(settings: Settings, statuses: Sequence[str] | None, path: Path, mode: int) -> int:
+    """COPY … TO on the store's own connection, into a private file beside `path`, renamed over it once complete
+    (a special file, such as /dev/stdout, is written in place); the number of beliefs written."""
+    in_place = path.exists() and not path.is_file()
+    target = path if in_place else path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with _read(settings) as con, private_files():
+            written = belief_reads.copy_to(con, str(target), "parquet", None if statuses is None else list(statuses))
+        if not in_place:
+            os.chmod(target, mode)
+            os.replace(target, path)
+    except BaseException as exc:
+        if not in_place:
+            target.unlink(missing_ok=True)
+        if isinstance(exc, (duckdb.Error, OSError)) and not isinstance(exc, DistillError):
+            raise DistillError(f"cannot write {path}: {getattr(exc, 'strerror', None) or exc}") from exc
+        raise
+    return written
 
 
 EXPORT_MODE = 0o600
@@ -216,15 +225,13 @@ def export(settings: Settings, fmt: str, output: Path | None, statuses: Sequence
         raise DistillError("parquet export needs --output FILE")
     if fmt == "markdown" and statuses is None:
         statuses = ("active", "provisional")
-    beliefs = _stored(settings, statuses)
-    if fmt == "markdown":
-        beliefs = sorted(beliefs, key=lambda b: (-b.confidence, b.statement))
     if output is not None and not output.parent.is_dir():
         raise DistillError(f"cannot write {output}: directory {output.parent} does not exist")
     if fmt == "parquet":
-        _parquet(beliefs, output)
-        _set_mode(output, mode)
-        return Exported(fmt, len(beliefs), str(output)), b""
+        return Exported(fmt, _parquet(settings, statuses, output, mode), str(output)), b""
+    beliefs = _stored(settings, statuses)
+    if fmt == "markdown":
+        beliefs = sorted(beliefs, key=lambda b: (-b.confidence, b.statement))
     data = {"jsonl": _jsonl, "csv": _csv, "markdown": _markdown}[fmt](beliefs)
     if fmt == "jsonl":
         data = _tombstone_lines(settings) + data
@@ -232,15 +239,6 @@ def export(settings: Settings, fmt: str, output: Path | None, statuses: Sequence
         _write_file(output, data, mode)
         return Exported(fmt, len(beliefs), str(output)), b""
     return Exported(fmt, len(beliefs), None), data
-
-
-def _set_mode(path: Path, mode: int) -> None:
-    """An existing regular file gets `mode` too (O_CREAT's mode applies only to a new file); /dev/stdout does not."""
-    try:
-        if stat.S_ISREG(os.stat(path).st_mode):
-            os.chmod(path, mode)
-    except OSError as exc:
-        raise DistillError(f"cannot set the permissions of {path}: {exc.strerror or exc}") from exc
 
 
 def _write_file(path: Path, data: bytes, mode: int) -> None:
@@ -328,7 +326,7 @@ def import_file(settings: Settings, path: Path) -> ImportResult:
                 beliefs.append(_belief(obj))
         except (orjson.JSONDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
             raise DistillError(f"{path}:{number}: not a belief or tombstone: {exc}") from exc
-    with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
+    with connect_for(settings) as con, transaction(con):
         applied = tombstones.restore(con, dead)
         return ImportResult(restore(con, beliefs, settings=store_settings(settings)), applied)
 

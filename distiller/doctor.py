@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from distiller.pipeline import run as pipeline
+from distiller import pipeline
 from distiller.batches import admin as batches_admin
 from distiller.config import Settings
 from distiller.errors import DistillError

@@ -16,7 +16,7 @@ from secretgen import prose, texts_with_secrets
 from distiller import beliefs as api
 from distiller.config import Settings
 from distiller.records import Belief, EvidenceItem, Message
-from distiller.screen.redact import refusal
+from distiller.redact import refusal
 from distiller.storable import unsafe
 from distiller.store import beliefs as store
 from distiller.store import clock, migrations
@@ -248,6 +248,31 @@ def test_scope_rules(db):
     assert sorted(table(db, "SELECT scope FROM beliefs")) == [("agent:main",), ("global",)]
 
 
+def test_a_parquet_export_holds_what_the_jsonl_export_holds_in_stable_types_privately(tmp_path):
+    settings = Settings(state_dir=tmp_path / "state")
+    upsert(settings.db_path, [belief("User lives in Paris", attribute="city", ts="2026-01-01T00:00:00Z", message="p"),
+                              belief("User lives in Berlin", attribute="city", ts="2026-02-01T00:00:00Z", message="b"),
+                              belief("User likes tea", message="t1")])
+    out = tmp_path / "b.parquet"
+    out.write_text("an older export, readable by all")
+    out.chmod(0o644)
+    exported, _ = api.export(settings, "parquet", out)
+    lines = [orjson.loads(line) for line in api.export(settings, "jsonl", None)[1].splitlines()]
+    assert exported.beliefs == 3 and out.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.parquet", "state"]  # no temporary file left
+    with duckdb.connect() as con:
+        rel = con.sql(f"SELECT * FROM '{out}'")
+        got = [dict(zip(rel.columns, row)) for row in rel.fetchall()]
+        types = dict(con.execute(f"SELECT name, type FROM parquet_schema('{out}')").fetchall())
+    for row in got:
+        row["keys"] = list(row["keys"])
+    assert got == lines  # same beliefs, same order, same values
+    # model and valid_to are null in every row here and still typed as text, not as an unknown type
+    assert types["model"] == types["valid_to"] == "BYTE_ARRAY" and types["confidence"] == "DOUBLE"
+    live, _ = api.export(settings, "parquet", out, statuses=("active", "provisional"))
+    assert live.beliefs == 2
+
+
 def test_export_import_round_trip(tmp_path):
     source = Settings(state_dir=tmp_path / "a")
     upsert(source.db_path, [
@@ -302,9 +327,17 @@ def test_beliefs_stored_before_the_sql_word_index_still_find_their_near_duplicat
         raw.execute("INSERT INTO belief_words VALUES (12345, 'b1:old')")
     result = upsert(path, [belief("The user prefers dark mode in editors, always", message="m2", session="s2")])
     assert (result.merged, result.inserted) == (1, 0)
-    # the old key is gone; the merged five-word wording's ten triples are indexed (the four-word one's four among them)
-    assert table(path, "SELECT count(*) FROM belief_words WHERE belief_id = 'b1:old'")[0][0] == 10
-    assert table(path, "SELECT count(*) FROM belief_words WHERE key = 12345")[0][0] == 0
+
+
+def test_the_near_duplicate_index_of_an_earlier_version_is_dropped_with_its_fingerprint(tmp_path):
+    path = tmp_path / "d.duckdb"
+    _raw_db(path, [name for name, _ in migrations.MIGRATIONS].index("m020_near_duplicates_without_an_index"))
+    with duckdb.connect(str(path)) as raw:
+        raw.execute("INSERT INTO belief_words VALUES (12345, 'b1:old')")
+        raw.execute("INSERT INTO store_meta VALUES ('word_index_hash', '42'), ('clock:global', '2026-01-01')")
+    upsert(path, [belief("User likes tea")])
+    assert table(path, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'belief_words'") == [(0,)]
+    assert table(path, "SELECT name FROM store_meta WHERE name NOT LIKE 'clock:agent%'") == [("clock:global",)]
 
 
 def test_a_reader_sees_the_committed_state_only(db):
@@ -324,16 +357,6 @@ def test_a_reader_sees_the_committed_state_only(db):
             assert reader.execute("SELECT count(*) FROM beliefs").fetchone()[0] == 2
         finally:
             reader.close()
-
-
-def test_an_index_keyed_by_another_duckdb_hash_is_rebuilt_before_it_is_used(db):
-    upsert(db, [belief("User prefers dark mode in the editor")])
-    with duckdb.connect(str(db)) as raw:  # as if written by a DuckDB whose hash() differs
-        raw.execute("UPDATE belief_words SET key = key + 1")
-        raw.execute("UPDATE store_meta SET value = 'another engine' WHERE name = 'word_index_hash'")
-    result = upsert(db, [belief("The user prefers dark mode in editors, always", message="m2", session="s2")])
-    assert (result.merged, result.inserted) == (1, 0)
-    assert table(db, "SELECT value <> 'another engine' FROM store_meta")[0][0]
 
 
 def test_decay_runs_on_the_transcripts_clock_per_scope(db):

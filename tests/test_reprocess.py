@@ -18,7 +18,7 @@ from conftest import append, header, wait_for
 
 from distiller.batches import files as batches
 from distiller import beliefs as beliefs_api
-from distiller.pipeline import run as pipeline
+from distiller import pipeline
 from distiller.pipeline import reprocess
 from distiller.cli import cli
 from distiller.config import Settings
@@ -149,7 +149,7 @@ def test_a_killed_reprocess_resumes_and_pays_for_nothing_twice(history, settings
     job_dirs = settings.state_dir / "reprocess"
 
     def saved_one() -> bool:
-        return any(len(b.results) == 1 for d in job_dirs.glob("*") for b in batches.load_all(d))
+        return any(b.results for d in job_dirs.glob("*") for b in batches.load_all(d))  # both may be at once
 
     process = subprocess.Popen([*distill, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -19,27 +19,32 @@ from pathlib import Path
 
 import orjson
 
+from distiller import prices, stop
 from distiller.batches import files as batches
-from distiller import stop
-from distiller.pipeline import distill
-from distiller.batches.files import Batch
+from distiller.batches.model import PENDING, SUBMITTED, Batch
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Tally
 from distiller.extract.base import Extractor
 from distiller.extract.select import Estimator, make_extractor
 from distiller.lock import run_lock
+from distiller.pipeline import distill, pace
+from distiller.pipeline.budget import BudgetReached
+from distiller.pipeline.chunk import Chunk
+from distiller.pipeline.commit import commit_batch
+from distiller.pipeline.dispatch import Fresh, mode
+from distiller.pipeline.read import FileRead
+from distiller.pipeline.run import distill_plans, resolve_sources
 from distiller.progress import Progress
-from distiller.pipeline.run import BudgetReached, _Committer, _read, commit_batch, resolve_sources
 from distiller.records import Message, message_time
 from distiller.screen import Screened
+from distiller.screen.prefilter import KEEP
 from distiller import sources as registry
 from distiller.store import batch_rows
 from distiller.store import jobs, runs
-from distiller.store.cursors import Cursor
-from distiller.store.db import connect, transaction
+from distiller.store.db import connect_for, transaction
 from distiller.tail import complete_lines_end, open_regular
-from distiller.track import ReadPlan, observe
+from distiller.track import Cursor, ReadPlan, observe
 
 
 @dataclass(frozen=True)
@@ -69,38 +74,55 @@ class Estimate:
     tokens: int
     cost_usd: float
     model: str
+    cache_read_tokens: int = 0  # of `tokens`, the prefix expected to be read from the prompt cache
 
     def as_dict(self) -> dict:
         return {"files": self.files, "bytes": self.bytes, "messages": self.messages, "requests": self.requests,
-                "estimated_tokens": self.tokens, "estimated_cost_usd": round(self.cost_usd, 6), "model": self.model}
+                "estimated_tokens": self.tokens, "estimated_cost_usd": round(self.cost_usd, 6), "model": self.model,
+                "estimated_cache_read_tokens": self.cache_read_tokens}
+
+
+@dataclass
+class Collected:
+    """The job's batches at the Message Batches API: submitted by this invocation, ended and collected by it,
+    committed by it, and still waiting there when it stopped."""
+
+    submitted: int = 0
+    ended: int = 0
+    committed: int = 0
+    waiting: int = 0
+
+    def as_dict(self) -> dict:
+        return {"submitted": self.submitted, "ended": self.ended, "committed": self.committed,
+                "waiting": self.waiting}
 
 
 @dataclass(frozen=True)
 class ReprocessSummary:
     job_id: str
-    status: str  # dry-run | cancelled | already-done | budget (resumable) | done
+    # dry-run | cancelled | already-done | budget (resumable) | submitted (collect later) | partial | done
+    status: str
     estimate: Estimate | None
     resumed: bool
     retired: int
     run_id: str | None
     tally: Tally = field(default_factory=Tally)
+    batch_api: Collected = field(default_factory=Collected)
 
     def as_dict(self) -> dict:
         return {"job_id": self.job_id, "status": self.status, "resumed": self.resumed, "retired": self.retired,
                 "run_id": self.run_id, "estimate": self.estimate.as_dict() if self.estimate else None,
-                **self.tally.as_dict()}
+                "batch_api": self.batch_api.as_dict(), **self.tally.as_dict()}
 
 
 @dataclass
-class _Reprocessor(_Committer):
-    """The run's committer, except that what the ledger holds is extracted again, messages outside the window are
-    left out, and a batch commits the job's progress instead of moving the live cursors."""
+class _Windowed(Chunk):
+    """A chunk that leaves out the messages outside the job's time window."""
 
     scope: Scope | None = None
-    job_id: str = ""
-    seen: set[tuple[str, str]] = field(default_factory=set)
+    tally: Tally | None = None
 
-    def add(self, message: Message, skip: str | None, file_id: str, read) -> None:
+    def add(self, message: Message, skip: str | None, file_id: str, read: FileRead) -> None:
         scope = self.scope
         if scope.since or scope.until:
             at = message_time(message.ts)
@@ -112,28 +134,34 @@ class _Reprocessor(_Committer):
                 return
         super().add(message, skip, file_id, read)
 
-    def _fresh(self, screened_all: list[tuple[Screened, str]]) -> list[tuple[Screened, str]]:
-        fresh = []
+
+def _once(tally: Tally) -> Callable[[list[tuple[Screened, str]]], Fresh]:
+    """What the ledger holds is extracted again; only a session copied into another file is left out."""
+    seen: set[tuple[str, str]] = set()
+
+    def fresh(screened_all: list[tuple[Screened, str]]) -> Fresh:
+        kept = []
         for screened, file_id in screened_all:
             message = screened.decisions[0].message
             key = (message.session_id, message.message_id)
-            if key in self.seen:  # the same session copied into another file
-                self.tally.line_skipped("already_reprocessed", message.file, message.byte_start)
+            if key in seen:  # the same session copied into another file
+                tally.line_skipped("already_reprocessed", message.file, message.byte_start)
                 continue
-            self.seen.add(key)
-            fresh.append((screened, file_id))
-        return fresh
+            seen.add(key)
+            kept.append((screened, file_id))
+        return kept
 
-    def _commit(self, built: Batch, *, final: bool, gone: Sequence[str]) -> None:
-        commit_job_batch(self.settings, self.job_id, built, self.run_id, self.tally, self.files_dir, final=final)
+    return fresh
 
 
 def commit_job_batch(settings: Settings, job_id: str, built: Batch, run_id: str, tally: Tally, batch_dir: Path,
                      *, final: bool = False) -> None:
     """The batch's cursor moves are the job's progress: recorded with it, never applied to the live cursors."""
-    moves = [cursor for cursor, _ in built.cursors]
+    moves = [(cursor.file_id, cursor.path, cursor.offset) for cursor, _ in built.cursors]
+    kept = [(row.verdict.message.session_id, row.verdict.message.message_id) for row in built.ledger
+            if row.verdict.decision == KEEP]
     commit_batch(settings, replace(built, cursors=()), run_id, tally, final=final, batch_dir=batch_dir,
-                 also=lambda con, done: jobs.record_batch(con, job_id, moves, built.ledger, done.beliefs.belief_ids))
+                 also=lambda con, done: jobs.record_batch(con, job_id, moves, kept, done.beliefs.belief_ids))
 
 
 def job_id_of(scope: Scope, extractor: Extractor) -> str:
@@ -173,15 +201,21 @@ def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally)
 
 
 def _pass(settings: Settings, scope: Scope, extractor: Extractor, *, dry_run: bool, job_id: str, run_id: str,
-          done: dict[str, int], tally: Tally, progress: Progress | None = None) -> None:
+          done: dict[str, int], tally: Tally, progress: Progress | None = None,
+          pacer: pace.Pace | None = None) -> None:
     plans, session_keys = _plans(settings, scope, done, tally)
-    committer = _Reprocessor(settings, run_id, dry_run, tally, extractor, batch_dir=_job_dir(settings, job_id),
-                             progress=progress, scope=scope, job_id=job_id)
+    batch_dir = _job_dir(settings, job_id)
+
+    def commit(built: Batch, final: bool, gone: Sequence[str]) -> None:
+        commit_job_batch(settings, job_id, built, run_id, tally, batch_dir, final=final)
+
+    dispatcher = mode(settings, extractor, dry_run=dry_run)(settings, run_id, tally, extractor, batch_dir=batch_dir,
+                                                            progress=progress, commit=commit,
+                                                            pacer=pacer or pace.Pace(settings.concurrency))
     if progress is not None:
         progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
-    for plan in plans:
-        _read(plan, settings, session_keys, tally, committer)
-    committer.flush(final=True)
+    distill_plans(plans, session_keys, settings, tally, _Windowed(settings, scope=scope, tally=tally), _once(tally),
+                  dispatcher)
 
 
 def _job_dir(settings: Settings, job_id: str) -> Path:
@@ -194,8 +228,9 @@ def estimate(settings: Settings, scope: Scope, extractor: Extractor, done: dict[
     tally = Tally(extractor="estimate", model=model)
     _pass(settings, scope, Estimator(model), dry_run=True, job_id="estimate", run_id="dry-run", done=done or {},
           tally=tally)
-    return Estimate(tally.files, tally.bytes_read, tally.messages, tally.requests, tally.estimated_tokens,
-                    tally.estimated_cost_usd, model)
+    cost = tally.estimated_cost_usd * (prices.BATCH_DISCOUNT if settings.batch_api else 1)
+    return Estimate(tally.files, tally.bytes_read, tally.messages, tally.requests, tally.estimated_tokens, cost,
+                    model, tally.estimated_cache_read_tokens)
 
 
 Confirm = Callable[[Estimate], bool]
@@ -204,8 +239,13 @@ Confirm = Callable[[Estimate], bool]
 def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, since: datetime | None = None,
               until: datetime | None = None, agents: Sequence[str] = (), include_archives: bool = False,
               dry_run: bool = False, keep_old: bool = False, confirm: Confirm | None = None,
-              extractor: Extractor | None = None, progress: Progress | None = None) -> ReprocessSummary:
-    """Reprocess a history (see the module docstring); `confirm` sees the estimate first and may decline."""
+              extractor: Extractor | None = None, progress: Progress | None = None,
+              collect: bool = False) -> ReprocessSummary:
+    """Reprocess a history (see the module docstring); `confirm` sees the estimate first and may decline.
+
+    With `settings.batch_api` the requests are submitted through the Message Batches API (half price) and the job
+    stays `submitted`; every later invocation of the same job (or `collect`, which only collects) commits the
+    batches the API has ended, in order, and reads on only once none is waiting there."""
     scope = Scope(tuple(resolve_sources(sources)), since, until, tuple(agents), include_archives)
     missing = [source for source in scope.sources if not Path(source).exists()]
     if missing:
@@ -213,14 +253,22 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
     if since and until and since >= until:
         raise DistillError(f"--since {since.isoformat()} is not before --until {until.isoformat()}")
     extractor = extractor or make_extractor(settings)
+    if settings.batch_api and getattr(extractor, "submit_batch", None) is None:
+        raise DistillError(f"--batch-api needs the Anthropic extractor, not {extractor.name}: set ANTHROPIC_API_KEY "
+                           f"or drop --batch-api")
     job_id = job_id_of(scope, extractor)
     job, done = None, {}
     if settings.db_path.exists():
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        with connect_for(settings, read_only=True) as con:
             job = jobs.find(con, job_id)
             done = jobs.progress(con, job_id) if job else {}
+    if collect and job is None:
+        raise DistillError(f"no reprocess job {job_id} to collect: give the same sources, window, agents and model "
+                           f"as when it was submitted")
     if job is not None and job.status == jobs.DONE:
         return ReprocessSummary(job_id, "already-done", None, False, job.retired or 0, None)
+    if collect:
+        confirm = None  # what is collected was estimated, confirmed and paid for when it was submitted
     plan = estimate(settings, scope, extractor, done) if dry_run or confirm is not None else None
     if dry_run:
         return ReprocessSummary(job_id, "dry-run", plan, job is not None, 0, None)
@@ -228,58 +276,85 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
         return ReprocessSummary(job_id, "cancelled", plan, job is not None, 0, None)
     try:
         with stop.deferred(), run_lock(settings.lock_path):
-            return _run_job(settings, scope, extractor, job_id, plan, keep_old=keep_old, progress=progress)
+            return _run_job(settings, scope, extractor, job_id, plan, keep_old=keep_old, progress=progress,
+                            collect=collect)
     finally:
         if progress is not None:
             progress.done()
 
 
 def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str, plan: Estimate | None, *,
-             keep_old: bool, progress: Progress | None) -> ReprocessSummary:
+             keep_old: bool, progress: Progress | None, collect: bool = False) -> ReprocessSummary:
     run_id = uuid.uuid4().hex
     tally = Tally(extractor=extractor.name, model=extractor.model)
-    with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+    with connect_for(settings) as con:
         resumed = jobs.find(con, job_id) is not None
         with transaction(con):
             jobs.start(con, job_id, scope.as_dict(), extractor.name, extractor.model, extractor.prompt_version)
             runs.start(con, run_id, [f"reprocess:{job_id}", *scope.sources])
     try:
-        _resume(settings, job_id, run_id, extractor, tally)
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+        pacer = pace.Pace(settings.concurrency)
+        collected = _resume(settings, job_id, run_id, extractor, tally, pacer)
+        with connect_for(settings, read_only=True) as con:
             done = jobs.progress(con, job_id)
-        try:
-            _pass(settings, scope, extractor, dry_run=False, job_id=job_id, run_id=run_id, done=done, tally=tally,
-                  progress=progress)
-        except BudgetReached as reached:
-            tally.budget_stop = str(reached)
-            with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
-                runs.update(con, run_id, tally.as_dict(), "budget")
-            return ReprocessSummary(job_id, "budget", plan, resumed, 0, run_id, tally)
-        with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con, transaction(con):
+        unread = collect and bool(_plans(settings, scope, done, Tally())[0])  # only collecting: never read
+        if not collected.waiting and not unread:
+            try:
+                _pass(settings, scope, extractor, dry_run=False, job_id=job_id, run_id=run_id, done=done,
+                      tally=tally, progress=progress, pacer=pacer)
+            except BudgetReached as reached:
+                tally.budget_stop = str(reached)
+                with connect_for(settings) as con:
+                    runs.update(con, run_id, tally.as_dict(), "budget")
+                return ReprocessSummary(job_id, "budget", plan, resumed, 0, run_id, tally, collected)
+            collected.submitted = len(tally.submitted)
+            collected.waiting += len(tally.submitted)
+        if collected.waiting or unread:
+            # Batches still at the API, or (only collecting) files not read to the end: the job goes on later.
+            status = "submitted" if collected.waiting else "partial"
+            with connect_for(settings) as con:
+                runs.update(con, run_id, tally.as_dict(), status)
+            return ReprocessSummary(job_id, status, plan, resumed, 0, run_id, tally, collected)
+        with connect_for(settings) as con, transaction(con):
             retired = 0 if keep_old else jobs.retire(con, job_id, extractor.name, extractor.model,
                                                       extractor.prompt_version, datetime.now(timezone.utc))
             jobs.finish(con, job_id, retired)
             runs.update(con, run_id, tally.as_dict(), "ok")
     except BaseException as exc:
         try:
-            with connect(settings.db_path, wait_seconds=settings.db_wait_seconds) as con:
+            with connect_for(settings) as con:
                 runs.update(con, run_id, tally.as_dict(), "failed", f"{type(exc).__name__}: {exc}")
         except Exception:  # bookkeeping must never hide the error that ended the job
             pass
         raise
-    return ReprocessSummary(job_id, "done", plan, resumed, retired, run_id, tally)
+    return ReprocessSummary(job_id, "done", plan, resumed, retired, run_id, tally, collected)
 
 
-def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, tally: Tally) -> None:
-    """Finish the batches a killed job left: what was paid for is in them."""
+def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, tally: Tally,
+            pacer: pace.Pace) -> Collected:
+    """Finish the batches a killed job left (what was paid for is in them) and those submitted to the Message
+    Batches API, in order, up to the first the API has not ended yet."""
     batch_dir = _job_dir(settings, job_id)
-    for waiting in batches.load_all(batch_dir):
-        with connect(settings.db_path, read_only=True, wait_seconds=settings.db_wait_seconds) as con:
+    collected = Collected()
+    left = batches.load_all(batch_dir)
+    for n, waiting in enumerate(left):
+        stop.check()
+        with connect_for(settings, read_only=True) as con:
             committed = batch_rows.is_committed(con, waiting.batch_id)
         if committed:
             batches.remove(batch_dir, waiting.batch_id)
             continue
-        if waiting.status == batches.PENDING:
-            waiting = distill.extract(batch_dir, waiting, extractor)
+        if waiting.status == SUBMITTED:
+            ended = distill.collect(batch_dir, waiting, extractor)
+            if ended is None:  # still being processed: it and every later batch wait for the next invocation
+                collected.waiting = sum(b.status == SUBMITTED for b in left[n:])
+                break
+            collected.ended += 1
+            waiting = ended
+        elif waiting.status == PENDING:
+            waiting = distill.extract(batch_dir, waiting, extractor, pacer=pacer)
+            distill.note_pace(tally, pacer)
         tally.resumed += 1
         commit_job_batch(settings, job_id, waiting, run_id, tally, batch_dir)
+        collected.committed += 1
+    return collected

@@ -218,3 +218,35 @@ def stored(con: duckdb.DuckDBPyConnection, ids: list[str]) -> list[StoredBelief]
     for row in evidence(con, ids):
         items.setdefault(row.belief_id, []).append(row.item)
     return [StoredBelief(*row[:23], tuple(row[23] or ()), tuple(items.get(row[0], ()))) for row in found]
+
+
+_ISO = "'%Y-%m-%dT%H:%M:%S.%gZ'"
+# The export form of stored() as one row per belief, in the store's own column types (so a column that happens to be
+# all null keeps its type), evidence as a list of structs: what `COPY … TO` writes.
+EXPORT_SQL = f"""
+SELECT b.belief_id AS id, b.statement, b.category, b.confidence, b.status, b.scope, b.subject, b.attribute,
+       b.valid_from, b.valid_to, b.evidence_type, b.importance, b.decay_sensitivity, b.superseded_by, b.supersedes,
+       b.conflicts_with, b.evidence_count, b.sessions, strftime(b.first_seen, {_ISO}) AS first_seen,
+       strftime(b.last_seen, {_ISO}) AS last_seen, b.extractor, b.model, b.prompt_version,
+       coalesce((SELECT list(k.key ORDER BY k.key) FROM belief_keys k WHERE k.belief_id = b.belief_id),
+                []::VARCHAR[]) AS keys,
+       coalesce((SELECT list({{'message_id': e.message_id, 'session': e.session_id, 'agent': e.agent, 'file': e.file,
+                               'byte_start': e.byte_start, 'byte_end': e.byte_end, 'ts': strftime(e.ts, {_ISO}),
+                               'quote': e.quote, 'run': e.run_id, 'statement': e.statement,
+                               'confidence': e.confidence,
+                               'evidence_type': CASE WHEN e.explicit THEN 'explicit' ELSE 'implied' END}}
+                             ORDER BY e.ts, e.session_id, e.message_id)
+                 FROM evidence e WHERE e.belief_id = b.belief_id), []) AS evidence
+FROM beliefs b
+WHERE $all OR b.status IN (SELECT unnest($statuses::VARCHAR[]))
+ORDER BY b.first_seen, b.belief_id
+"""
+
+
+def copy_to(con: duckdb.DuckDBPyConnection, path: str, fmt: str, statuses: list[str] | None) -> int:
+    """Write the beliefs in export form (those with one of `statuses`, or all) to `path` with DuckDB's COPY, in
+    `fmt` (parquet); the number of beliefs written."""
+    quoted = path.replace("'", "''")
+    found = con.execute(f"COPY ({EXPORT_SQL}) TO '{quoted}' (FORMAT {fmt})",
+                        {"all": statuses is None, "statuses": list(statuses or [])}).fetchone()
+    return int(found[0])

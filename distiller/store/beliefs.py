@@ -10,9 +10,7 @@ status) are recomputed from the evidence rows, which makes replays and forgettin
 from __future__ import annotations
 
 import fnmatch
-import gc
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 
@@ -20,9 +18,9 @@ import duckdb
 
 from distiller.errors import DistillError
 from distiller.records import Belief
-from distiller.screen.redact import refusal
+from distiller.redact import refusal
 from distiller.storable import unsafe
-from distiller.store import clock, tombstones, word_index
+from distiller.store import clock, near, tombstones
 from distiller.store.bulk import pack, rows
 from distiller.store.keys import (
     belief_key,
@@ -61,9 +59,9 @@ class StoreSettings:
     scope_rules: tuple[ScopeRule, ...] = ()
 
     def __post_init__(self) -> None:
-        if not word_index.INDEX_JACCARD <= self.near_jaccard <= 1:
-            raise DistillError(f"near_jaccard must be between {word_index.INDEX_JACCARD} (what the near-duplicate "
-                               f"index serves) and 1, not {self.near_jaccard}")
+        for name in ("near_jaro_winkler", "near_jaccard"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise DistillError(f"{name} must be between 0 and 1, not {getattr(self, name)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +196,7 @@ class _Held:
     supersedes: str | None = None
     conflicts_with: str | None = None
     valid_to: str | None = None
-    indexed: tuple[str, ...] = ()  # the wording whose words belief_words already holds
+    stored_tokens: tuple[str, ...] = ()  # the words column as stored
     loaded: tuple[str | None, str | None, str | None] = (None, None, None)  # lifecycle as stored
     new: bool = False
 
@@ -220,7 +218,7 @@ _HELD_COLUMNS = (
 
 def _held(row: tuple) -> _Held:
     tokens = tuple(row[2].split())
-    held = _Held(*row[:2], tokens, *row[3:], indexed=tokens)
+    held = _Held(*row[:2], tokens, *row[3:], stored_tokens=tokens)
     held.loaded = held.lifecycle
     return held
 
@@ -304,20 +302,6 @@ def _refusals(texts: list[str]) -> list[str | None]:
     return ["secret" if refusal(text) is not None else "unsafe" if unsafe(text) else None for text in texts]
 
 
-@contextmanager
-def _without_cycle_collection() -> Iterator[None]:
-    """A batch allocates several objects per candidate and frees them all by reference counting (none form cycles);
-    the cycle collector's passes over them, and over everything else the process holds, took a third of the time
-    spent building candidates."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def upsert(
     con: duckdb.DuckDBPyConnection,
     beliefs: Sequence[Belief],
@@ -330,10 +314,9 @@ def upsert(
     settings = settings or StoreSettings()
     now = now or datetime.now(timezone.utc)
     refused = _refusals(["\n".join([b.statement, *(e.quote for e in b.evidence)]) for b in beliefs])
-    with _without_cycle_collection():
-        candidates = [_candidate(order, belief, run_id, settings, now)
-                      for order, (belief, why) in enumerate(zip(beliefs, refused)) if why is None]
-        return _store(con, settings, now, run_id, candidates, refused)
+    candidates = [_candidate(order, belief, run_id, settings, now)
+                  for order, (belief, why) in enumerate(zip(beliefs, refused)) if why is None]
+    return _store(con, settings, now, run_id, candidates, refused)
 
 
 def restore(
@@ -350,10 +333,9 @@ def restore(
     ordered = sorted(stored, key=lambda b: b.status == FLAGGED)
     refused = _refusals(["\n".join([b.statement, *(q for e in b.evidence for q in (e.quote, e.statement))])
                          for b in ordered])
-    with _without_cycle_collection():
-        candidates = [_restored(order, belief, settings, now)
-                      for order, (belief, why) in enumerate(zip(ordered, refused)) if why is None]
-        return _store(con, settings, now, "import", candidates, refused)
+    candidates = [_restored(order, belief, settings, now)
+                  for order, (belief, why) in enumerate(zip(ordered, refused)) if why is None]
+    return _store(con, settings, now, "import", candidates, refused)
 
 
 # The age of evidence is measured on its scope's transcript clock (store/clock.py, joined as k); $now only stands
@@ -519,7 +501,6 @@ PASS_SIZE = 10_000  # candidates per pass: DuckDB's 128 MB suffice for any batch
 def _store(con: duckdb.DuckDBPyConnection, settings: StoreSettings, now: datetime, run_id: str,
            candidates: list[_Candidate], refused: list[str | None]) -> UpsertResult:
     """Passes of PASS_SIZE candidates in evidence-time order; each later pass sees what the earlier ones wrote."""
-    word_index.ensure_current(con)
     candidates, forgotten = _not_forgotten(con, settings, candidates)
     counts = dict.fromkeys(UpsertResult().as_dict(), 0)
     counts.update(refused_secret=refused.count("secret"), refused_unsafe=refused.count("unsafe"),
@@ -614,8 +595,8 @@ class _Upsert:
             self._keep(row)
 
     def _find_near(self, unmatched: list[_Candidate]) -> None:
-        """Near duplicates among live beliefs and this batch, through index keys shared within the same group."""
-        found = self.con.execute(word_index.NEAR_SQL, {
+        """Near duplicates among the stored beliefs and this batch, within the same group (store/near.py)."""
+        found = self.con.execute(near.NEAR_SQL, {
             "rows": pack(id=[c.order for c in unmatched], scope=[c.scope for c in unmatched],
                          category=[c.category for c in unmatched], subject=[c.subject for c in unmatched],
                          words=[" ".join(c.tokens) for c in unmatched], sig=[c.sig for c in unmatched]),
@@ -817,7 +798,7 @@ class _Upsert:
         # Long strings are costly to update (DuckDB copies each touched vector), so only the rows whose wording or
         # supersession changed get those columns.
         existing = [h for h in self.held.values() if not h.new]
-        reworded = [h for h in existing if h.tokens != h.indexed]
+        reworded = [h for h in existing if h.tokens != h.stored_tokens]
         if reworded:
             con.execute(
                 f"UPDATE beliefs SET statement = u.statement, words = u.words FROM {rows(_REWORDED)} u "
@@ -844,7 +825,6 @@ class _Upsert:
                 "ON CONFLICT (key) DO NOTHING",
                 {"rows": pack(key=list(aliases), belief_id=list(aliases.values()))},
             )
-        self._index_words()
         history(con, self.events, self.run_id, now)
 
     def _write_new(self) -> None:
@@ -883,16 +863,6 @@ class _Upsert:
                 decay_sensitivity=[decay[k[0]] for k, _ in ev], scope=[scopes[k[0]] for k, _ in ev],
             ), "run_id": self.run_id, **_aggregate_params(self.settings, self.now)},
         )
-
-    def _index_words(self) -> None:
-        """Index every wording now stored that belief_words does not hold yet."""
-        changed = [h for h in self.held.values() if h.tokens != h.indexed]
-        if changed:
-            word_index.add(self.con, word_index.SOURCE_ROWS, {"rows": pack(
-                id=[h.belief_id for h in changed], scope=[h.scope for h in changed],
-                category=[h.category for h in changed], subject=[h.subject for h in changed],
-                words=[" ".join(h.tokens) for h in changed], indexed=[" ".join(h.indexed) for h in changed],
-            )})
 
 
 _NEW = {

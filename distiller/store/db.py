@@ -6,7 +6,7 @@ import os
 import re
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import duckdb
@@ -89,6 +89,20 @@ def _tighten(path: Path) -> None:
             continue
 
 
+# The database files this process has seen fully migrated, by (device, inode): a migration check opens the file
+# and reads its records (about 50 ms), once per process is enough. The identity, not the path, so a database
+# replaced by another file (a restored copy, a test's fresh one) is checked again.
+_MIGRATED: set[tuple[int, int]] = set()
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def _create(path: Path, wait_seconds: float) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -100,6 +114,7 @@ def _create(path: Path, wait_seconds: float) -> None:
     finally:
         con.close()
     os.chmod(path, 0o600)
+    _MIGRATED.add(_identity(path))
 
 
 def _ensure_migrated(path: Path, wait_seconds: float) -> None:
@@ -114,11 +129,13 @@ def _ensure_migrated(path: Path, wait_seconds: float) -> None:
             migrate(con)
         finally:
             con.close()
+    _MIGRATED.add(_identity(path))
 
 
 @contextmanager
 def connect(path: Path, *, read_only: bool = False, wait_seconds: float = 5.0) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A migrated connection, closed on exit; a read-only open migrates first through a brief write open.
+    """A migrated connection, closed on exit; a read-only open migrates first through a brief write open. Each
+    database file is checked for pending migrations once per process.
 
     Every command reaches the database through here, so each one reports a full disk, a read-only state dir or a
     damaged file the same way: one line naming the file and what to do."""
@@ -127,13 +144,15 @@ def connect(path: Path, *, read_only: bool = False, wait_seconds: float = 5.0) -
             if not path.exists():
                 _create(path, wait_seconds)
             elif read_only:
-                _ensure_migrated(path, wait_seconds)
+                if _identity(path) not in _MIGRATED:
+                    _ensure_migrated(path, wait_seconds)
             else:
                 _tighten(path)
             con = _open(path, read_only, wait_seconds)
             try:
-                if not read_only:
+                if not read_only and _identity(path) not in _MIGRATED:
                     migrate(con)
+                    _MIGRATED.add(_identity(path))
                 yield con
             finally:
                 con.close()
@@ -167,3 +186,8 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
             pass  # a connection a fatal error invalidated cannot roll back; the first error says what happened
         raise
     con.execute("COMMIT")
+
+
+def connect_for(settings, *, read_only: bool = False) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+    """connect() to the settings' database (a `config.Settings`: its db_path and db_wait_seconds)."""
+    return connect(settings.db_path, read_only=read_only, wait_seconds=settings.db_wait_seconds)

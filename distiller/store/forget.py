@@ -9,7 +9,7 @@ from datetime import datetime
 
 import duckdb
 
-from distiller.store import tombstones, word_index
+from distiller.store import tombstones
 from distiller.store.beliefs import StoreSettings, recompute
 from distiller.store.bulk import pack, rows
 from distiller.store.keys import belief_key, file_key, normalize, session_key, slot_message_key
@@ -43,7 +43,7 @@ def forget_beliefs(con: duckdb.DuckDBPyConnection, ids: Sequence[str], reason: s
     count = tombstones.add(con, entries, reason, now)
     evidence = len(con.execute(f"DELETE FROM evidence WHERE belief_id IN (SELECT belief_id FROM {_IDS}) "
                                "RETURNING belief_id", param).fetchall())
-    for table in ("belief_keys", "belief_words", "belief_history"):
+    for table in ("belief_keys", "belief_history"):
         con.execute(f"DELETE FROM {table} WHERE belief_id IN (SELECT belief_id FROM {_IDS})", param)
     deleted = con.execute(f"DELETE FROM beliefs WHERE belief_id IN (SELECT belief_id FROM {_IDS}) RETURNING belief_id",
                           param).fetchall()
@@ -104,20 +104,16 @@ def _rewrite_statements(con: duckdb.DuckDBPyConnection, ids: list[str]) -> None:
         if belief_id not in best or len(tokens) > len(best[belief_id]):
             best[belief_id], statements[belief_id] = tokens, statement
     chosen = sorted(best)
-    # The content words go with the wording, and the remaining wording's words are indexed for near duplicates.
+    # The content words go with the wording.
     con.execute(
         f"""
-        CREATE TEMP TABLE reworded AS
-        SELECT b.belief_id AS id, b.scope, b.category, b.subject, u.statement, u.words, b.words AS indexed
-        FROM beliefs b JOIN {rows({'belief_id': 'VARCHAR', 'statement': 'VARCHAR', 'words': 'VARCHAR'})} u
-        USING (belief_id) WHERE b.statement <> u.statement
+        UPDATE beliefs SET statement = u.statement, words = u.words
+        FROM {rows({'belief_id': 'VARCHAR', 'statement': 'VARCHAR', 'words': 'VARCHAR'})} u
+        WHERE beliefs.belief_id = u.belief_id AND beliefs.statement <> u.statement
         """,
         {"rows": pack(belief_id=chosen, statement=[statements[i] for i in chosen],
                       words=[" ".join(best[i]) for i in chosen])},
     )
-    con.execute("UPDATE beliefs SET statement = r.statement, words = r.words FROM reworded r WHERE belief_id = r.id")
-    word_index.add(con, "reworded")
-    con.execute("DROP TABLE reworded")
     con.execute(
         f"""
         DELETE FROM belief_keys WHERE belief_id IN (SELECT belief_id FROM {_IDS})

@@ -6,8 +6,6 @@ from collections.abc import Callable
 
 import duckdb
 
-from distiller.store import word_index
-
 Migration = Callable[[duckdb.DuckDBPyConnection], None]
 MIGRATIONS: list[tuple[str, Migration]] = []
 
@@ -238,10 +236,12 @@ def m011_word_index_keys_in_sql(con: duckdb.DuckDBPyConnection) -> None:
 
 @migration
 def m012_word_index_prefix_triples_by_duckdb_hash(con: duckdb.DuckDBPyConnection) -> None:
-    """Near-duplicate keys are now prefix triples keyed by DuckDB's hash, which is recorded with the index so that
-    another version's hash triggers a rebuild."""
+    """Near-duplicate keys were prefix triples keyed by DuckDB's hash, recorded in store_meta so that another
+    version's hash triggered a rebuild of the index here.
+
+    The index is gone (m020 drops its table and fingerprint), so the rebuild no longer runs: the index it filled
+    would be dropped unread, and a database migrated either way ends in the same state."""
     con.execute("CREATE TABLE store_meta (name VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)")
-    word_index.rebuild(con)
 
 
 @migration
@@ -283,6 +283,14 @@ def m013_reprocess_jobs(con: duckdb.DuckDBPyConnection) -> None:
         )
         """
     )
+
+
+@migration
+def m020_near_duplicates_without_an_index(con: duckdb.DuckDBPyConnection) -> None:
+    """Near duplicates are found by comparing each candidate with its own group (store/near.py); the set-similarity
+    index and its DuckDB-hash fingerprint go."""
+    con.execute("DROP TABLE IF EXISTS belief_words")
+    con.execute("DELETE FROM store_meta WHERE name = 'word_index_hash'")
 
 
 def pending(applied: set[str]) -> list[tuple[str, Migration]]:

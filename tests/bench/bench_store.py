@@ -91,7 +91,7 @@ def upsert_all(db: Path, batches: list[list[Belief]], now: datetime) -> tuple[fl
     return time.perf_counter() - started, totals
 
 
-WRITTEN = ("beliefs", "evidence", "belief_words", "belief_keys")
+WRITTEN = ("beliefs", "evidence", "belief_keys")
 
 
 def write_floor(db: Path, copy: Path, transactions: int) -> float:
@@ -113,7 +113,6 @@ def write_floor(db: Path, copy: Path, transactions: int) -> float:
         for row in data:
             parts[name][part_of.get(row[at], 0)].append(row)
     with connect(copy) as con:
-        con.execute("DELETE FROM belief_words")
         started = time.perf_counter()
         for number in range(transactions):
             with transaction(con):

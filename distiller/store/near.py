@@ -1,0 +1,41 @@
+"""Near duplicates: each candidate compared with the stored beliefs of its own (scope, category, subject) group and
+with the batch's other candidates of that group, Jaro-Winkler on the content words first (ten times cheaper), then
+their word-level Jaccard.
+
+A plain comparison is enough at this store's sizes: tests/bench/bench_near.py measured it against the
+set-similarity index it replaced (m020 drops that index's table).
+"""
+
+from __future__ import annotations
+
+from distiller.store.bulk import rows
+
+_CANDIDATES = {"id": "BIGINT", "scope": "VARCHAR", "category": "VARCHAR", "subject": "VARCHAR", "words": "VARCHAR",
+               "sig": "VARCHAR"}
+NEAR_SQL = f"""
+WITH cand AS MATERIALIZED (SELECT *, len(string_split(words, ' ')) AS n FROM {rows(_CANDIDATES)}),
+stored AS MATERIALIZED (
+    SELECT b.belief_id, b.sig, b.words, b.scope, b.category, b.subject, len(string_split(b.words, ' ')) AS n
+    FROM beliefs b SEMI JOIN cand USING (scope, category, subject)  -- archived ones too: new evidence revives them
+    WHERE b.words <> ''
+),
+other AS MATERIALIZED (  -- a Jaccard of t needs the smaller word count to be at least t times the larger
+    SELECT c.id, b.belief_id AS ref, b.sig, c.words AS a, b.words AS b
+    FROM cand c JOIN stored b USING (scope, category, subject)
+    WHERE b.n * $jaccard <= c.n + 1e-9 AND c.n * $jaccard <= b.n + 1e-9
+    UNION ALL
+    SELECT c.id, '#' || o.id, o.sig, c.words, o.words
+    FROM cand c JOIN cand o USING (scope, category, subject)
+    WHERE c.id <> o.id AND o.n * $jaccard <= c.n + 1e-9 AND c.n * $jaccard <= o.n + 1e-9
+),
+alike AS MATERIALIZED (  -- fenced: Jaro-Winkler is ten times cheaper than the Jaccard, so it filters first
+    -- (not its score_cutoff form: that returns 0 for a score exactly at the cutoff)
+    SELECT id, ref, sig, a, b, jaro_winkler_similarity(a, b) AS jw FROM other WHERE jw >= $jaro_winkler
+),
+scored AS MATERIALIZED (  -- fenced: a filter pushed into the Jaccard's projection would compute it twice
+    SELECT id, ref, sig, jw, token_jaccard(string_split(a, ' '), string_split(b, ' ')) AS jac FROM alike
+)
+SELECT * FROM scored WHERE jac >= $jaccard
+"""
+"""(candidate id, other candidate '#' + id or belief id, its sig, Jaro-Winkler, Jaccard) of every near duplicate
+among the stored beliefs and the batch's candidates, in the same group: `rows` packs _CANDIDATES."""
