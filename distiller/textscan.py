@@ -16,3 +16,9 @@ def blank_except(keep: str) -> bytes:
     """A bytes.translate table that turns every ASCII character not in `keep` into a blank and leaves other bytes:
     blanking and splitting ASCII text finds its runs of `keep` characters without a match object per run."""
     return bytes(code if chr(code) in keep else 32 for code in range(128)) + bytes(range(128, 256))
+
+
+def fold(text: str) -> str:
+    """Runs of whitespace as one blank and the case folded: the form in which a quote is sought in the message it
+    cites, and a turn is compared with the user turn it may echo."""
+    return " ".join(text.split()).casefold()

@@ -28,6 +28,7 @@ from distiller.extract.prompt import MAX_CANDIDATES, MAX_PER_ITEM
 from distiller.records import Belief, EvidenceItem
 from distiller.storable import has_markup, strip_controls
 from distiller.support import trivial_quote, unsupported
+from distiller.textscan import fold
 
 IMPLIED_WEIGHT = 0.8
 MAX_CONFIDENCE = 0.99
@@ -52,12 +53,10 @@ class Verified:
     sanitized: tuple[tuple[str, int], ...] = ()  # what was removed from stored beliefs -> count, sorted
 
 
-def normalize(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
 def slot_key(text: str) -> str:
-    return _SLOT.sub("-", text.casefold()).strip("-")[:64]
+    """A subject or attribute as the store keys it, decided here once: ASCII letters and digits in runs joined by
+    "_" ("Preferred editor" and "preferred-editor" are the slot `preferred_editor`), at most 64 characters."""
+    return _SLOT.sub("_", text.casefold()).strip("_")[:64].rstrip("_")
 
 
 def _day(ts: str | None) -> date | None:
@@ -134,9 +133,9 @@ def _evidence_problem(candidate: Candidate, sources: Mapping[str, Source], scope
             return "other-request"
         if not source.evidence:
             return "context-cited"
-        if not isinstance(ref.quote, str) or not normalize(ref.quote):
+        if not isinstance(ref.quote, str) or not fold(ref.quote):
             return "empty-quote"
-        if normalize(ref.quote) not in normalize(source.text):
+        if fold(ref.quote) not in fold(source.text):
             return "quote-not-found"
         if trivial_quote(ref.quote):
             return "trivial-quote"

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from distiller.screen.clean import clean as clean_as
-from distiller.screen.prefilter import CONTEXT, DROP, KEEP, REASONS, Verdict, prefilter
+from distiller.screen.prefilter import CONTEXT, DROP, KEEP, REASONS, Prefiltered, prefilter
 from distiller.sources.openclaw.envelopes import CLEANING
 
 
@@ -75,42 +75,42 @@ def test_turns_that_may_carry_a_fact_are_kept(text):
     ],
 )
 def test_turns_without_facts_are_dropped_with_their_reason(text, reason):
-    assert prefilter(text, "user") == Verdict(DROP, reason)
+    assert prefilter(text, "user") == Prefiltered(DROP, reason)
 
 
 def test_assistant_messages_are_context_unless_configured():
     text = "That sounds like a wonderful trip — Lisbon in spring is lovely."
-    assert prefilter(text, "assistant") == Verdict(CONTEXT, "assistant-context")
-    assert prefilter(text, "assistant", assistant_decision=DROP) == Verdict(DROP, "assistant-context")
+    assert prefilter(text, "assistant") == Prefiltered(CONTEXT, "assistant-context")
+    assert prefilter(text, "assistant", assistant_decision=DROP) == Prefiltered(DROP, "assistant-context")
 
 
 def test_assistant_refusal_is_dropped():
-    assert prefilter("I don't recall you mentioning that.", "assistant") == Verdict(DROP, "assistant-refusal")
+    assert prefilter("I don't recall you mentioning that.", "assistant") == Prefiltered(DROP, "assistant-refusal")
 
 
 def test_repeated_text_is_an_echo():
     previous = "I moved to Rome in 2021."
-    assert prefilter("I moved to  rome in 2021.", "user", previous_user_text=previous) == Verdict(DROP, "echo")
-    assert prefilter(previous, "assistant", previous_user_text=previous) == Verdict(DROP, "echo")
+    assert prefilter("I moved to  rome in 2021.", "user", previous_user_text=previous) == Prefiltered(DROP, "echo")
+    assert prefilter(previous, "assistant", previous_user_text=previous) == Prefiltered(DROP, "echo")
 
 
 def test_long_personal_message_is_kept_without_sentence_analysis():
     text = "I grew up on a farm. " + "We had cows and a tractor and the winters were long. " * 40
-    assert prefilter(text, "user") == Verdict(KEEP, "personal")
+    assert prefilter(text, "user") == Prefiltered(KEEP, "personal")
 
 
 def test_large_paste_without_first_person_is_oversized():
     text = "The quarterly revenue grew across all regions. " * 200
-    assert prefilter(text, "user") == Verdict(DROP, "oversized-paste")
+    assert prefilter(text, "user") == Prefiltered(DROP, "oversized-paste")
 
 
 @pytest.mark.parametrize(
     ("text", "verdict"),
     [
-        ("I see.", Verdict(DROP, "ack-filler")),
-        ("Hey Sam, I see.", Verdict(DROP, "ack-filler")),
-        ("I see my doctor on Monday.", Verdict(KEEP, "personal")),
-        ("It is 24°C and 私は東京に住んでいます", Verdict(KEEP, "personal")),
+        ("I see.", Prefiltered(DROP, "ack-filler")),
+        ("Hey Sam, I see.", Prefiltered(DROP, "ack-filler")),
+        ("I see my doctor on Monday.", Prefiltered(KEEP, "personal")),
+        ("It is 24°C and 私は東京に住んでいます", Prefiltered(KEEP, "personal")),
     ],
 )
 def test_hollow_phrases_are_discounted_but_first_person_in_any_script_counts(text, verdict):
@@ -148,7 +148,7 @@ def test_hollow_phrases_are_discounted_but_first_person_in_any_script_counts(tex
     ],
 )
 def test_pleasantries_reactions_and_farewells_are_dropped_per_sentence(text, reason):
-    assert prefilter(text, "user") == Verdict(DROP, reason)
+    assert prefilter(text, "user") == Prefiltered(DROP, reason)
 
 
 @pytest.mark.parametrize(

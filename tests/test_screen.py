@@ -16,7 +16,7 @@ def test_queued_batch_becomes_one_decision_per_part():
             "I moved to Porto last month and I love it")
     screened = screen(msg(text))
     assert [d.item_id for d in screened.decisions] == ["abcd1234#1", "abcd1234#2"]
-    assert screened.verdict.item_id == "abcd1234#2" and screened.verdict.decision == "keep"
+    assert screened.decision.item_id == "abcd1234#2" and screened.decision.decision == "keep"
     assert "split:queued" in screened.clean_events
 
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from distiller.extract.base import Candidate, EvidenceRef, Extraction
 from distiller.records import EvidenceItem
-from distiller.verify import Source, evidence_confidence, verify
+from distiller.store.keys import slot_part
+from distiller.verify import Source, evidence_confidence, slot_key, verify
 
 
 def source(text: str, evidence: bool = True, session: str = "s1", message_id: str = "aa") -> Source:
@@ -28,7 +33,7 @@ def run(*candidates: Candidate):
 
 def test_a_good_candidate_becomes_a_belief_with_provenance():
     (belief,) = run(GOOD).beliefs
-    assert belief.scope == "agent:main" and belief.attribute == "preferred-editor"
+    assert belief.scope == "agent:main" and belief.attribute == "preferred_editor"
     assert belief.evidence[0].message_id == "k1" and belief.evidence[0].quote == "prefer neovim over vs code"
     assert belief.valid_from == "2026-03-01"
     assert belief.confidence == 0.9
@@ -119,3 +124,13 @@ def test_control_characters_are_stripped_markup_refused_and_valid_from_bounded()
         ("The user prefers Neovim over VS Code.", "2026-03-02"),
         ("The user prefers Neovim over VS Code.", "2026-03-01"),
     ]
+
+
+@given(st.text(max_size=90))
+def test_a_slot_is_keyed_once_in_the_form_the_store_keeps(text):
+    """verify's slot key is already what the store makes of it: the store's re-keying (for rows from outside) leaves
+    a verified belief's slot as it is, and it is what the former kebab-case key became once stored."""
+    key = slot_key(text)
+    assert slot_part(key) == key
+    kebab = re.sub(r"[^a-z0-9]+", "-", text.casefold()).strip("-")[:64]
+    assert key == slot_part(kebab)

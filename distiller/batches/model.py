@@ -148,7 +148,7 @@ def build(
     prompt_tokens: int,
 ) -> Batch:
     """The ledger rows of the screened messages and the requests their kept items are packed into."""
-    ledger = tuple(LedgerRow(s.verdict, file_id) for s, file_id in screened)
+    ledger = tuple(LedgerRow(s.decision, file_id) for s, file_id in screened)
     packers = _pack(screened, request_budget_tokens)
     requests, items, estimated = [], [], 0
     for agent in sorted(packers):

@@ -85,7 +85,7 @@ class Reading:
                     )
                     if isinstance(result, str):
                         tally.line_skipped(result, target.path, line.start)
-                        if result == "non_message" and self.skip is None:
+                        if self.skip is None:  # a line that is no message may mark the session skipped
                             self.skip = entry_session_skip(entry)
                     else:
                         message = result

@@ -20,7 +20,7 @@ DEMOTIONS = (SUSPECT_INJECTION,)  # reasons a kept item is sent as context only,
 
 @dataclass(slots=True)
 class Decision:
-    """The verdict on one item: a whole message, or one part of a queued batch (`item_id` "<id>#<n>").
+    """The decision on one item: a whole message, or one part of a queued batch (`item_id` "<id>#<n>").
 
     Not frozen, like Screened: both are made for every scanned message, and a frozen dataclass sets each field
     through object.__setattr__, several times slower."""
@@ -39,8 +39,8 @@ class Screened:
     redactions: tuple[tuple[str, int], ...]
 
     @property
-    def verdict(self) -> Decision:
-        """The message's own verdict for the ledger: its most useful part."""
+    def decision(self) -> Decision:
+        """The message's own decision for the ledger: its most useful part."""
         if len(self.decisions) == 1:
             return self.decisions[0]
         return max(self.decisions, key=lambda d: DECISION_RANK[d.decision])
@@ -68,10 +68,10 @@ def screen(
         if message.inter_session:
             decision, reason = CONTEXT, "inter-session"
         else:
-            verdict = prefilter(
+            prefiltered = prefilter(
                 part, message.role, assistant_decision=assistant_decision, previous_user_text=previous_user_text
             )
-            decision, reason = verdict.decision, verdict.reason
+            decision, reason = prefiltered.decision, prefiltered.reason
             if decision == KEEP and suspect_injection(part):
                 decision, reason = CONTEXT, SUSPECT_INJECTION
         redacted = redact(part)

@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from distiller.textscan import blank_except
+from distiller.textscan import blank_except, fold
 
 KEEP = "keep"
 CONTEXT = "context"
@@ -47,15 +47,18 @@ REASONS: tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Prefiltered:
+    """The prefilter's decision on one cleaned part (keep | context | drop) and its reason; screening makes it a
+    `Decision` on the item, with the text."""
+
     decision: str
     reason: str
 
 
 @lru_cache(maxsize=None)
-def _verdict(decision: str, reason: str) -> Verdict:
-    """Verdicts are immutable and few: each is made once."""
-    return Verdict(decision, reason)
+def _verdict(decision: str, reason: str) -> Prefiltered:
+    """They are immutable and few: each is made once."""
+    return Prefiltered(decision, reason)
 
 
 _LONG_MESSAGE = 600
@@ -323,7 +326,7 @@ def _words(text: str) -> list[str]:
 
 def _hollow_free(lowered: str, words: list[str]) -> str:
     """lowered without hollow phrases; `words` are its \\w runs."""
-    if ("i" in lowered or "m" in lowered) and not _HOLLOW_LEADS.isdisjoint(words):
+    if not _HOLLOW_LEADS.isdisjoint(words):
         return _HOLLOW_FIRST_PERSON.sub(" ", lowered)
     return lowered
 
@@ -364,7 +367,7 @@ def _normalise(text: str) -> str:
     """Lower-cased, straight apostrophes, vocatives ("Thanks, Caroline!") removed.
 
     A vocative's name has a capital after its first character: text without one is not searched."""
-    if ("," in text or " " in text) and not text[1:].islower() and _VOCATIVE_NAME.search(text):
+    if ("," in text or " " in text or "\t" in text) and not text[1:].islower() and _VOCATIVE_NAME.search(text):
         text = _VOCATIVE.sub(" ", text)
     return text.replace("\u2019", "'").replace("\u2018", "'").lower()
 
@@ -522,21 +525,17 @@ def _alnum_count(text: str) -> int:
     return sum(map(str.isalnum, text))
 
 
-def _echo_key(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
 @lru_cache(maxsize=1)
-def _previous_echo_key(previous_user_text: str) -> str:
+def _previousfold(previous_user_text: str) -> str:
     """Every turn until the next user message is compared with the same previous user text."""
-    return _echo_key(previous_user_text)
+    return fold(previous_user_text)
 
 
 def _is_echo(text: str, previous_user_text: str | None) -> bool:
     if previous_user_text:
-        previous_key = _previous_echo_key(previous_user_text)
+        previous_key = _previousfold(previous_user_text)
         # A key starts with its text's first character case-folded (never to nothing): that tells most apart.
-        if text.lstrip()[:1].casefold()[:1] == previous_key[:1] and _echo_key(text) == previous_key:
+        if text.lstrip()[:1].casefold()[:1] == previous_key[:1] and fold(text) == previous_key:
             return True
     if "[" in text:
         recalled = len(_RECALL_LINE.findall(text))
@@ -584,7 +583,7 @@ def _only_filler(text: str) -> bool:
     return True
 
 
-def _assistant_verdict(text: str, assistant_decision: str, previous_user_text: str | None) -> Verdict:
+def _assistant_verdict(text: str, assistant_decision: str, previous_user_text: str | None) -> Prefiltered:
     text = text.strip()
     reason = _noise_reason(text)
     if reason:
@@ -622,7 +621,7 @@ def _only_recall_queries(text: str) -> bool:
     return True
 
 
-def _user_verdict(text: str, previous_user_text: str | None) -> Verdict:
+def _user_verdict(text: str, previous_user_text: str | None) -> Prefiltered:
     stripped = text.strip()
     reason = _noise_reason(stripped)
     if reason:
@@ -662,7 +661,7 @@ def _user_verdict(text: str, previous_user_text: str | None) -> Verdict:
 
 def prefilter(
     text: str, role: str, *, assistant_decision: str = CONTEXT, previous_user_text: str | None = None
-) -> Verdict:
+) -> Prefiltered:
     """Judge one cleaned message (one part of a queued batch) on its own."""
     if role == "assistant":
         return _assistant_verdict(text, assistant_decision, previous_user_text)

@@ -69,7 +69,7 @@ def no_session_skip(key: str | None) -> Skip | None:
     return None
 
 
-def no_entry_session_skip(entry: dict) -> Skip | None:
+def no_entry_session_skip(entry: object) -> Skip | None:
     return None
 
 
@@ -98,6 +98,6 @@ class Format:
     # A user turn's line always holds this: the look-back for the last user turn parses only such lines.
     user_line_marker: bytes = b'"user"'
     session_skip: Callable[[str | None], Skip | None] = no_session_skip
-    entry_session_skip: Callable[[dict], Skip | None] = no_entry_session_skip
+    entry_session_skip: Callable[[object], Skip | None] = no_entry_session_skip  # any parsed line that is no message
     continuations: Callable[[str, int, int], list[str]] = no_continuations  # path, device, inode
-    cleaning: Cleaning | None = None
+    cleaning: Cleaning | None = None  # its envelope and noise rules; None: only our own blocks are stripped

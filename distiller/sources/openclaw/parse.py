@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import orjson
@@ -45,30 +44,25 @@ def bounded_id(value: str) -> str:
     return "blake2b:" + hashlib.blake2b(value.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class Header:
-    """What the first line of a transcript tells about the session."""
-
-    session_id: str | None
-
-
-def parse_header(entry: object) -> Header:
-    if isinstance(entry, dict) and entry.get("type") == "session" and isinstance(entry.get("id"), str):
-        return Header(session_id=bounded_id(entry["id"]))
-    return Header(session_id=None)
+def parse_header(entry: object) -> base.Header:
+    """The session id of a parsed header line, and whether the line carries an id at all (a blank line, an id-less
+    header or a line past the probe does not)."""
+    if not isinstance(entry, dict):
+        return base.Header(None, False)
+    entry_id = entry.get("id")
+    distinctive = isinstance(entry_id, str) and bool(entry_id.strip())
+    session = bounded_id(entry_id) if entry.get("type") == "session" and isinstance(entry_id, str) else None
+    return base.Header(session, distinctive)
 
 
 def header(line: bytes | None) -> base.Header:
-    """The session id of the header line, and whether that line carries an id at all (a blank line, an id-less
-    header or a line past the probe does not)."""
     entry = None
     if line is not None:
         try:
             entry = orjson.loads(line)
         except orjson.JSONDecodeError:
             entry = None
-    distinctive = isinstance(entry, dict) and isinstance(entry.get("id"), str) and bool(entry["id"].strip())
-    return base.Header(parse_header(entry).session_id, distinctive)
+    return parse_header(entry)
 
 
 def recognises(entry: dict) -> bool:
@@ -96,8 +90,9 @@ def is_tool_result_line(line: bytes) -> bool:
     return skip_line(line) is not None
 
 
-def entry_session_skip(entry: dict) -> str | None:
-    return "dreaming-session" if marks_dreaming(entry) else None
+def entry_session_skip(entry: object) -> str | None:
+    """A line that is no message may tell the whole session is skipped: a dreaming run's bootstrap entry."""
+    return "dreaming-session" if isinstance(entry, dict) and marks_dreaming(entry) else None
 
 
 def marks_dreaming(entry: dict) -> bool:
