@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from distiller.textscan import contains_any
+
 _OVERRIDE = re.compile(
     r"""(?ix)
     \b(?:ignore|disregard|forget|override|overrule|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*
@@ -37,5 +39,34 @@ _OVERRIDE = re.compile(
 )
 
 
+# The ASCII characters `\s` matches: "now" is needed after one ("know" is common, "you are now" is not).
+_ASCII_SPACES = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+
+# Every span _OVERRIDE matches in ASCII text holds one of these, lowercased (one per alternative, in its order): text
+# without any of them is not searched. Outside ASCII, case folding pairs more than ASCII letters ("ı" matches "i"):
+# such text is always searched.
+NEEDLES: tuple[str, ...] = (
+    "ignore", "disregard", "forget", "override", "overrule", "bypass",  # ignore/forget … instructions
+    "follow",  # do not follow your rules
+    "pretend",
+    "system", "developer", "hidden",  # … prompt / message / instructions
+    *(space + "now" for space in _ASCII_SPACES),  # you are now …; from now on …
+    "instruction",  # new instructions:
+    "jailbreak", *(space + "mode" for space in _ASCII_SPACES),  # developer mode, dan mode
+    "candidate",  # store … candidates:; "candidates":
+    '"statement"', '"evidence"', '"item_id"',
+    "<",  # fake markup and <|im_start|>
+    "inst]", "sys]",
+    "assistant",  # system: / assistant: at a line start
+)  # fmt: skip
+
+
 def suspect_injection(text: str) -> bool:
+    if text.isascii() and not contains_any(text.lower(), NEEDLES):
+        return False
+    return suspect_injection_every_time(text)
+
+
+def suspect_injection_every_time(text: str) -> bool:
+    """`suspect_injection` without the needle shortcut: the plain path it is proven equal to."""
     return _OVERRIDE.search(text) is not None
