@@ -24,7 +24,7 @@ from distiller.extract.base import BadRequest, Extraction, Extractor, ExtractReq
 from distiller.extract.select import estimated_cost_usd, estimated_output_tokens, prompt_tokens
 from distiller.records import Belief
 from distiller.store import batch_rows
-from distiller.store import beliefs as belief_store
+from distiller.store import writes as belief_store
 from distiller.store import clock, cursors, messages
 from distiller.verify import verify
 

@@ -41,7 +41,7 @@ from distiller.sources.openclaw import parse as openclaw
 from distiller.sources import sniff as formats
 from distiller.sources.openclaw.discover import Discovery, default_source, discover, session_skip
 from distiller.store import batch_rows
-from distiller.store import beliefs as belief_store
+from distiller.store import writes as belief_store
 from distiller.store import cursors, messages, runs
 from distiller.store.cursors import Cursor
 from distiller.store.db import connect_for, transaction

@@ -11,7 +11,7 @@ import duckdb
 import orjson
 
 from distiller.screen.prefilter import KEEP
-from distiller.store.beliefs import ARCHIVED, history
+from distiller.store.writes import ARCHIVED, history
 from distiller.store.bulk import pack, rows
 from distiller.store.cursors import Cursor
 
