@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from distiller.pipeline import run as pipeline
+from distiller import pipeline
 from distiller.batches import admin as batches_admin
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.lock import lock_holder
-from distiller.sources import sniff as formats
-from distiller.sources.openclaw.discover import discover
+from distiller import sources as registry
+from distiller.sources import sniff
 from distiller.store.db import open_existing
 from distiller.store.migrations import MIGRATIONS
 
@@ -146,17 +146,17 @@ def _lock(settings: Settings, report: Report) -> None:
 
 def _sources(settings: Settings, sources: Sequence[Path] | None, report: Report) -> None:
     roots = pipeline.resolve_sources(sources)
-    found = discover([Path(r) for r in roots], settings.excluded_agents)
+    found = registry.discover([Path(r) for r in roots], settings.excluded_agents)
     for missing in found.missing:
         report.add("sources", PROBLEM, f"source not found: {missing}", "pass --source with an existing path")
     agents = Counter(c.agent for c in found.live)
     kinds: Counter[str] = Counter()
     for root in roots:
         if os.path.isdir(root):
-            kinds.update(formats.survey(Path(root)))
+            kinds.update(sniff.survey(Path(root)))
         elif os.path.isfile(root):
-            kinds[formats.sniff(root)] += 1
-    by_format = ", ".join(f"{formats.LABELS.get(k, k)} {n}" for k, n in kinds.most_common() if k != formats.EMPTY)
+            kinds[sniff.sniff(root)] += 1
+    by_format = ", ".join(f"{sniff.label(k)} {n}" for k, n in kinds.most_common() if k != sniff.EMPTY)
     by_agent = ", ".join(f"{a} {n}" for a, n in sorted(agents.items()))
     if found.live:
         report.add("sources", OK, f"{len(found.live)} transcript(s) under {', '.join(roots)}; by agent: {by_agent}"

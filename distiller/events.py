@@ -11,12 +11,21 @@ from distiller.screen.prefilter import DROP
 from distiller.screen import DEMOTIONS, Screened
 
 if TYPE_CHECKING:
-    from distiller.batches.files import Batch, Plan
-    from distiller.pipeline.distill import Committed
+    from distiller.batches.model import Batch, Plan
+    from distiller.extract.select import Estimate
+    from distiller.pipeline.commit import Committed
 
 log = logging.getLogger("distiller")
 
 MALFORMED_REASONS = ("malformed_json", "invalid_utf8")
+
+
+def cached_share(counters: dict) -> float | None:
+    """The share of a run's prompt tokens read from the prompt cache (None before any model call). Works on the
+    counters of any run recorded, older ones too."""
+    read = counters.get("cache_read_tokens") or 0
+    prompt = (counters.get("input_tokens") or 0) + (counters.get("cache_write_tokens") or 0) + read
+    return round(read / prompt, 4) if prompt else None
 
 
 @dataclass(slots=True)
@@ -46,8 +55,8 @@ class Tally:
     sanitized: Counter[str] = field(default_factory=Counter)
     beliefs: Counter[str] = field(default_factory=Counter)
     quarantined_requests: int = 0
-    tokens: int = 0
-    input_tokens: int = 0
+    tokens: int = 0  # every token billed: uncached input, cache writes and reads, output
+    input_tokens: int = 0  # the uncached part of the prompts
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
@@ -56,6 +65,7 @@ class Tally:
     estimated_calls: int = 0  # refused calls that report no usage, counted at their estimated input
     estimated_tokens: int = 0
     estimated_cost_usd: float = 0.0
+    estimated_cache_read_tokens: int = 0
     budget_stop: str | None = None
     staged: list[str] = field(default_factory=list)
     submitted: list[str] = field(default_factory=list)
@@ -112,7 +122,7 @@ class Tally:
         self.quarantined_requests += done.quarantined_requests
         for extraction in batch.results:
             for usage in extraction.usage:
-                self.tokens += usage.input_tokens + usage.output_tokens
+                self.tokens += usage.tokens
                 self.input_tokens += usage.input_tokens
                 self.cache_read_tokens += usage.cache_read_tokens
                 self.cache_write_tokens += usage.cache_write_tokens
@@ -123,13 +133,14 @@ class Tally:
         if done.quarantined_requests:
             log.warning("batch %s: %d request(s) quarantined", batch.batch_id, done.quarantined_requests)
 
-    def planned(self, plan: Plan, estimated_cost_usd: float) -> None:
-        """A dry run's batch: what it would send, without sending it."""
+    def planned(self, plan: Plan, expected: Estimate) -> None:
+        """A dry run's batch: what it would send, without sending it, and what that would cost."""
         if plan.requests:
             self.batches += 1
         self.requests += plan.requests
         self.estimated_tokens += plan.estimated_tokens
-        self.estimated_cost_usd += estimated_cost_usd
+        self.estimated_cost_usd += expected.usd
+        self.estimated_cache_read_tokens += expected.cache_read_tokens
 
     @property
     def malformed(self) -> int:
@@ -165,12 +176,15 @@ class Tally:
             "input_tokens": self.input_tokens,
             "cache_read_tokens": self.cache_read_tokens,
             "cache_write_tokens": self.cache_write_tokens,
+            "cached_share": cached_share({"input_tokens": self.input_tokens, "cache_read_tokens": self.cache_read_tokens,
+                                          "cache_write_tokens": self.cache_write_tokens}),
             "cost_usd": round(self.cost_usd, 6),
             "model_calls": self.model_calls,
             "sdk_retries": self.sdk_retries,
             "estimated_calls": self.estimated_calls,
             "estimated_tokens": self.estimated_tokens,
             "estimated_cost_usd": round(self.estimated_cost_usd, 6),
+            "estimated_cache_read_tokens": self.estimated_cache_read_tokens,
             "budget_stop": self.budget_stop,
             "staged": list(self.staged),
             "submitted": list(self.submitted),

@@ -52,6 +52,45 @@ PRICES: dict[str, Rates] = {
 }
 
 
+# The shortest prefix (tokens up to the cache_control marker) each model caches. Below it the API caches nothing and
+# says nothing: no error, both cache counters 0, every request billed in full. Anthropic's prompt-caching page
+# gives 4,096 for Haiku 4.5 and Opus 4.5/4.6 and 1,024 for Sonnet 4.5; the others are from third-party tables
+# (512 for Opus 5, 1,024 for Sonnet 5 and Opus 4.8), taking the larger figure where sources differ (2,048 was
+# observed for Sonnet 4.6, 4,096 listed for Opus 4.7). Haiku 5.5, Sonnet 5.5 and Opus 5.5 have no published
+# figure: they get 4,096, the largest published floor, so a prefix that clears it clears theirs.
+UNPUBLISHED_MIN_CACHEABLE_TOKENS = 4096
+MIN_CACHEABLE_TOKENS: dict[str, int] = {
+    "claude-haiku-5-5": UNPUBLISHED_MIN_CACHEABLE_TOKENS,
+    "claude-haiku-4-5": 4096,
+    "claude-haiku-4-5-20251001": 4096,
+    "claude-sonnet-5-5": UNPUBLISHED_MIN_CACHEABLE_TOKENS,
+    "claude-sonnet-5": 1024,
+    "claude-sonnet-4-6": 2048,
+    "claude-sonnet-4-5": 1024,
+    "claude-sonnet-4-5-20250929": 1024,
+    "claude-opus-5-5": UNPUBLISHED_MIN_CACHEABLE_TOKENS,
+    "claude-opus-5": 512,
+    "claude-opus-4-8": 1024,
+    "claude-opus-4-7": 4096,
+    "claude-opus-4-6": 4096,
+    "claude-opus-4-5": 4096,
+    "claude-opus-4-5-20251101": 4096,
+}
+CACHE_WRITE_FACTOR = 1.25  # of the input price, for the 5-minute TTL the extractor uses
+CACHE_READ_FACTOR = 0.1
+
+
+def min_cacheable_tokens(model: str) -> int:
+    """The model's minimum cacheable prefix; a model missing here gets the largest published floor."""
+    rates(model)  # an unpriced model is an error here too
+    return MIN_CACHEABLE_TOKENS.get(model, UNPUBLISHED_MIN_CACHEABLE_TOKENS)
+
+
+def caches(model: str, prefix_tokens: int) -> bool:
+    """Whether a cache_control marker after `prefix_tokens` of static prompt makes the API cache it at all."""
+    return prefix_tokens >= min_cacheable_tokens(model)
+
+
 def rates(model: str) -> Rates:
     """The model's rates; an unpriced model is an error, never a silent $0."""
     try:

@@ -22,7 +22,7 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from distiller import stop
-from distiller.pipeline import run as pipeline
+from distiller import pipeline
 from distiller.config import Settings
 from distiller.errors import DistillError, Unavailable
 from distiller.install import every_seconds

@@ -15,13 +15,41 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import orjson
-
 from distiller.events import Tally
-from distiller.sources.openclaw import parse as openclaw
-from distiller.sources.openclaw.discover import Discovery, classify
-from distiller.store.cursors import Cursor
+from distiller import sources
+from distiller.sources.base import Discovery
+from distiller.store import cursors as cursor_rows
 from distiller.tail import Stat, open_regular, read_head, skip_reason, stat_of, tail_digest
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """Where an identified transcript was read up to (its fields in the store's column order)."""
+
+    file_id: str
+    path: str
+    agent: str
+    session_id: str
+    dev: int
+    inode: int
+    size: int
+    mtime_ns: int
+    offset: int
+    tail_digest: str
+    state: str = "active"
+    session_skip: str | None = None  # why every message of this session is dropped (cron or dreaming run)
+
+    def row(self) -> tuple:
+        return tuple(getattr(self, name) for name in cursor_rows.FIELDS)
+
+
+def load_cursors(con) -> list[Cursor]:
+    return [Cursor(*row) for row in cursor_rows.load(con)]
+
+
+def save_cursors(con, moves: Iterable[tuple[Cursor, int | None]]) -> None:
+    """Insert new cursors, advance known ones by compare-and-set with the offset each replaces (store.cursors)."""
+    cursor_rows.save(con, [(cursor.row(), expected) for cursor, expected in moves])
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +61,7 @@ class ReadPlan:
     stop: int
     expected_offset: int | None
     event: str
+    format: str  # the name of the transcript format that reads it
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +72,7 @@ class Observed:
     fingerprint: str
     session_id: str
     distinctive: bool  # the first line carries an id: its fingerprint tells this file from others
+    format: str
 
     @property
     def by_inode(self) -> str:
@@ -54,21 +84,13 @@ def _unchanged(cursor: Cursor, stat: Stat) -> bool:
     return (cursor.dev, cursor.inode, cursor.size, cursor.mtime_ns) == (stat.dev, stat.inode, stat.size, stat.mtime_ns)
 
 
-def _read_header(head_line: bytes | None, path: str) -> tuple[str, bool]:
-    """The session id (from the header, else the file name) and whether the first line carries an id at all (a
-    blank line, an id-less header or a line past the probe does not)."""
-    entry = None
-    if head_line is not None:
-        try:
-            entry = orjson.loads(head_line)
-        except orjson.JSONDecodeError:
-            entry = None
-    distinctive = isinstance(entry, dict) and isinstance(entry.get("id"), str) and bool(entry["id"].strip())
-    session_id = openclaw.parse_header(entry).session_id
-    return session_id or Path(path).name.split(".jsonl")[0], distinctive
+def _read_header(head_line: bytes | None, path: str, fmt: str) -> tuple[str, bool]:
+    """The session id (from the header, else the file name) and whether the first line carries an id at all."""
+    header = sources.named(fmt).header(head_line)
+    return header.session_id or Path(path).name.split(".jsonl")[0], header.distinctive
 
 
-def observe(path: str, agent: str, tally: Tally) -> Observed | None:
+def observe(path: str, agent: str, fmt: str, tally: Tally) -> Observed | None:
     """Stat and fingerprint a file; None (with the reason counted) when it cannot be read or is not ready."""
     try:
         with open_regular(path) as f:
@@ -82,7 +104,7 @@ def observe(path: str, agent: str, tally: Tally) -> Observed | None:
     if head is None:
         tally.file_skipped("header_incomplete" if stat.size else "empty", path)
         return None
-    return Observed(path, agent, stat, head.fingerprint, *_read_header(head.line, path))
+    return Observed(path, agent, stat, head.fingerprint, *_read_header(head.line, path, fmt), fmt)
 
 
 def _still_there(cursor: Cursor) -> bool:
@@ -132,7 +154,7 @@ def _plan(seen: Observed, file_id: str, tracked: Cursor | None) -> ReadPlan:
         tail_digest="",
     )
     if tracked is None:
-        return ReadPlan(target, 0, seen.stat.size, None, "new")
+        return ReadPlan(target, 0, seen.stat.size, None, "new", seen.format)
     # A session marked as skipped earlier in the file stays skipped when reading resumes mid-file.
     resumed = replace(target, session_skip=tracked.session_skip)
     moved = tracked.path != seen.path
@@ -146,7 +168,7 @@ def _plan(seen: Observed, file_id: str, tracked: Cursor | None) -> ReadPlan:
     else:
         event, start = ("renamed" if moved else "appended"), tracked.offset
         target = resumed
-    return ReadPlan(target, start, seen.stat.size, tracked.offset, event)
+    return ReadPlan(target, start, seen.stat.size, tracked.offset, event, seen.format)
 
 
 def _in_scope(path: str, roots: list[str]) -> bool:
@@ -156,24 +178,9 @@ def _in_scope(path: str, roots: list[str]) -> bool:
     return False
 
 
-def _continuations(cursor: Cursor) -> list[str]:
+def _continuations(cursor: Cursor, fmt: str) -> list[str]:
     """Archives next to a vanished tracked path that may be its renamed continuation."""
-    directory, name = os.path.split(cursor.path)
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:
-        return []
-    found = []
-    for entry in entries:
-        if classify(entry.name) != "archive" or entry.path == cursor.path:
-            continue
-        try:
-            same_inode = (entry.stat().st_dev, entry.stat().st_ino) == (cursor.dev, cursor.inode)
-        except OSError:
-            continue
-        if same_inode or entry.name.startswith(name + "."):
-            found.append(entry.path)
-    return sorted(found, key=lambda p: not p.startswith(cursor.path + "."))
+    return sources.named(fmt).continuations(cursor.path, cursor.dev, cursor.inode)
 
 
 def plan_reads(
@@ -210,7 +217,7 @@ def plan_reads(
                     continue
             except OSError:
                 pass
-        seen = observe(candidate.path, candidate.agent, tally)
+        seen = observe(candidate.path, candidate.agent, candidate.format, tally)
         if seen is not None:
             consider(seen, identity(seen, by_id, by_path, claimed))
 
@@ -223,7 +230,8 @@ def plan_reads(
             or not _in_scope(cursor.path, roots)
         ):
             continue
-        for path in [cursor.path, *_continuations(cursor)]:
+        fmt = sources.for_path(cursor.path).name
+        for path in [cursor.path, *_continuations(cursor, fmt)]:
             try:
                 if path == cursor.path and _unchanged(cursor, stat_of(os.stat(path))):
                     claimed.add(cursor.file_id)
@@ -232,7 +240,7 @@ def plan_reads(
                     break
             except OSError:
                 continue
-            seen = observe(path, cursor.agent, tally)
+            seen = observe(path, cursor.agent, fmt, tally)
             if seen is not None and cursor.file_id in (seen.fingerprint, seen.by_inode):
                 consider(seen, cursor.file_id)
                 break

@@ -2,8 +2,10 @@
 
 Replies come from a FIFO that tests fill (`enqueue_*`). When it is empty the fake answers with no candidates,
 or, in auto mode, with a deterministic extraction derived from the request (for benchmarks). Token usage is
-estimated from text length, and prompt caching is emulated: the first request with a given cached prefix
-reports cache-creation tokens, later ones cache-read tokens.
+estimated from text length, and prompt caching is emulated as the API does it: only a prefix that ends in a
+cache_control marker and reaches the model's minimum cacheable length (the price table's, unless a test sets
+one) is cached; the first request with it reports cache-creation tokens, later ones cache-read tokens, and any
+other request bills its whole prompt as input, silently.
 
 Endpoints (the ones anthropic 2.x calls): POST /v1/messages, POST /v1/messages/batches,
 GET /v1/messages/batches/{id} and GET {results_url} (/v1/messages/batches/{id}/results, JSONL).
@@ -26,10 +28,13 @@ from typing import Any, Callable
 import orjson
 import pytest
 
+from distiller import prices
+
 FAKE_CREATED_AT = "2026-11-01T12:00:00Z"
 FAKE_EXPIRES_AT = "2026-11-02T12:00:00Z"
 SAMPLING_PARAMS = ("temperature", "top_p", "top_k")
 RETRYABLE = {408, 409, 429}
+_DROP = "x-fake-drop"  # internal: the handler breaks the body off half-way
 Response = tuple[int, dict[str, str], bytes]  # status, headers, body
 
 _ITEM = re.compile(r'<item id="([^"]*)" role="([^"]*)" ts="([^"]*)" cite="(yes|no)">\n(.*?)\n</item>', re.DOTALL)
@@ -145,10 +150,11 @@ def auto_candidates(user_text: str) -> list[dict[str, Any]]:
 class FakeAnthropic:
     """The fake server; use as a context manager (`with FakeAnthropic() as fake:`) or via `fake_anthropic`."""
 
-    def __init__(self, *, auto: bool = False, min_cacheable_tokens: int = 0) -> None:
+    def __init__(self, *, auto: bool = False, min_cacheable_tokens: int | None = None) -> None:
         self.auto = auto
-        self.min_cacheable_tokens = min_cacheable_tokens
+        self.min_cacheable_tokens = min_cacheable_tokens  # None: each model's own, from the price table
         self.delay_seconds = 0.0  # before each POST /v1/messages reply: for client timeout tests
+        self.drop_results = 0  # the next N batch-results downloads break off mid-body (a dropped connection)
         # A hostile model: called with each Messages request's items (and every item sent before) when the queue
         # is empty; returns the reply to send, or None for the default.
         self.responder: Callable[[list[SentItem], list[SentItem]], Reply | None] | None = None
@@ -254,12 +260,15 @@ class FakeAnthropic:
         return _json(404, error_body("not_found_error", f"{method} {path} is not served by the fake"))
 
     def _messages(self, params: dict[str, Any]) -> Response:
-        if self.delay_seconds:
+        with self._lock:
+            cached_on_arrival = frozenset(self._cached)  # an entry exists once a writer's reply has begun, not
+        if self.delay_seconds:                        # while requests sent alongside it are still waiting
             time.sleep(self.delay_seconds)
-        status, body, headers = self._reply_for(params)
+        status, body, headers = self._reply_for(params, cached_on_arrival)
         return _json(status, body, headers)
 
-    def _reply_for(self, params: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def _reply_for(self, params: dict[str, Any], cached: frozenset[str] | None = None
+                   ) -> tuple[int, dict[str, Any], dict[str, str]]:
         """The next scripted reply (or the default) for one set of Messages params, as (status, body, headers)."""
         rejected = [name for name in SAMPLING_PARAMS if name in params]
         if rejected:
@@ -275,7 +284,7 @@ class FakeAnthropic:
             return 500, error_body("api_error", "a batch result was scripted, but this is a Messages call"), {}
         if reply is not None and reply.status != 200:
             return reply.status, reply.body or {}, reply.headers
-        usage = self._usage(params)
+        usage = self._usage(params, cached)
         if reply is None:
             found = auto_candidates(_user_text(params)) if self.auto else []
             text = orjson.dumps({"candidates": found}).decode()
@@ -287,8 +296,9 @@ class FakeAnthropic:
         return 200, message_body(text, model=params.get("model", "?"), stop_reason=stop_reason,
                                  message_id=message_id, **usage), {}
 
-    def _usage(self, params: dict[str, Any]) -> dict[str, int]:
-        """Input tokens split as the API would: a cached prefix (system up to the last cache_control) or not."""
+    def _usage(self, params: dict[str, Any], cached: frozenset[str] | None = None) -> dict[str, int]:
+        """Input tokens split as the API would: a cached prefix (system up to the last cache_control) or not.
+        `cached` is the cache as the request found it on arrival (None: as it is now)."""
         system = params.get("system") or []
         blocks = [{"text": system}] if isinstance(system, str) else system
         cut = max((i + 1 for i, b in enumerate(blocks) if b.get("cache_control")), default=0)
@@ -296,12 +306,15 @@ class FakeAnthropic:
         rest = "".join(b.get("text", "") for b in blocks[cut:]) + _user_text(params)
         prefix_tokens = tokens(prefix + orjson.dumps(params.get("output_config")).decode()) if prefix else 0
         usage = {"input_tokens": tokens(rest), "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-        if prefix_tokens and prefix_tokens < self.min_cacheable_tokens:
+        minimum = self.min_cacheable_tokens
+        if minimum is None:
+            minimum = prices.MIN_CACHEABLE_TOKENS.get(params.get("model"), prices.UNPUBLISHED_MIN_CACHEABLE_TOKENS)
+        if prefix_tokens and prefix_tokens < minimum:
             usage["input_tokens"] += prefix_tokens
         elif prefix_tokens:
             key = hashlib.sha256(orjson.dumps([params.get("model"), prefix, params.get("output_config")])).hexdigest()
             with self._lock:
-                hit = key in self._cached
+                hit = key in (self._cached if cached is None else cached)
                 self._cached.add(key)
             usage["cache_read_input_tokens" if hit else "cache_creation_input_tokens"] = prefix_tokens
         return usage
@@ -359,7 +372,10 @@ class FakeAnthropic:
         if results is None:
             return _json(404, error_body("not_found_error", f"no results for batch {batch_id}"))
         data = b"".join(orjson.dumps(line) + b"\n" for line in results)
-        return 200, {"content-type": "application/binary"}, data
+        with self._lock:
+            drop = self.drop_results > 0
+            self.drop_results -= drop
+        return 200, {"content-type": "application/binary", **({_DROP: "1"} if drop else {})}, data
 
 
 def _public(batch: dict[str, Any]) -> dict[str, Any]:
@@ -401,11 +417,17 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(length) if length else b""
             headers = {name.lower(): value for name, value in self.headers.items()}
             status, reply_headers, data = fake.handle(self.command, self.path.split("?")[0], headers, raw)
+            drop = reply_headers.pop(_DROP, None)
             self.send_response(status)
             for name, value in {"request-id": "req_fake", **reply_headers}.items():
                 self.send_header(name, value)
             self.send_header("content-length", str(len(data)))
             self.end_headers()
+            if drop:  # half the promised body, then the connection closes
+                self.wfile.write(data[: len(data) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                return
             self.wfile.write(data)
 
         do_GET = do_POST = _serve

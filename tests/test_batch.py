@@ -7,14 +7,16 @@ import subprocess
 import sys
 from dataclasses import replace
 
+import orjson
 import pytest
 
 from distiller.batches import files as batches
+from distiller.batches import model as batch_model
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item, Usage
 from distiller.extract.rules import RulesExtractor
 from distiller.records import Message
 from distiller.screen import screen
-from distiller.store.cursors import Cursor
+from distiller.track import Cursor
 
 
 def screened(text: str, role: str = "user", agent: str = "main", session: str = "s1", message_id: str = "id"):
@@ -24,7 +26,7 @@ def screened(text: str, role: str = "user", agent: str = "main", session: str = 
 
 def build(entries, budget=6000):
     cursor = Cursor("file-1", "/f", "main", "s1", 1, 2, 100, 5, 100, "d")
-    return batches.build("b1", "run1", RulesExtractor(), entries, [(cursor, 0)], request_budget_tokens=budget,
+    return batch_model.build("b1", "run1", RulesExtractor(), entries, [(cursor, 0)], request_budget_tokens=budget,
                          prompt_tokens=100)
 
 
@@ -59,7 +61,7 @@ def test_a_plan_counts_the_requests_and_tokens_build_packs():
         for agent in ("main", "work") for i in range(6)]
     for budget in (30, 6000):
         batch = build(entries, budget=budget)
-        plan = batches.plan(entries, request_budget_tokens=budget, prompt_tokens=100)
+        plan = batch_model.plan(entries, request_budget_tokens=budget, prompt_tokens=100)
         assert (plan.requests, plan.estimated_tokens) == (len(batch.requests), batch.estimated_tokens)
 
 
@@ -71,10 +73,10 @@ def test_nothing_kept_means_no_request():
 def test_split_halves_keep_context_with_its_evidence():
     items = (Item("m1", "assistant", None, "q", False), Item("m2", "user", None, "a", True),
              Item("m3", "assistant", None, "q2", False), Item("m4", "user", None, "b", True))
-    first, second = batches.split(ExtractRequest("b1-r1", "main", items))
+    first, second = batch_model.split(ExtractRequest("b1-r1", "main", items))
     assert [i.item_id for i in first.items] == ["m1", "m2"] and first.request_id == "b1-r1a"
     assert [i.item_id for i in second.items] == ["m3", "m4"]
-    assert batches.split(ExtractRequest("x", "main", items[:1])) == ()
+    assert batch_model.split(ExtractRequest("x", "main", items[:1])) == ()
 
 
 def test_batch_file_round_trips_and_is_private(tmp_path):
@@ -96,9 +98,37 @@ def test_batch_file_round_trips_and_is_private(tmp_path):
     assert batches.load_all(tmp_path) == []
 
 
+
+@pytest.mark.parametrize("version", [2, 0, "1", None])
+def test_a_batch_file_of_another_format_is_unreadable_with_its_format_named_and_is_set_aside(tmp_path, version):
+    """Its fields may not mean what ours do: never trusted, never a traceback; its messages are read again."""
+    batch = replace(build([screened("I live in Lisbon")]), batch_id="0123456789ab-0001")
+    path = batches.write(tmp_path, batch)
+    data = orjson.loads(path.read_bytes())
+    if version is None:
+        del data["format"]
+    else:
+        data["format"] = version
+    path.write_bytes(orjson.dumps(data))
+    with pytest.raises(batches.BatchUnreadable) as caught:
+        batches.load(path)
+    assert f"batch file format {version!r}, this version reads format 1" in str(caught.value)
+    assert str(path) in str(caught.value) and "reads its messages again" in str(caught.value)
+    assert batches.scan(tmp_path).unreadable == [path]
+    assert batches.tidy(tmp_path) == ["0123456789ab-0001.json"]
+
+
+@pytest.mark.parametrize("content", [b"[]", b'"batch"', b"null", b"17"])
+def test_a_batch_file_that_is_json_but_no_object_is_unreadable(tmp_path, content):
+    path = batches.path_of(tmp_path, "0123456789ab-0001")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    with pytest.raises(batches.BatchUnreadable, match="this version reads format 1"):
+        batches.load(path)
+
 def test_token_estimate_counts_cjk_characters_fully():
-    assert batches.estimate_tokens("a" * 400) == 101
-    assert batches.estimate_tokens("我不吃生鱼片") == 7
+    assert batch_model.estimate_tokens("a" * 400) == 101
+    assert batch_model.estimate_tokens("我不吃生鱼片") == 7
 
 
 def test_a_short_write_fails_whole_and_leaves_no_file(tmp_path):

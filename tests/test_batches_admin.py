@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from conftest import append, ingested, message_line, new_session
 
 from distiller.batches import files as batches
+from distiller.batches import model as batch_model
 from distiller.cli import cli
 
 FACT = "I live in Lisbon and I work as a nurse."
@@ -18,7 +19,7 @@ def invoke(*args: str):
     return CliRunner().invoke(cli, list(args))
 
 
-def staged_batch(agents: Path) -> batches.Batch:
+def staged_batch(agents: Path) -> batch_model.Batch:
     path = new_session(agents)
     append(path, message_line(FACT, message_id="u0000001"))
     result = invoke("--json", "run", "--no-llm", "--source", str(agents))
@@ -27,7 +28,7 @@ def staged_batch(agents: Path) -> batches.Batch:
     return batches.load(Path(staged))
 
 
-def cited(batch: batches.Batch) -> str:
+def cited(batch: batch_model.Batch) -> str:
     return next(b.item.item_id for b in batch.items if b.item.evidence)
 
 
@@ -99,3 +100,24 @@ def test_a_commit_the_store_refuses_whole_keeps_the_batch_staged(agents, setting
     assert len(ingested(settings)) == 1  # the second batch's message is not marked read
     assert invoke("commit", again.batch_id, "--beliefs", str(answer), "--accept-empty").exit_code == 0
     assert batches.load_all(settings.state_dir) == [] and len(ingested(settings)) == 2
+
+
+def test_an_external_beliefs_line_is_parsed_exactly_as_a_model_reply_is(tmp_path):
+    """One parser of the candidate contract: a beliefs file line and a model reply's candidate read the same."""
+    from distiller.batches.admin import _parse_candidates
+    from distiller.extract.candidates import parse_candidates
+
+    entries = [
+        {"statement": "Dana drinks oat milk.", "category": "preference", "subject": "user", "attribute": "milk",
+         "confidence": "0.7", "evidence_type": "explicit", "importance": 6.0, "decay_sensitivity": "low",
+         "valid_from": "", "evidence": [{"item_id": "m1", "quote": "I'm Dana"}]},
+        {"statement": 42, "confidence": "high", "importance": 7.5, "evidence": ["m1", {"item_id": 3}]},
+    ]
+    beliefs = tmp_path / "beliefs.jsonl"
+    beliefs.write_bytes(b"\n".join(orjson.dumps(entry) for entry in entries) + b"\n\n")
+    numbered = _parse_candidates(beliefs)
+    assert [number for number, _ in numbered] == [1, 2]
+    replied = parse_candidates(orjson.dumps({"candidates": entries}).decode())
+    assert repr(tuple(c for _, c in numbered)) == repr(replied)  # repr: a NaN confidence is not equal to itself
+    first = numbered[0][1]
+    assert (first.confidence, first.importance, first.valid_from) == (0.7, 6, None)

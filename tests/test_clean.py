@@ -7,7 +7,20 @@ from hypothesis import strategies as st
 
 from secretgen import CLEAN_MARKERS, texts_with_secrets
 
-from distiller.screen.clean import DISTILLER_BLOCKS, INJECTED_BLOCKS, Cleaned, clean, clean_every_rule
+from distiller.screen.clean import DISTILLER_BLOCKS, Cleaned
+from distiller.screen.clean import clean as clean_as
+from distiller.screen.clean import clean_every_rule as clean_every_rule_as
+from distiller.sources.openclaw.envelopes import CLEANING, INJECTED_BLOCKS
+
+
+def clean(text, role, extra_blocks=()):
+    """OpenClaw's messages, cleaned by OpenClaw's rules."""
+    return clean_as(text, role, extra_blocks, CLEANING)
+
+
+def clean_every_rule(text, role, extra_blocks=()):
+    return clean_every_rule_as(text, role, extra_blocks, CLEANING)
+
 
 FIXTURE = Path(__file__).parent / "fixtures" / "labelled.jsonl"
 ROWS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -183,3 +196,52 @@ def test_clean_only_removes_never_raises_and_is_idempotent(text, role):
 @given(texts_with_secrets(tuple(CLEAN_MARKERS)), st.sampled_from(["user", "assistant"]))
 def test_the_trigger_shortcut_equals_running_every_rule(text, role):
     assert clean(text, role) == clean_every_rule(text, role)
+
+
+def _declared_needles() -> list[str]:
+    """Every literal each OpenClaw rule declares, in the case variants and line positions its rule accepts."""
+    found: set[str] = set()
+    for rule in (*CLEANING.splits, *CLEANING.synthetic, *CLEANING.rewrites):
+        needles = rule.needles
+        found.update(needles.anywhere)
+        found.update(f"\n \t{needle}" for needle in needles.line_start)
+        found.update(needles.line_start)
+        for needle in (*needles.folded, *needles.start_folded):
+            found.update((needle, needle.upper(), needle.title(), needle.swapcase()))
+    return sorted(found)
+
+
+NEEDLE_TEXTS = st.lists(
+    st.one_of(st.sampled_from(_declared_needles()), MARKERS, st.sampled_from(CLEAN_MARKERS),
+              st.text(st.sampled_from("ab _.:*(\n \t[]<>/"), max_size=8)),
+    max_size=8,
+).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(NEEDLE_TEXTS, st.sampled_from(["user", "assistant"]))
+def test_the_shortcut_derived_from_every_rules_needles_equals_running_every_rule(text, role):
+    assert clean(text, role) == clean_every_rule(text, role)
+
+
+@pytest.mark.parametrize(
+    ("text", "role"),
+    [
+        ("heartbeat_ok", "assistant"),
+        ("* NO_REPLY and then a tail longer than the last two dozen characters", "assistant"),
+        ("ok.\n  MEDIA: ./a.png", "assistant"),
+        ("please heartbeat_respond now", "user"),
+        ("eXec completed (code 0)", "user"),
+    ],
+)
+def test_texts_a_hand_kept_trigger_list_let_past_are_cleaned_as_by_every_rule(text, role):
+    """Each of these took the old shortcut (no trigger found) although a rule changes it."""
+    cleaned = clean(text, role)
+    assert cleaned == clean_every_rule(text, role)
+    assert cleaned != Cleaned((text,), None, ())
+
+
+def test_a_format_without_rules_of_its_own_strips_only_our_blocks():
+    text = "<relevant-memories>x</relevant-memories> [Telegram 2026-03-01 10:00] hi <distiller-recall>y</distiller-recall>"
+    assert clean_as(text, "user").parts == ("<relevant-memories>x</relevant-memories> [Telegram 2026-03-01 10:00] hi",)
+    assert clean_as("Read HEARTBEAT.md", "user") == Cleaned(("Read HEARTBEAT.md",), None, ())

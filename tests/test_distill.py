@@ -15,6 +15,7 @@ from conftest import append, distill, ingested, message_line, new_session, wait_
 from fakeapi import candidate, candidates_reply
 
 from distiller.batches import files as batches
+from distiller.batches import model as batch_model
 from distiller.config import Settings
 
 FACT = "I'm allergic to peanuts and I live in Lisbon"
@@ -92,7 +93,7 @@ def test_rate_limited_run_stops_with_75_and_the_next_run_resumes(api, fake_anthr
     result = run_json(api, check=False)
     assert result.returncode == 75, result.stderr
     (pending,) = batches.load_all(settings.state_dir)
-    assert pending.status == batches.PENDING
+    assert pending.status == batch_model.PENDING
     assert ingested(settings) == []
     status = orjson.loads(distill("--json", "status", check=True).stdout)
     assert status["bytes_behind"] > 0 and status["last_run"]["status"] == "unavailable"
@@ -172,7 +173,7 @@ def test_sigkill_after_results_are_saved_never_pays_twice(api, fake_anthropic, t
             [sys.executable, "-c", "import duckdb,sys,time; c=duckdb.connect(sys.argv[1]); print(1, flush=True); "
              "time.sleep(60)", str(settings.db_path)], stdout=subprocess.PIPE, text=True)
         assert holder.stdout.readline().strip() == "1"
-        wait_for(lambda: [b for b in batches.load_all(settings.state_dir) if b.status == batches.DISTILLED],
+        wait_for(lambda: [b for b in batches.load_all(settings.state_dir) if b.status == batch_model.DISTILLED],
                  "the saved results")
         run.send_signal(signal.SIGKILL)
         run.wait()
@@ -219,7 +220,7 @@ def test_batches_api_submits_then_a_later_run_collects(api, fake_anthropic, tran
     (submitted,) = summary["submitted"]
     assert summary["messages"] == 3 and ingested(settings) == []
     (saved,) = batches.load_all(settings.state_dir)
-    assert saved.status == batches.SUBMITTED and saved.remote_id
+    assert saved.status == batch_model.SUBMITTED and saved.remote_id
     waiting = run_json(api, check=False)
     assert waiting.returncode == 75 and "still being processed" in waiting.stderr
     fake_anthropic.enqueue_candidates([candidate("m2", "live in Lisbon", "The user lives in Lisbon.")])
@@ -364,7 +365,9 @@ def test_the_split_ladder_stops_when_a_budget_would_pass(api, fake_anthropic, ag
     fake_anthropic.enqueue_stop_reason("refusal", input_tokens=49_000, output_tokens=5)
     summary = run_json(api, "--budget-tokens", "50000")
     assert len(fake_anthropic.message_requests()) == 1  # neither half fits in what is left
-    assert summary["tokens"] == 49_005 and summary["budget_stop"] and summary["quarantined_requests"] == 2
+    # every token billed counts against the budget: the prefix the refused call wrote to the cache too
+    assert summary["tokens"] == 49_005 + summary["cache_write_tokens"] and summary["cache_write_tokens"] > 0
+    assert summary["budget_stop"] and summary["quarantined_requests"] == 2
     assert len(ingested(settings)) == 4  # nothing lost: the messages are recorded, the halves quarantined
 
 

@@ -279,6 +279,31 @@ def test_batch_custom_ids_are_validated_before_sending(fake_anthropic, request_i
     assert fake_anthropic.requests == []
 
 
+def test_a_results_download_cut_off_mid_body_is_retried_by_the_sdk_then_unavailable(fake_anthropic):
+    """The JSONL body is read inside the SDK's request, so a dropped connection is the SDK's own
+    APIConnectionError (retried, then translated), never a raw transport error of the HTTP library."""
+    requests = [make_request(f"r{i}", "I prefer vim.") for i in range(1, 4)]
+    batch_id = extractor(fake_anthropic).submit_batch(requests)
+    fake_anthropic.end_batches()
+
+    fake_anthropic.drop_results = 1
+    outcome = extractor(fake_anthropic, max_retries=1).collect_batch(batch_id)
+    assert outcome is not None and sorted(outcome.extractions) == ["r1", "r2", "r3"]
+
+    fake_anthropic.drop_results = 1
+    with pytest.raises(ExtractionUnavailable, match="unreachable") as caught:
+        extractor(fake_anthropic, max_retries=0).collect_batch(batch_id)
+    assert caught.value.exit_code == EXIT_UNAVAILABLE
+
+
+def test_unreadable_batch_results_are_one_clear_error(fake_anthropic):
+    batch_id = extractor(fake_anthropic).submit_batch([make_request("r1")])
+    fake_anthropic.end_batches()
+    fake_anthropic._batches[batch_id]["_results"] = ["not an object"]
+    with pytest.raises(DistillError, match="unreadable results"):
+        extractor(fake_anthropic).collect_batch(batch_id)
+
+
 def test_collecting_an_unknown_batch_is_a_clear_error(fake_anthropic):
     with pytest.raises(DistillError, match="404"):
         extractor(fake_anthropic).collect_batch("msgbatch_nope")

@@ -7,7 +7,7 @@ import orjson
 from conftest import append, header
 
 from distiller.batches import files as batches
-from distiller.pipeline import run as pipeline
+from distiller import pipeline
 from distiller.config import Settings
 
 

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from distiller.pipeline import run as pipeline
+from distiller import pipeline
 from distiller.config import Settings
 from distiller.extract.base import Extraction, ExtractRequest
 from distiller.extract.rules import RulesExtractor

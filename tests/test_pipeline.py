@@ -14,7 +14,7 @@ import orjson
 import pytest
 from conftest import append, header, ingested, ingested_ids, message_line, new_session
 
-from distiller.pipeline import run as pipeline
+from distiller import pipeline
 from distiller.config import Settings
 
 
@@ -405,19 +405,21 @@ def test_hostile_ids_are_bounded_and_count_toward_the_commit_size(settings, agen
 
 
 def test_ids_and_paths_count_toward_commit_every_bytes(settings):
-    from distiller.extract.rules import RulesExtractor
+    from distiller.pipeline.chunk import MESSAGE_OVERHEAD_BYTES, Chunk
+    from distiller.pipeline.read import FileRead
     from distiller.records import Message
 
-    committer = pipeline._Committer(settings, "run", True, pipeline.Tally(), RulesExtractor())
+    chunk = Chunk(settings)
     message = Message("openclaw", "main", "s" * 100, "m" * 128, "p" * 128, None, "user", "hi", "/f" * 50, 0, 10)
-    committer.add(message, None, "file", pipeline._FileRead())
-    assert committer.pending_bytes >= pipeline.MESSAGE_OVERHEAD_BYTES + 100 + 128 + 128 + 2 + 100
+    chunk.add(message, None, "file", FileRead())
+    assert chunk.pending_bytes >= MESSAGE_OVERHEAD_BYTES + 100 + 128 + 128 + 2 + 100
 
 
 @pytest.mark.slow
 def test_a_resumed_batch_too_big_to_commit_is_set_aside_and_its_messages_read_again(settings, agents):
     """A pending batch left by a version that did not bound ids failed its commit on every run, for good."""
     from distiller.batches import files as batches
+    from distiller.batches import model as batch_model
     from distiller.extract.rules import RulesExtractor
     from distiller.records import Message
     from distiller.screen import screen
@@ -427,7 +429,7 @@ def test_a_resumed_batch_too_big_to_commit_is_set_aside_and_its_messages_read_ag
     pad = "x" * 100_000
     screened = [(screen(Message("openclaw", "main", "s1", f"{i:05d}{pad}", f"{i - 1:05d}{pad}", None, "user",
                                 "ok", str(path), 0, 1)), "file-x") for i in range(1000)]
-    huge = batches.build("0123456789ab-0001", "run-old", RulesExtractor(), screened, [],
+    huge = batch_model.build("0123456789ab-0001", "run-old", RulesExtractor(), screened, [],
                          request_budget_tokens=6000, prompt_tokens=100)
     batches.write(settings.state_dir, huge)
     tally = run(settings, agents)

@@ -3,8 +3,14 @@ from pathlib import Path
 
 import pytest
 
-from distiller.screen.clean import clean
+from distiller.screen.clean import clean as clean_as
 from distiller.screen.prefilter import CONTEXT, DROP, KEEP, REASONS, Verdict, prefilter
+from distiller.sources.openclaw.envelopes import CLEANING
+
+
+def clean(text, role, extra_blocks=()):
+    return clean_as(text, role, extra_blocks, CLEANING)
+
 
 FIXTURE = Path(__file__).parent / "fixtures" / "labelled.jsonl"
 ROWS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -6,7 +6,7 @@ import io
 
 from conftest import new_session
 
-from distiller.pipeline import run as pipeline
+from distiller import pipeline
 from distiller.config import Settings
 from distiller.events import Tally
 from distiller.progress import LOG_INTERVAL, Progress

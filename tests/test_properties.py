@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from distiller.pipeline import run as pipeline
+from distiller import pipeline
 from distiller.config import Settings
 
 

@@ -18,7 +18,7 @@ from conftest import append, header, wait_for
 
 from distiller.batches import files as batches
 from distiller import manage as beliefs_api
-from distiller.pipeline import run as pipeline
+from distiller import pipeline
 from distiller.pipeline import reprocess
 from distiller.cli import cli
 from distiller.config import Settings

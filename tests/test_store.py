@@ -5,8 +5,9 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from distiller.store import cursors, migrations, schema
-from distiller.store.cursors import Cursor, CursorConflict
+from distiller.store import migrations, schema
+from distiller.store.cursors import CursorConflict
+from distiller.track import Cursor, load_cursors, save_cursors
 from distiller.store.db import connect, transaction
 
 
@@ -34,19 +35,19 @@ def _cursor(offset: int) -> Cursor:
 
 def test_cursor_compare_and_set(tmp_path):
     with connect(tmp_path / "d.duckdb") as con:
-        cursors.save(con, [(_cursor(10), None)])
-        cursors.save(con, [(_cursor(20), 10)])
+        save_cursors(con, [(_cursor(10), None)])
+        save_cursors(con, [(_cursor(20), 10)])
         with pytest.raises(CursorConflict):
-            cursors.save(con, [(_cursor(30), 10)])
-        assert [c.offset for c in cursors.load(con)] == [20]
+            save_cursors(con, [(_cursor(30), 10)])
+        assert [c.offset for c in load_cursors(con)] == [20]
 
 
 def test_transaction_rolls_back_everything_on_error(tmp_path):
     with connect(tmp_path / "d.duckdb") as con:
         with pytest.raises(CursorConflict), transaction(con):
-            cursors.save(con, [(_cursor(10), None)])
-            cursors.save(con, [(_cursor(30), 999)])
-        assert cursors.load(con) == []
+            save_cursors(con, [(_cursor(10), None)])
+            save_cursors(con, [(_cursor(30), 999)])
+        assert load_cursors(con) == []
 
 
 def test_a_database_from_the_first_version_is_migrated_in_place(tmp_path):

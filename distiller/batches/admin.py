@@ -9,22 +9,20 @@ from pathlib import Path
 import orjson
 
 from distiller.batches import files as batches
-from distiller.pipeline import run as pipeline
-from distiller.pipeline import distill
-from distiller.batches.files import DISTILLED, Batch
+from distiller.batches.model import DISTILLED, PENDING, Batch, Quarantined, quarantined_from
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Tally
-from distiller.extract.base import Candidate, EvidenceRef, Extraction, Extractor
+from distiller.extract.base import Candidate, Extraction, Extractor
+from distiller.extract.candidates import candidate
 from distiller.extract.select import EXTERNAL
 from distiller.lock import run_lock
+from distiller.pipeline import distill
+from distiller.pipeline.commit import Committed, commit_batch
 from distiller.store import batch_rows
 from distiller.store import runs
 from distiller.store.db import connect_for, transaction
 from distiller.verify import verify
-
-CANDIDATE_FIELDS = ("statement", "category", "subject", "attribute", "confidence", "evidence_type", "importance",
-                    "decay_sensitivity", "valid_from")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +42,7 @@ class BatchInfo:
 def list_batches(settings: Settings) -> list[BatchInfo]:
     waiting = batches.scan(settings.state_dir)
     found = [
-        BatchInfo(b.batch_id, "staged" if b.extractor == EXTERNAL and b.status == batches.PENDING else b.status,
+        BatchInfo(b.batch_id, "staged" if b.extractor == EXTERNAL and b.status == PENDING else b.status,
                   len(b.requests), len(b.items), str(batches.path_of(settings.state_dir, b.batch_id)), None)
         for b in waiting.batches
     ]
@@ -54,7 +52,7 @@ def list_batches(settings: Settings) -> list[BatchInfo]:
     if settings.db_path.exists():
         with connect_for(settings, read_only=True) as con:
             found += [BatchInfo(q.batch_id, "quarantined", len(q.requests), len(q.items), None, q.error)
-                      for q in batch_rows.quarantined(con)]
+                      for q in _quarantined(con)]
     return found
 
 
@@ -75,11 +73,12 @@ def _parse_candidates(path: Path) -> list[tuple[int, Candidate]]:
             raise DistillError(f"{path}:{number}: not valid JSON ({exc})") from exc
         if not isinstance(data, dict) or not isinstance(data.get("evidence"), list):
             raise DistillError(f"{path}:{number}: expected an object with an `evidence` list")
-        evidence = tuple(
-            EvidenceRef(str(e.get("item_id", "")), e.get("quote")) for e in data["evidence"] if isinstance(e, dict)
-        )
-        found.append((number, Candidate(**{name: data.get(name) for name in CANDIDATE_FIELDS}, evidence=evidence)))
+        found.append((number, candidate(data)))
     return found
+
+
+def _quarantined(con) -> list[Quarantined]:
+    return [quarantined_from(*row) for row in batch_rows.quarantined(con)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +140,7 @@ def commit_external(settings: Settings, batch_id: str, beliefs_file: Path, *, dr
         run_id = _start_run(settings, [str(beliefs_file)])
         require = None if accept_empty or not numbered else _stores_something
         try:
-            pipeline.commit_batch(settings, batch, run_id, tally, final=True, require=require)
+            commit_batch(settings, batch, run_id, tally, final=True, require=require)
         except NothingStored as refused:
             with connect_for(settings) as con:
                 runs.update(con, run_id, {}, "failed", str(refused))
@@ -153,7 +152,7 @@ class NothingStored(DistillError):
     """Every candidate passed verification but the store refused each one (forgotten, or holding a secret)."""
 
 
-def _stores_something(done: distill.Committed) -> None:
+def _stores_something(done: Committed) -> None:
     result = done.beliefs
     if not (result.inserted + result.reinforced + result.merged + result.superseded + result.flagged
             + result.replayed):
@@ -174,11 +173,11 @@ def retry(settings: Settings, batch_id: str, extractor: Extractor) -> Tally:
     batches.checked_id(batch_id)
     with run_lock(settings.lock_path):
         with connect_for(settings, read_only=True) as con:
-            match = [q for q in batch_rows.quarantined(con) if q.batch_id == batch_id]
+            match = [q for q in _quarantined(con) if q.batch_id == batch_id]
         if not match:
             raise DistillError(f"no quarantined batch {batch_id} (see `distill batches list`)")
         quarantined = match[0]
-        attempt = Batch(f"{batch_id}-retry", quarantined.run_id, batches.PENDING, extractor.name, extractor.model,
+        attempt = Batch(f"{batch_id}-retry", quarantined.run_id, PENDING, extractor.name, extractor.model,
                         extractor.prompt_version, (), quarantined.items, quarantined.requests, ())
         results, failed = [], []
         for request in attempt.requests:
@@ -189,10 +188,8 @@ def retry(settings: Settings, batch_id: str, extractor: Extractor) -> Tally:
                           batch_id=f"{batch_id}-r{_retries(settings, batch_id) + 1}")
         tally = Tally(extractor=extractor.name, model=extractor.model)
         run_id = _start_run(settings, [f"retry:{batch_id}"])
-        with connect_for(settings) as con, transaction(con):
-            tally.committed(attempt, distill.commit(con, attempt, run_id))
-            batch_rows.settle(con, batch_id, "retried")
-            runs.update(con, run_id, tally.as_dict(), "ok")
+        commit_batch(settings, attempt, run_id, tally, status="ok",
+                     also=lambda con, _: batch_rows.settle(con, batch_id, "retried"))
         return tally
 
 

@@ -1,191 +1,27 @@
-"""Batches: the unit of extraction and of commit, kept as files so that a crash never loses work or pays twice.
+"""Batch files: a batch kept on disk so that a crash never loses work or pays twice.
 
-A batch holds everything one commit needs: the ledger rows of the messages read, the items sent to the
-extractor (kept messages as citable evidence, each with its trimmed preceding turn as context), the requests
-packed per agent by an estimated token budget, the cursor moves, and, once extracted, the results. It is written
-atomically (tmp + fsync + rename) as `pending` before any model call and again as `distilled` with the results
-before the commit, so the next run resumes it instead of reading or paying again.
+A batch is written atomically (tmp + fsync + rename) as `pending` before any model call and again as `distilled`
+with the results before the commit, so the next run resumes it instead of reading or paying again. A file that
+does not parse, or is of a format this version does not know, is reported as unreadable and set aside.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
+from distiller.batches.model import Batch, BatchItem, LedgerRow
 from distiller.errors import EXIT_USAGE, DistillError, os_fault
-from distiller.extract.base import Candidate, EvidenceRef, Extraction, Extractor, ExtractRequest, Item, Usage
-from distiller.screen.prefilter import DROP, KEEP
+from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item, Usage
 from distiller.records import EvidenceItem, Message
-from distiller.screen import Decision, Screened
-from distiller.store.cursors import Cursor
-from distiller.verify import Source
+from distiller.screen import Decision
+from distiller.track import Cursor
 
 FORMAT_VERSION = 1
-CONTEXT_CHARS = 400
-ITEM_OVERHEAD_TOKENS = 12
-PENDING, SUBMITTED, DISTILLED = "pending", "submitted", "distilled"
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters per token for English; CJK runs closer to one per character. A CJK character takes
-    three bytes in UTF-8, so half the extra bytes approximates how many there are, without a loop in Python."""
-    wide = 0 if text.isascii() else (len(text.encode("utf-8")) - len(text)) // 2
-    return (len(text) - wide) // 4 + wide + 1
-
-
-@dataclass(frozen=True, slots=True)
-class BatchItem:
-    item: Item
-    request_id: str
-    provenance: EvidenceItem
-
-
-@dataclass(frozen=True, slots=True)
-class LedgerRow:
-    verdict: Decision
-    file_id: str
-
-
-@dataclass(frozen=True)
-class Batch:
-    batch_id: str
-    run_id: str
-    status: str
-    extractor: str
-    model: str | None
-    prompt_version: str
-    ledger: tuple[LedgerRow, ...]
-    items: tuple[BatchItem, ...]
-    requests: tuple[ExtractRequest, ...]
-    cursors: tuple[tuple[Cursor, int | None], ...]
-    results: tuple[Extraction, ...] = ()
-    failed: tuple[tuple[ExtractRequest, str], ...] = ()  # (part of) a request that could not be extracted, and why
-    attempts: int = 0
-    estimated_tokens: int = 0
-    remote_id: str | None = None  # the Message Batches API id while the requests are processed there
-
-    def sources(self) -> dict[str, Source]:
-        return {b.item.item_id: Source(b.item.text, b.item.evidence, b.provenance) for b in self.items}
-
-    @property
-    def todo(self) -> tuple[ExtractRequest, ...]:
-        done = {r.request_id for r in self.results}
-        return tuple(r for r in self.requests if r.request_id not in done)
-
-
-def _provenance(decision: Decision) -> EvidenceItem:
-    m = decision.message
-    return EvidenceItem(decision.item_id, m.session_id, m.agent, m.file, m.byte_start, m.byte_end, m.ts, "")
-
-
-# An item to send: its number in reading order, the decision it comes from, its text, whether it is evidence.
-_Entry = tuple[int, Decision, str, bool]
-
-
-@dataclass
-class _Packer:
-    """Packs items of one agent into requests no larger than the token budget."""
-
-    budget_tokens: int
-    requests: list[list[_Entry]] = field(default_factory=list)
-    used: list[int] = field(default_factory=list)  # the estimated tokens of each request's items
-
-    def add(self, group: list[_Entry]) -> None:
-        cost = sum(estimate_tokens(text) + ITEM_OVERHEAD_TOKENS for _, _, text, _ in group)
-        if not self.requests or (self.used[-1] + cost > self.budget_tokens and self.used[-1] > 0):
-            self.requests.append([])
-            self.used.append(0)
-        self.requests[-1].extend(group)
-        self.used[-1] += cost
-
-
-def _pack(screened: Sequence[tuple[Screened, str]], request_budget_tokens: int) -> dict[str, _Packer]:
-    """Kept items become citable evidence, each preceded by the turn before it (trimmed) as context."""
-    packers: dict[str, _Packer] = {}
-    previous: dict[str, Decision] = {}
-    counter = 0
-    for entry, _ in screened:
-        for decision in entry.decisions:
-            session = decision.message.session_id
-            if decision.decision == KEEP:
-                group: list[_Entry] = []
-                before = previous.get(session)
-                if before is not None and before.decision != KEEP:
-                    counter += 1
-                    group.append((counter, before, before.text[-CONTEXT_CHARS:], False))
-                counter += 1
-                group.append((counter, decision, decision.text, True))
-                agent = decision.message.agent
-                if agent not in packers:
-                    packers[agent] = _Packer(request_budget_tokens)
-                packers[agent].add(group)
-            if decision.decision != DROP:
-                previous[session] = decision
-    return packers
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    """What a batch would send: all a dry run reports of it."""
-
-    requests: int
-    estimated_tokens: int
-
-
-def plan(screened: Sequence[tuple[Screened, str]], *, request_budget_tokens: int, prompt_tokens: int) -> Plan:
-    """The requests `build` would pack, counted without making them."""
-    used = [tokens for packer in _pack(screened, request_budget_tokens).values() for tokens in packer.used]
-    return Plan(len(used), sum(prompt_tokens + tokens for tokens in used))
-
-
-def build(
-    batch_id: str,
-    run_id: str,
-    extractor: Extractor,
-    screened: Sequence[tuple[Screened, str]],
-    cursors: Iterable[tuple[Cursor, int | None]],
-    *,
-    request_budget_tokens: int,
-    prompt_tokens: int,
-) -> Batch:
-    """The ledger rows of the screened messages and the requests their kept items are packed into."""
-    ledger = tuple(LedgerRow(s.verdict, file_id) for s, file_id in screened)
-    packers = _pack(screened, request_budget_tokens)
-    requests, items, estimated = [], [], 0
-    for agent in sorted(packers):
-        for group, used in zip(packers[agent].requests, packers[agent].used):
-            request_id = f"{batch_id}-r{len(requests) + 1}"
-            request_items = [
-                BatchItem(Item(f"m{number}", d.message.role, d.message.ts, text, evidence), request_id, _provenance(d))
-                for number, d, text, evidence in group
-            ]
-            requests.append(ExtractRequest(request_id, agent, tuple(b.item for b in request_items)))
-            items.extend(request_items)
-            estimated += prompt_tokens + used
-    return Batch(batch_id, run_id, PENDING, extractor.name, extractor.model, extractor.prompt_version, ledger,
-                 tuple(items), tuple(requests), tuple(cursors), estimated_tokens=estimated)
-
-
-def split(request: ExtractRequest) -> tuple[ExtractRequest, ...]:
-    """Halve a refused request, keeping each context item with the evidence item after it."""
-    items = request.items
-    if len(items) < 2:
-        return ()
-    middle = len(items) // 2
-    while middle < len(items) and not items[middle - 1].evidence:
-        middle += 1
-    if middle >= len(items):
-        return ()
-    return (replace(request, request_id=f"{request.request_id}a", items=items[:middle]),
-            replace(request, request_id=f"{request.request_id}b", items=items[middle:]))
-
-
-# Files ------------------------------------------------------------------------------------------------------------
 
 # `<first 12 hex digits of the run id>-<sequence>`, and `-r<n>` for each retry of a quarantined batch.
 BATCH_ID = re.compile(r"[0-9a-f]{12}-[0-9]{4}(?:-r[0-9]+)*")
@@ -257,10 +93,22 @@ def remove(state_dir: Path, batch_id: str) -> None:
 
 def load(path: Path) -> Batch:
     try:
-        return _from_json(orjson.loads(path.read_bytes()))
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise BatchUnreadable(f"batch file {path} does not parse ({exc}): the next run sets it aside and reads its "
-                              f"messages again") from exc
+        data = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise _unreadable(path, str(exc)) from exc
+    version = data.get("format") if isinstance(data, dict) else None
+    if version != FORMAT_VERSION:
+        # Written by another version (or not a batch file): its fields cannot be trusted to mean what ours do.
+        raise _unreadable(path, f"batch file format {version!r}, this version reads format {FORMAT_VERSION}")
+    try:
+        return _from_json(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise _unreadable(path, str(exc)) from exc
+
+
+def _unreadable(path: Path, why: str) -> BatchUnreadable:
+    return BatchUnreadable(f"batch file {path} does not parse ({why}): the next run sets it aside and reads its "
+                           f"messages again")
 
 
 @dataclass(frozen=True)

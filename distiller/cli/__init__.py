@@ -18,7 +18,7 @@ import orjson
 from click.core import ParameterSource
 
 from distiller import install, progress
-from distiller.pipeline import run as pipeline
+from distiller import pipeline
 from distiller.batches import admin as batches_admin
 from distiller import schedule as scheduling
 from distiller import manage as beliefs_api
@@ -218,9 +218,15 @@ def _distill_summary(d: dict) -> str:
     if d["demoted"]:
         lines.append(f"context only: {_counts(d['demoted'])}")
     if d["tokens"] or d["cost_usd"]:
-        lines.append(f"model tokens: {d['tokens']:,} (cache read {d['cache_read_tokens']:,}), cost ${d['cost_usd']:.4f}")
+        share = d["cached_share"]
+        lines.append(f"model tokens: {d['tokens']:,} (input {d['input_tokens']:,}, cache write "
+                     f"{d['cache_write_tokens']:,}, cache read {d['cache_read_tokens']:,}"
+                     + (f": {share:.0%} of the prompt from the cache" if share is not None else "")
+                     + f"), cost ${d['cost_usd']:.4f}")
     if d["estimated_tokens"]:
-        lines.append(f"estimate: ≈{d['estimated_tokens']:,} input tokens, ≈${d['estimated_cost_usd']:.4f}")
+        cached = d["estimated_cache_read_tokens"] / d["estimated_tokens"]
+        lines.append(f"estimate: ≈{d['estimated_tokens']:,} input tokens (≈{cached:.0%} read from the prompt cache), "
+                     f"≈${d['estimated_cost_usd']:.4f}")
     if d["quarantined_requests"]:
         lines.append(f"quarantined requests: {d['quarantined_requests']} (see `distill batches list`)")
     if d["submitted"]:

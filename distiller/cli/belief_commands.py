@@ -11,6 +11,7 @@ import click
 
 from distiller import manage as api
 from distiller.errors import DistillError
+from distiller.events import cached_share
 from distiller.extract.base import CATEGORIES
 from distiller.store.reads import SORTS, BeliefRow, Filters
 from distiller.store.writes import STATUSES
@@ -201,10 +202,11 @@ def _money(value) -> str:
 def runs_command(obj: dict, limit: int) -> None:
     """Recent runs with their counters, tokens and cost."""
     records = api.recent_runs(obj["settings"], limit)
-    payload = {"runs": [asdict(r) for r in records]}
+    payload = {"runs": [{**asdict(r), "cached_share": cached_share(r.counters)} for r in records]}
     lines = []
     for r in records:
         c = r.counters
+        share = cached_share(c)
         tokens = c.get("tokens")
         tokens_text = "-" if tokens is None else (f"{sum(tokens.values()):,}" if isinstance(tokens, dict)
                                                   else f"{tokens:,}")
@@ -212,6 +214,7 @@ def runs_command(obj: dict, limit: int) -> None:
         beliefs_text = (", ".join(f"{k} {v}" for k, v in beliefs_counted.items() if v)
                         if isinstance(beliefs_counted, dict) else "-")
         lines.append(f"{r.started_at}  {r.run_id[:12]}  {r.status:<11} messages {c.get('messages', 0):>6,}  "
-                     f"tokens {tokens_text:>9}  cost {_money(c.get('cost_usd')):>9}  beliefs: {beliefs_text or '-'}"
+                     f"tokens {tokens_text:>9}  cached {'-' if share is None else f'{share:.0%}':>4}  "
+                     f"cost {_money(c.get('cost_usd')):>9}  beliefs: {beliefs_text or '-'}"
                      + (f"  error: {r.error}" if r.error else ""))
     obj["out"].emit(payload, "\n".join(lines) or "no runs yet")

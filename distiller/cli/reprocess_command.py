@@ -16,7 +16,8 @@ from distiller.extract.select import make_extractor
 
 def _estimate_line(e: api.Estimate) -> str:
     return (f"estimate: {e.files} file(s), {e.bytes:,} bytes, {e.messages:,} messages → {e.requests} request(s), "
-            f"≈{e.tokens:,} input tokens, ≈${e.cost_usd:.4f} at {e.model}")
+            f"≈{e.tokens:,} input tokens (≈{e.cache_read_tokens / e.tokens if e.tokens else 0:.0%} read from the "
+            f"prompt cache), ≈${e.cost_usd:.4f} at {e.model}")
 
 
 @click.command("reprocess")

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
-import httpx2
 import orjson
+from anthropic.types.messages import MessageBatchIndividualResponse
 
 from distiller import prices
 from distiller.errors import DistillError
@@ -23,20 +23,19 @@ from distiller.extract.base import (
     AuthenticationFailed,
     BadRequest,
     Candidate,
-    EvidenceRef,
     Extraction,
     ExtractionUnavailable,
     ExtractRequest,
     Truncated,
     Usage,
 )
-from distiller.extract.prompt import OUTPUT_SCHEMA, PROMPT_VERSION, SYSTEM_PROMPT, render_request
+from distiller.extract.candidates import parse_candidates
+from distiller.extract.prompt import OUTPUT_SCHEMA, PROMPT_VERSION, STATIC_PREFIX_TOKENS, SYSTEM_PROMPT, render_request
 
 DEFAULT_MODEL = "claude-haiku-5-5"
 MAX_TOKENS_CEILING = 16_000  # the most a truncated reply is retried with: the SDK wants streaming above ~21k
 CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
-_SYSTEM = ({"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}},)
 _OUTPUT_CONFIG = {"format": {"type": "json_schema", "schema": OUTPUT_SCHEMA}}
 
 
@@ -70,6 +69,7 @@ class AnthropicExtractor:
             raise DistillError("no Anthropic API key: set ANTHROPIC_API_KEY")
         self.model = model
         self.max_tokens = max_tokens
+        self._system = system_blocks(model)
         self._client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout)
 
     def extract(self, request: ExtractRequest, *, max_tokens: int | None = None) -> Extraction:
@@ -136,12 +136,17 @@ class AnthropicExtractor:
             batch = self._client.messages.batches.retrieve(batch_id)
             if batch.processing_status != "ended":
                 return None
-            results = list(self._client.messages.batches.results(batch_id))
+            if not batch.results_url:
+                raise DistillError(f"batch {batch_id} has ended but the API gives no results URL")
+            # The whole JSONL body is read inside the SDK's request, not streamed as `batches.results()` does: a
+            # connection dropped mid-body is then retried by the SDK and surfaces as its APIConnectionError.
+            body = self._client.get(batch.results_url, cast_to=bytes,
+                                    options={"headers": {"Accept": "application/binary"}})
+            results = [MessageBatchIndividualResponse.construct(**orjson.loads(line))
+                       for line in body.splitlines() if line.strip()]
         except anthropic.AnthropicError as exc:
             raise _translate(exc) from exc
-        except httpx2.TransportError as exc:  # the JSONL body is streamed: a drop mid-way surfaces raw
-            raise ExtractionUnavailable(f"Anthropic API connection lost reading batch {batch_id}: {exc}") from exc
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:  # orjson's JSONDecodeError is a ValueError; a line not an object
             raise DistillError(f"unreadable results for batch {batch_id}: {exc}") from exc
         extractions: dict[str, Extraction] = {}
         errors: dict[str, str] = {}
@@ -169,7 +174,7 @@ class AnthropicExtractor:
         return {
             "model": self.model,
             "max_tokens": max_tokens or self.max_tokens,
-            "system": list(_SYSTEM),
+            "system": self._system,
             "output_config": _OUTPUT_CONFIG,
             "messages": [{"role": "user", "content": render_request(request)}],
         }
@@ -188,6 +193,16 @@ class AnthropicExtractor:
                                      batch=batch),
             retries=retries,
         )
+
+
+def system_blocks(model: str, prefix_tokens: int = STATIC_PREFIX_TOKENS) -> list[dict[str, Any]]:
+    """The static system prompt, with a cache_control marker only where the model caches a prefix this long.
+    Below a model's minimum the API ignores the marker without a word; leaving it off then keeps the request, the
+    estimates (which price the prefix as cached only where it can be) and the fake API's emulation truthful."""
+    block: dict[str, Any] = {"type": "text", "text": SYSTEM_PROMPT}
+    if prices.caches(model, prefix_tokens):
+        block["cache_control"] = {"type": "ephemeral"}
+    return [block]
 
 
 def _translate(exc: anthropic.AnthropicError) -> DistillError:
@@ -217,60 +232,3 @@ def parse_message(message: anthropic.types.Message) -> tuple[Candidate, ...]:
         raise BadRequest(f"the reply was truncated ({message.stop_reason})")
     text = "".join(block.text for block in message.content if block.type == "text")
     return parse_candidates(text)
-
-
-def parse_candidates(text: str) -> tuple[Candidate, ...]:
-    """Parse the JSON object the schema asks for. Values are kept as given for verify.py to judge; only their
-    types are coerced, and entries that are not objects are skipped."""
-    try:
-        data = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        raise BadRequest("the reply is not valid JSON") from None
-    if not isinstance(data, dict) or not isinstance(data.get("candidates"), list):
-        raise BadRequest("the reply is not an object with a candidates list")
-    return tuple(_candidate(entry) for entry in data["candidates"] if isinstance(entry, dict))
-
-
-def _candidate(entry: dict[str, Any]) -> Candidate:
-    evidence = entry.get("evidence")
-    if isinstance(evidence, dict):
-        evidence = [evidence]
-    refs = tuple(
-        EvidenceRef(item_id=_text(ref.get("item_id")), quote=_text(ref.get("quote")))
-        for ref in (evidence if isinstance(evidence, list) else ())
-        if isinstance(ref, dict)
-    )
-    return Candidate(
-        statement=_text(entry.get("statement")),
-        category=_text(entry.get("category")),
-        subject=_text(entry.get("subject")),
-        attribute=_text(entry.get("attribute")),
-        confidence=_number(entry.get("confidence")),
-        evidence_type=_text(entry.get("evidence_type")),
-        importance=_integer(entry.get("importance")),
-        decay_sensitivity=_text(entry.get("decay_sensitivity")),
-        valid_from=_text(entry.get("valid_from")) or None,
-        evidence=refs,
-    )
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return "" if value is None else orjson.dumps(value).decode()
-
-
-def _number(value: Any) -> float:
-    """A float, or NaN when the value is not a number: NaN fails every range check downstream."""
-    if isinstance(value, bool):
-        return float("nan")
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return float("nan")
-
-
-def _integer(value: Any) -> int:
-    """An int; a fractional or non-numeric value becomes 0, outside the 1-10 range verify.py enforces."""
-    number = _number(value)
-    return int(number) if number.is_integer() else 0

@@ -67,6 +67,11 @@ class Usage:
     retries: int = 0  # attempts the SDK made before this reply: each may have been billed, unseen
     estimated: bool = False  # a refused call reports no usage: its input tokens are estimated, to be safe
 
+    @property
+    def tokens(self) -> int:
+        """Every token the call was billed for: uncached input, cache writes, cache reads and output."""
+        return self.input_tokens + self.cache_write_tokens + self.cache_read_tokens + self.output_tokens
+
 
 @dataclass(frozen=True, slots=True)
 class Extraction:

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import os
-
-import orjson
+from dataclasses import dataclass
 
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.extract.base import Extraction, Extractor, ExtractRequest
-from distiller.extract.prompt import OUTPUT_SCHEMA, SYSTEM_PROMPT
+from distiller.extract.prompt import STATIC_PREFIX_TOKENS
 from distiller.extract.rules import RulesExtractor
-from distiller.prices import cost_usd
+from distiller.prices import caches, cost_usd
 
 EXTERNAL = "external"
-OUTPUT_SHARE = 0.25  # output tokens expected per input token when estimating a budget
+OUTPUT_SHARE = 0.25  # output tokens expected per input token of the transcript when estimating a budget
+# A cache entry exists only once the first reply has begun, so a run's first requests, up to the default
+# --concurrency, may each write the prefix before any can read it. Assumed for every cold run: an estimate errs high.
+CACHE_WRITES_PER_RUN = 4
 
 
 class ExternalExtractor:
@@ -60,14 +62,46 @@ def prompt_tokens(extractor: Extractor) -> int:
     """The static prompt and schema sent with every model request (0 for offline extractors)."""
     if extractor.model is None:
         return 0
-    return (len(SYSTEM_PROMPT) + len(orjson.dumps(OUTPUT_SCHEMA))) // 4
+    return STATIC_PREFIX_TOKENS
 
 
 def estimated_output_tokens(input_tokens: int) -> int:
     return int(input_tokens * OUTPUT_SHARE)
 
 
-def estimated_cost_usd(model: str | None, input_tokens: int) -> float:
-    if model is None:
-        return 0.0
-    return cost_usd(model, input_tokens, estimated_output_tokens(input_tokens), 0, 0)
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """What some requests are expected to cost: `tokens` counts every token billed (the prefix whether written,
+    read or sent uncached, the transcript, the output), as a run's tally and budgets do."""
+
+    tokens: int
+    usd: float
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+
+
+def estimate(model: str | None, input_tokens: int, requests: int = 1, *, warm: bool = False,
+             every_request_writes: bool = False) -> Estimate:
+    """`requests` calls that carry `input_tokens` in all, static prefix included. Where the model caches the
+    prefix, a cold run's first CACHE_WRITES_PER_RUN requests write it (1.25x the input price) and the others read
+    it (0.1x); a warm run (one that has already called the model) only reads. `every_request_writes` is for the
+    Message Batches API, where a cache hit is possible but not promised. Priced per request, so the long-context
+    rate applies to a request above its threshold, never to the sum of a batch."""
+    if model is None or requests <= 0:
+        return Estimate(0, 0.0)
+    prefix = STATIC_PREFIX_TOKENS
+    transcript = max(0, input_tokens - requests * prefix) / requests
+    output = estimated_output_tokens(round(transcript))
+    if not caches(model, prefix):
+        one = cost_usd(model, round(prefix + transcript), output, 0, 0)
+        return Estimate(input_tokens + requests * output, one * requests)
+    writes = requests if every_request_writes else (0 if warm else min(requests, CACHE_WRITES_PER_RUN))
+    reads = requests - writes
+    usd = (writes * cost_usd(model, round(transcript), output, 0, prefix)
+           + reads * cost_usd(model, round(transcript), output, prefix, 0))
+    return Estimate(input_tokens + requests * output, usd, writes * prefix, reads * prefix)
+
+
+def estimated_cost_usd(model: str | None, input_tokens: int, requests: int = 1, *, warm: bool = False,
+                       every_request_writes: bool = False) -> float:
+    return estimate(model, input_tokens, requests, warm=warm, every_request_writes=every_request_writes).usd

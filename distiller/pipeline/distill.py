@@ -1,45 +1,26 @@
-"""Extraction and commit of batches: pay once, verify everything, and commit beliefs with the cursors they cover.
+"""Extraction of batches: pay once, and keep every paid answer.
 
 The protocol (design.md): a batch file is `pending` before any model call; results are saved into it
-(`distilled`) as each request returns; one DuckDB transaction then records the messages, upserts the verified
-beliefs, advances the cursors by compare-and-set and records the batch, after which the file is removed. A refused
-request is split and retried; what still fails is quarantined in the database with its items, for
-`distill batches retry|discard`.
+(`distilled`) as each request returns; `commit.py` then commits it in one transaction. A refused request is split
+and retried; what still fails is quarantined in the database with its items, for `distill batches retry|discard`.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import duckdb
-
 from distiller.batches import files as batches
+from distiller.batches import model
 from distiller import stop
-from distiller.batches.files import DISTILLED, SUBMITTED, Batch
+from distiller.batches.model import DISTILLED, SUBMITTED, Batch
 from distiller.errors import DistillError
 from distiller.extract.base import BadRequest, Extraction, Extractor, ExtractRequest, Truncated, Usage
-from distiller.extract.select import estimated_cost_usd, estimated_output_tokens, prompt_tokens
-from distiller.records import Belief
-from distiller.store import batch_rows
-from distiller.store import writes as belief_store
-from distiller.store import clock, cursors, messages
-from distiller.verify import verify
+from distiller.extract.select import estimate as estimate_cost
+from distiller.extract.select import prompt_tokens
 
 MAX_SPLIT_DEPTH = 3
-
-
-@dataclass(frozen=True, slots=True)
-class Committed:
-    """What one batch commit did, for the run's counters."""
-
-    beliefs: belief_store.UpsertResult
-    candidates: int
-    rejected: tuple[tuple[str, int], ...]
-    quarantined_requests: int
-    sanitized: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass
@@ -54,7 +35,7 @@ class Allowance:
     def charge(self, usage: Iterable[Usage]) -> None:
         for u in usage:
             if self.tokens is not None:
-                self.tokens -= u.input_tokens + u.output_tokens
+                self.tokens -= u.tokens
             if self.usd is not None:
                 self.usd -= u.cost_usd
 
@@ -63,12 +44,13 @@ class Allowance:
         `max_tokens` of output is judged as if it used them all."""
         if extractor.model is None or (self.tokens is None and self.usd is None):
             return True
-        estimate = prompt_tokens(extractor) + sum(batches.estimate_tokens(i.text) + batches.ITEM_OVERHEAD_TOKENS
+        estimate = prompt_tokens(extractor) + sum(model.estimate_tokens(i.text) + model.ITEM_OVERHEAD_TOKENS
                                                   for i in request.items)
-        tokens = estimate + (max_tokens if max_tokens is not None else estimated_output_tokens(estimate))
+        expected = estimate_cost(extractor.model, estimate)  # priced as if it wrote the cache: the dearest case
+        tokens = estimate + max_tokens if max_tokens is not None else expected.tokens
         if self.tokens is not None and tokens > self.tokens:
             self.stopped = f"the token budget would be passed by request {request.request_id} (≈{tokens})"
-        elif self.usd is not None and estimated_cost_usd(extractor.model, estimate) > self.usd:
+        elif self.usd is not None and expected.usd > self.usd:
             self.stopped = f"the dollar budget would be passed by request {request.request_id}"
         else:
             return True
@@ -87,7 +69,7 @@ def extract_splitting(extractor: Extractor, request: ExtractRequest, depth: int 
     try:
         extraction = _extract_with_room(extractor, request, allowance, usage)
     except BadRequest as exc:
-        halves = batches.split(request) if depth < MAX_SPLIT_DEPTH else ()
+        halves = model.split(request) if depth < MAX_SPLIT_DEPTH else ()
         if not halves:
             return Extraction(request.request_id, (), tuple(usage)), [(request, str(exc))]
         candidates, failed = [], []
@@ -168,39 +150,3 @@ def collect(state_dir: Path, batch: Batch, extractor: Extractor) -> Batch | None
     batch = replace(batch, status=DISTILLED, results=results, failed=failed)
     batches.write(state_dir, batch)
     return batch
-
-
-def verified_beliefs(batch: Batch) -> tuple[list[Belief], Counter[str], Counter[str], int]:
-    """Each extraction is verified against the items of the request it answers; an external agent's single
-    extraction for the whole batch (its id is the batch's) answers every request."""
-    sources = batch.sources()
-    scopes: dict[str, set[str]] = {}
-    for item in batch.items:
-        scopes.setdefault(item.request_id, set()).add(item.item.item_id)
-    beliefs: list[Belief] = []
-    rejected: Counter[str] = Counter()
-    sanitized: Counter[str] = Counter()
-    candidates = 0
-    for extraction in batch.results:
-        candidates += len(extraction.candidates)
-        whole = extraction.request_id not in scopes
-        checked = verify(extraction, sources, extractor=batch.extractor, model=batch.model,
-                         prompt_version=batch.prompt_version, scope=None if whole else scopes[extraction.request_id],
-                         requests=len(batch.requests) if whole else 1)
-        beliefs.extend(checked.beliefs)
-        rejected.update(dict(checked.rejected))
-        sanitized.update(dict(checked.sanitized))
-    return beliefs, rejected, sanitized, candidates
-
-
-def commit(con: duckdb.DuckDBPyConnection, batch: Batch, run_id: str) -> Committed:
-    """Everything a batch covers, in the caller's transaction."""
-    beliefs, rejected, sanitized, candidates = verified_beliefs(batch)
-    messages.record(con, [row.verdict for row in batch.ledger], [row.file_id for row in batch.ledger], run_id)
-    clock.advance(con, clock.newest_by_scope(row.verdict.message for row in batch.ledger))
-    result = belief_store.upsert(con, beliefs, run_id)
-    cursors.save(con, list(batch.cursors))
-    if batch.requests:
-        batch_rows.record(con, batch, run_id, candidates, dict(rejected))
-    return Committed(result, candidates, tuple(sorted(rejected.items())), len(batch.failed),
-                     tuple(sorted(sanitized.items())))

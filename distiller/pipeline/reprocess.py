@@ -19,27 +19,32 @@ from pathlib import Path
 
 import orjson
 
-from distiller.batches import files as batches
 from distiller import stop
-from distiller.pipeline import distill
-from distiller.batches.files import Batch
+from distiller.batches import files as batches
+from distiller.batches.model import PENDING, Batch
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Tally
 from distiller.extract.base import Extractor
 from distiller.extract.select import Estimator, make_extractor
 from distiller.lock import run_lock
+from distiller.pipeline import distill
+from distiller.pipeline.budget import BudgetReached
+from distiller.pipeline.chunk import Chunk
+from distiller.pipeline.commit import commit_batch
+from distiller.pipeline.dispatch import Fresh, mode
+from distiller.pipeline.read import FileRead
+from distiller.pipeline.run import distill_plans, resolve_sources
 from distiller.progress import Progress
-from distiller.pipeline.run import BudgetReached, _Committer, _read, commit_batch, resolve_sources
 from distiller.records import Message, message_time
 from distiller.screen import Screened
-from distiller.sources.openclaw.discover import discover
+from distiller.screen.prefilter import KEEP
+from distiller import sources as registry
 from distiller.store import batch_rows
 from distiller.store import jobs, runs
-from distiller.store.cursors import Cursor
 from distiller.store.db import connect_for, transaction
 from distiller.tail import complete_lines_end, open_regular
-from distiller.track import ReadPlan, observe
+from distiller.track import Cursor, ReadPlan, observe
 
 
 @dataclass(frozen=True)
@@ -69,10 +74,12 @@ class Estimate:
     tokens: int
     cost_usd: float
     model: str
+    cache_read_tokens: int = 0  # of `tokens`, the prefix expected to be read from the prompt cache
 
     def as_dict(self) -> dict:
         return {"files": self.files, "bytes": self.bytes, "messages": self.messages, "requests": self.requests,
-                "estimated_tokens": self.tokens, "estimated_cost_usd": round(self.cost_usd, 6), "model": self.model}
+                "estimated_tokens": self.tokens, "estimated_cost_usd": round(self.cost_usd, 6), "model": self.model,
+                "estimated_cache_read_tokens": self.cache_read_tokens}
 
 
 @dataclass(frozen=True)
@@ -92,15 +99,13 @@ class ReprocessSummary:
 
 
 @dataclass
-class _Reprocessor(_Committer):
-    """The run's committer, except that what the ledger holds is extracted again, messages outside the window are
-    left out, and a batch commits the job's progress instead of moving the live cursors."""
+class _Windowed(Chunk):
+    """A chunk that leaves out the messages outside the job's time window."""
 
     scope: Scope | None = None
-    job_id: str = ""
-    seen: set[tuple[str, str]] = field(default_factory=set)
+    tally: Tally | None = None
 
-    def add(self, message: Message, skip: str | None, file_id: str, read) -> None:
+    def add(self, message: Message, skip: str | None, file_id: str, read: FileRead) -> None:
         scope = self.scope
         if scope.since or scope.until:
             at = message_time(message.ts)
@@ -112,28 +117,34 @@ class _Reprocessor(_Committer):
                 return
         super().add(message, skip, file_id, read)
 
-    def _fresh(self, screened_all: list[tuple[Screened, str]]) -> list[tuple[Screened, str]]:
-        fresh = []
+
+def _once(tally: Tally) -> Callable[[list[tuple[Screened, str]]], Fresh]:
+    """What the ledger holds is extracted again; only a session copied into another file is left out."""
+    seen: set[tuple[str, str]] = set()
+
+    def fresh(screened_all: list[tuple[Screened, str]]) -> Fresh:
+        kept = []
         for screened, file_id in screened_all:
             message = screened.decisions[0].message
             key = (message.session_id, message.message_id)
-            if key in self.seen:  # the same session copied into another file
-                self.tally.line_skipped("already_reprocessed", message.file, message.byte_start)
+            if key in seen:  # the same session copied into another file
+                tally.line_skipped("already_reprocessed", message.file, message.byte_start)
                 continue
-            self.seen.add(key)
-            fresh.append((screened, file_id))
-        return fresh
+            seen.add(key)
+            kept.append((screened, file_id))
+        return kept
 
-    def _commit(self, built: Batch, *, final: bool, gone: Sequence[str]) -> None:
-        commit_job_batch(self.settings, self.job_id, built, self.run_id, self.tally, self.files_dir, final=final)
+    return fresh
 
 
 def commit_job_batch(settings: Settings, job_id: str, built: Batch, run_id: str, tally: Tally, batch_dir: Path,
                      *, final: bool = False) -> None:
     """The batch's cursor moves are the job's progress: recorded with it, never applied to the live cursors."""
-    moves = [cursor for cursor, _ in built.cursors]
+    moves = [(cursor.file_id, cursor.path, cursor.offset) for cursor, _ in built.cursors]
+    kept = [(row.verdict.message.session_id, row.verdict.message.message_id) for row in built.ledger
+            if row.verdict.decision == KEEP]
     commit_batch(settings, replace(built, cursors=()), run_id, tally, final=final, batch_dir=batch_dir,
-                 also=lambda con, done: jobs.record_batch(con, job_id, moves, built.ledger, done.beliefs.belief_ids))
+                 also=lambda con, done: jobs.record_batch(con, job_id, moves, kept, done.beliefs.belief_ids))
 
 
 def job_id_of(scope: Scope, extractor: Extractor) -> str:
@@ -144,7 +155,7 @@ def job_id_of(scope: Scope, extractor: Extractor) -> str:
 
 def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally) -> tuple[list[ReadPlan], dict]:
     """Every file in scope, whole (from the job's progress on), each session once."""
-    discovery = discover([Path(s) for s in scope.sources], settings.excluded_agents)
+    discovery = registry.discover([Path(s) for s in scope.sources], settings.excluded_agents)
     tally.files_skipped.update(discovery.skipped)
     for missing in discovery.missing:
         tally.file_skipped("missing_source", missing)
@@ -153,7 +164,7 @@ def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally)
     for candidate in sorted(candidates, key=lambda c: c.path):
         if scope.agents and candidate.agent not in scope.agents:
             continue
-        seen = observe(candidate.path, candidate.agent, tally)
+        seen = observe(candidate.path, candidate.agent, candidate.format, tally)
         if seen is None:
             continue
         # A first line without an id cannot tell files apart: such files are keyed by device and inode too.
@@ -168,20 +179,24 @@ def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally)
             continue
         target = Cursor(key, seen.path, seen.agent, seen.session_id, seen.stat.dev, seen.stat.inode,
                         seen.stat.size, seen.stat.mtime_ns, start, "")
-        plans.append(ReadPlan(target, start, end, None, "reprocess"))
+        plans.append(ReadPlan(target, start, end, None, "reprocess", seen.format))
     return plans, discovery.session_keys
 
 
 def _pass(settings: Settings, scope: Scope, extractor: Extractor, *, dry_run: bool, job_id: str, run_id: str,
           done: dict[str, int], tally: Tally, progress: Progress | None = None) -> None:
     plans, session_keys = _plans(settings, scope, done, tally)
-    committer = _Reprocessor(settings, run_id, dry_run, tally, extractor, batch_dir=_job_dir(settings, job_id),
-                             progress=progress, scope=scope, job_id=job_id)
+    batch_dir = _job_dir(settings, job_id)
+
+    def commit(built: Batch, final: bool, gone: Sequence[str]) -> None:
+        commit_job_batch(settings, job_id, built, run_id, tally, batch_dir, final=final)
+
+    dispatcher = mode(settings, extractor, dry_run=dry_run)(settings, run_id, tally, extractor, batch_dir=batch_dir,
+                                                            progress=progress, commit=commit)
     if progress is not None:
         progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
-    for plan in plans:
-        _read(plan, settings, session_keys, tally, committer)
-    committer.flush(final=True)
+    distill_plans(plans, session_keys, settings, tally, _Windowed(settings, scope=scope, tally=tally), _once(tally),
+                  dispatcher)
 
 
 def _job_dir(settings: Settings, job_id: str) -> Path:
@@ -195,7 +210,7 @@ def estimate(settings: Settings, scope: Scope, extractor: Extractor, done: dict[
     _pass(settings, scope, Estimator(model), dry_run=True, job_id="estimate", run_id="dry-run", done=done or {},
           tally=tally)
     return Estimate(tally.files, tally.bytes_read, tally.messages, tally.requests, tally.estimated_tokens,
-                    tally.estimated_cost_usd, model)
+                    tally.estimated_cost_usd, model, tally.estimated_cache_read_tokens)
 
 
 Confirm = Callable[[Estimate], bool]
@@ -279,7 +294,7 @@ def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, 
         if committed:
             batches.remove(batch_dir, waiting.batch_id)
             continue
-        if waiting.status == batches.PENDING:
+        if waiting.status == PENDING:
             waiting = distill.extract(batch_dir, waiting, extractor)
         tally.resumed += 1
         commit_job_batch(settings, job_id, waiting, run_id, tally, batch_dir)

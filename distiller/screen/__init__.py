@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from distiller.screen.clean import clean
+from distiller import sources
+from distiller.screen.clean import PLAIN, clean
 from distiller.screen.injection import suspect_injection
 from distiller.screen.prefilter import CONTEXT, DROP, KEEP, prefilter
 from distiller.records import Message
@@ -56,7 +57,7 @@ def screen(
     """`session_skip` drops every message of a session skipped as a whole (cron or dreaming runs)."""
     if session_skip is not None:
         return Screened((Decision(message, message.message_id, "", DROP, session_skip),), (), ())
-    cleaned = clean(message.text, message.role, extra_blocks)
+    cleaned = clean(message.text, message.role, extra_blocks, sources.named(message.format).cleaning or PLAIN)
     if cleaned.drop_reason is not None or not cleaned.parts:
         reason = cleaned.drop_reason or "empty-after-clean"
         return Screened((Decision(message, message.message_id, "", DROP, reason),), cleaned.events, ())

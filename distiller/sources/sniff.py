@@ -1,4 +1,6 @@
-"""Which assistant wrote a transcript, told from its first line: so an unsupported file is named, not misread."""
+"""Which assistant wrote a transcript, told from its first line: so an unsupported file is named, not misread.
+
+The registered formats recognise their own headers; the formats below are only known well enough to be named."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ from pathlib import Path
 
 import orjson
 
-OPENCLAW, CLAUDE_CODE, CODEX, UNKNOWN, EMPTY = "openclaw", "claude-code", "codex", "unknown", "empty"
-LABELS = {OPENCLAW: "OpenClaw", CLAUDE_CODE: "Claude Code", CODEX: "Codex", UNKNOWN: "unrecognised JSONL"}
+from distiller import sources
+
+CLAUDE_CODE, CODEX, UNKNOWN, EMPTY = "claude-code", "codex", "unknown", "empty"
+_UNSUPPORTED_LABELS = {CLAUDE_CODE: "Claude Code", CODEX: "Codex", UNKNOWN: "unrecognised JSONL"}
 FIRST_LINE_BYTES = 64 * 1024
 SURVEY_FILES = 50
 
@@ -24,9 +28,10 @@ def sniff_line(line: bytes) -> str:
         return UNKNOWN
     if not isinstance(entry, dict):
         return UNKNOWN
+    for fmt in sources.formats():
+        if fmt.recognises(entry):
+            return fmt.name
     kind = entry.get("type")
-    if kind == "session" and "version" in entry:
-        return OPENCLAW
     if kind in ("session_meta", "response_item", "event_msg", "turn_context") or (
             "payload" in entry and "timestamp" in entry and kind is not None):
         return CODEX
@@ -34,6 +39,18 @@ def sniff_line(line: bytes) -> str:
             "summary", "file-history-snapshot"):
         return CLAUDE_CODE
     return UNKNOWN
+
+
+def label(kind: str) -> str:
+    """What users call a format (or the kind of file) `sniff` names."""
+    for fmt in sources.formats():
+        if fmt.name == kind:
+            return fmt.label
+    return _UNSUPPORTED_LABELS.get(kind, kind)
+
+
+def supported(kind: str) -> bool:
+    return any(fmt.name == kind for fmt in sources.formats())
 
 
 def sniff(path: str | Path) -> str:

@@ -1,52 +1,37 @@
-"""Per-file cursors: where each identified transcript was read up to."""
+"""Per-file cursors: where each identified transcript was read up to, as plain rows in `FIELDS` order (the
+reader's `track.Cursor` is one such row)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import duckdb
 
 from distiller.errors import DistillError
 
+FIELDS = (
+    "file_id", "path", "agent", "session_id", "dev", "inode", "size", "mtime_ns", "offset", "tail_digest", "state",
+    "session_skip",
+)
+_COLUMNS = ", ".join(f'"{name}"' if name == "offset" else name for name in FIELDS)
+_PATH = FIELDS.index("path")
 
-@dataclass(frozen=True, slots=True)
-class Cursor:
-    file_id: str
-    path: str
-    agent: str
-    session_id: str
-    dev: int
-    inode: int
-    size: int
-    mtime_ns: int
-    offset: int
-    tail_digest: str
-    state: str = "active"
-    session_skip: str | None = None  # why every message of this session is dropped (cron or dreaming run)
+Row = Sequence  # one cursor: its values in FIELDS order
 
 
-_COLUMNS = "file_id, path, agent, session_id, dev, inode, size, mtime_ns, \"offset\", tail_digest, state, session_skip"
-
-
-def load(con: duckdb.DuckDBPyConnection) -> list[Cursor]:
-    return [Cursor(*row) for row in con.execute(f"SELECT {_COLUMNS} FROM files ORDER BY path").fetchall()]
+def load(con: duckdb.DuckDBPyConnection) -> list[tuple]:
+    return con.execute(f"SELECT {_COLUMNS} FROM files ORDER BY path").fetchall()
 
 
 class CursorConflict(DistillError):
     """A cursor moved under us: another writer advanced it, so this chunk must not be committed."""
 
 
-_FIELDS = (
-    "file_id", "path", "agent", "session_id", "dev", "inode", "size", "mtime_ns", "offset", "tail_digest", "state",
-    "session_skip",
-)
+def _columns(rows: list[Row]) -> list[list]:
+    return [list(column) for column in zip(*rows)]
 
 
-def _columns(batch: list[Cursor]) -> list[list]:
-    return [[getattr(c, name) for c in batch] for name in _FIELDS]
-
-
-def save(con: duckdb.DuckDBPyConnection, moves: list[tuple[Cursor, int | None]]) -> None:
+def save(con: duckdb.DuckDBPyConnection, moves: Sequence[tuple[Row, int | None]]) -> None:
     """Insert new cursors and advance known ones only where they still hold the expected offset (compare-and-set).
 
     Bulk statements over unnest()ed lists: a first run over thousands of files is one INSERT and one UPDATE.
@@ -55,7 +40,7 @@ def save(con: duckdb.DuckDBPyConnection, moves: list[tuple[Cursor, int | None]])
     known = [(cursor, expected) for cursor, expected in moves if expected is not None]
     if new:
         con.execute(
-            f"INSERT INTO files ({_COLUMNS}) SELECT {', '.join(['unnest(?)'] * len(_FIELDS))}", _columns(new)
+            f"INSERT INTO files ({_COLUMNS}) SELECT {', '.join(['unnest(?)'] * len(FIELDS))}", _columns(new)
         )
     if known:
         batch = [cursor for cursor, _ in known]
@@ -74,7 +59,7 @@ def save(con: duckdb.DuckDBPyConnection, moves: list[tuple[Cursor, int | None]])
             [*_columns(batch), [expected for _, expected in known]],
         ).fetchall()
         updated = {row[0] for row in changed}
-        moved = sorted(c.path for c in batch if c.file_id not in updated)
+        moved = sorted(row[_PATH] for row in batch if row[0] not in updated)
         if moved:
             raise CursorConflict(f"cursor(s) moved during this run, nothing was committed: {', '.join(moved[:3])}")
 

@@ -3,17 +3,15 @@ drawn again, written in the transaction of each batch so that a resumed job pays
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import duckdb
 import orjson
 
-from distiller.screen.prefilter import KEEP
 from distiller.store.writes import ARCHIVED, history
 from distiller.store.bulk import pack, rows
-from distiller.store.cursors import Cursor
 
 RUNNING, DONE = "running", "done"
 
@@ -45,9 +43,10 @@ def progress(con: duckdb.DuckDBPyConnection, job_id: str) -> dict[str, int]:
     return dict(con.execute('SELECT file_id, "offset" FROM reprocess_files WHERE job_id = ?', [job_id]).fetchall())
 
 
-def record_batch(con: duckdb.DuckDBPyConnection, job_id: str, moves: Sequence[Cursor], ledger: Iterable,
-                 belief_ids: Sequence[str]) -> None:
-    """In the batch's transaction: how far each file is done, the kept messages it re-extracted, what it drew."""
+def record_batch(con: duckdb.DuckDBPyConnection, job_id: str, moves: Sequence[tuple[str, str, int]],
+                 kept: Sequence[tuple[str, str]], belief_ids: Sequence[str]) -> None:
+    """In the batch's transaction: how far each file is done ((file id, path, offset)), the kept messages it
+    re-extracted ((session id, message id)), and the beliefs it drew."""
     if moves:
         con.execute(
             f"""
@@ -55,11 +54,11 @@ def record_batch(con: duckdb.DuckDBPyConnection, job_id: str, moves: Sequence[Cu
             FROM {rows({"file_id": "VARCHAR", "path": "VARCHAR", "offset": "BIGINT"})}
             ON CONFLICT (job_id, file_id) DO UPDATE SET "offset" = greatest(excluded."offset", reprocess_files."offset")
             """,
-            {"job": job_id, "rows": pack(file_id=[c.file_id for c in moves], path=[c.path for c in moves],
-                                         offset=[c.offset for c in moves])},
+            {"job": job_id, "rows": pack(file_id=[m[0] for m in moves], path=[m[1] for m in moves],
+                                         offset=[m[2] for m in moves])},
         )
-    kept = [row.verdict.message for row in ledger if row.verdict.decision == KEEP]
-    items = [("message", m.session_id, m.message_id) for m in kept] + [("belief", "", b) for b in belief_ids]
+    items = [("message", session_id, message_id) for session_id, message_id in kept] + [
+        ("belief", "", b) for b in belief_ids]
     if items:
         con.execute(
             f"INSERT INTO reprocess_items SELECT $job, kind, session_id, id "

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 import duckdb
 
 from distiller.records import Message
-from distiller.screen import Decision
 
 
 def already_ingested(con: duckdb.DuckDBPyConnection, messages: Sequence[Message]) -> set[tuple[str, str]]:
@@ -24,13 +23,13 @@ def already_ingested(con: duckdb.DuckDBPyConnection, messages: Sequence[Message]
     return set(rows)
 
 
-def record(con: duckdb.DuckDBPyConnection, verdicts: Sequence[Decision], file_ids: Sequence[str], run_id: str) -> None:
-    """One ledger row per message read, with its screening verdict (the audit trail of every drop).
+def record(con: duckdb.DuckDBPyConnection, messages: Sequence[Message], decisions: Sequence[str],
+           reasons: Sequence[str | None], file_ids: Sequence[str], run_id: str) -> None:
+    """One ledger row per message read, with its screening decision and reason (the audit trail of every drop).
 
     A message already in the ledger is left alone, so replaying a batch can never count it twice."""
-    if not verdicts:
+    if not messages:
         return
-    messages = [v.message for v in verdicts]
     con.execute(
         """
         INSERT INTO ingested
@@ -56,8 +55,8 @@ def record(con: duckdb.DuckDBPyConnection, verdicts: Sequence[Decision], file_id
             [m.ts for m in messages],
             [m.inter_session for m in messages],
             run_id,
-            [v.decision for v in verdicts],
-            [v.reason for v in verdicts],
+            list(decisions),
+            list(reasons),
         ],
     )
 

@@ -30,7 +30,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="distill-bench-distill-"))
     try:
         write_corpus(work / "agents", target_bytes=args.mb * 1024 * 1024, agents=4, seed=3)
-        with FakeAnthropic(auto=True, min_cacheable_tokens=0) as fake:
+        with FakeAnthropic(auto=True) as fake:
             env = {**os.environ, "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": fake.base_url}
             proc = subprocess.run(
                 [sys.executable, "-m", "distiller", "--json", "--state-dir", str(work / "state"), "run",

@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent.parent)]
 import corpus  # noqa: E402
 
-from distiller.pipeline import run as pipeline  # noqa: E402
+from distiller import pipeline  # noqa: E402
 from distiller.config import Settings  # noqa: E402
 
 _REFERENCE_PATTERNS = [re.compile(p) for p in (

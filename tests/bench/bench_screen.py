@@ -20,7 +20,10 @@ from typing import Callable
 
 import orjson
 
-from distiller.screen.clean import clean, clean_every_rule
+from distiller.screen.clean import clean as clean_as
+from distiller.screen.clean import clean_every_rule as clean_every_rule_as
+from distiller.sources.openclaw.envelopes import CLEANING
+
 from distiller.screen.prefilter import prefilter
 from distiller.records import Message
 from distiller.screen.redact import redact, redact_every_rule
@@ -28,6 +31,14 @@ from distiller.sources.openclaw import parse as openclaw
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import write_corpus  # noqa: E402
+
+
+def clean(text, role, extra_blocks=()):
+    return clean_as(text, role, extra_blocks, CLEANING)
+
+
+def clean_every_rule(text, role, extra_blocks=()):
+    return clean_every_rule_as(text, role, extra_blocks, CLEANING)
 
 
 def corpus_messages(root: Path) -> list[Message]:

@@ -8,8 +8,14 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from distiller.screen.clean import clean
+from distiller.screen.clean import clean as clean_as
+from distiller.sources.openclaw.envelopes import CLEANING
+
 from distiller.screen.prefilter import KEEP, prefilter
+
+
+def clean(text, role, extra_blocks=()):
+    return clean_as(text, role, extra_blocks, CLEANING)
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "labelled.jsonl"
 

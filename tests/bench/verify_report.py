@@ -24,13 +24,19 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from distiller.screen.clean import clean
+from distiller.screen.clean import clean as clean_as
+from distiller.sources.openclaw.envelopes import CLEANING
+
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item
 from distiller.extract.rules import RulesExtractor
 from distiller.screen.injection import suspect_injection
 from distiller.records import EvidenceItem
 from distiller.support import content_stems
 from distiller.verify import Source, verify
+
+
+def clean(text, role, extra_blocks=()):
+    return clean_as(text, role, extra_blocks, CLEANING)
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data" / "synthetic-persona-chat" / "valid.csv"

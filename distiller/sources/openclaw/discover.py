@@ -6,33 +6,18 @@ import errno
 import logging
 import os
 import stat
-from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
+from distiller.sources.base import Discovery, SourceFile
+
 log = logging.getLogger("distiller")
 
+FORMAT = "openclaw"
+
 ARCHIVE_MARKERS = (".jsonl.reset.", ".jsonl.deleted.")
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    path: str
-    agent: str
-
-
-@dataclass(slots=True)
-class Discovery:
-    """Live transcripts are sources; archives are only followed as renamed continuations of tracked files."""
-
-    live: list[Candidate] = field(default_factory=list)
-    archives: list[Candidate] = field(default_factory=list)
-    skipped: Counter[str] = field(default_factory=Counter)
-    missing: list[str] = field(default_factory=list)
-    session_keys: dict[str, str] = field(default_factory=dict)  # session id or file stem -> sessions.json key
 
 
 def default_source() -> Path:
@@ -123,9 +108,9 @@ def _scan_sessions_dir(directory: Path, agent: str, found: Discovery, entries: l
             continue
         kind = classify(entry.name)
         if kind == "live":
-            found.live.append(Candidate(entry.path, agent))
+            found.live.append(SourceFile(entry.path, agent, FORMAT))
         elif kind == "archive":
-            found.archives.append(Candidate(entry.path, agent))
+            found.archives.append(SourceFile(entry.path, agent, FORMAT))
         elif kind == "index":
             if entry.name == "sessions.json":
                 _read_session_index(Path(entry.path), found)
@@ -165,7 +150,7 @@ def discover(sources: Iterable[Path], excluded_agents: Iterable[str]) -> Discove
             if agent in excluded:
                 found.skipped["excluded_agent"] += 1
             else:
-                found.live.append(Candidate(str(source), agent))
+                found.live.append(SourceFile(str(source), agent, FORMAT))
             continue
         if not stat.S_ISDIR(mode):
             found.skipped["not_regular"] += 1
@@ -210,3 +195,24 @@ def session_skip(key: str | None) -> str | None:
     if "dreaming" in key:
         return "dreaming-session"
     return None
+
+
+def continuations(path: str, dev: int, inode: int) -> list[str]:
+    """Archives next to a vanished tracked path that may be its renamed continuation (`<name>.reset.<ts>`,
+    `<name>.deleted.<ts>`), those named after it first."""
+    directory, name = os.path.split(path)
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
+        if classify(entry.name) != "archive" or entry.path == path:
+            continue
+        try:
+            same_inode = (entry.stat().st_dev, entry.stat().st_ino) == (dev, inode)
+        except OSError:
+            continue
+        if same_inode or entry.name.startswith(name + "."):
+            found.append(entry.path)
+    return sorted(found, key=lambda p: not p.startswith(path + "."))

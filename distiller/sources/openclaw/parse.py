@@ -6,7 +6,10 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+import orjson
+
 from distiller.records import Message
+from distiller.sources import base
 
 FORMAT = "openclaw"
 
@@ -55,21 +58,46 @@ def parse_header(entry: object) -> Header:
     return Header(session_id=None)
 
 
+def header(line: bytes | None) -> base.Header:
+    """The session id of the header line, and whether that line carries an id at all (a blank line, an id-less
+    header or a line past the probe does not)."""
+    entry = None
+    if line is not None:
+        try:
+            entry = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            entry = None
+    distinctive = isinstance(entry, dict) and isinstance(entry.get("id"), str) and bool(entry["id"].strip())
+    return base.Header(parse_header(entry).session_id, distinctive)
+
+
+def recognises(entry: dict) -> bool:
+    return entry.get("type") == "session" and "version" in entry
+
+
 _MESSAGE_LINE = b'{"type":"message",'
 _TOOL_RESULT_ROLE = b'"role":"toolResult"'
 _ROLE = b'"role":'
 
 
-def is_tool_result_line(line: bytes) -> bool:
+def skip_line(data: bytes) -> str | None:
     """Recognise a tool result (most of a transcript's bytes) without parsing it.
 
     pi writes `{"type":"message","id":…,"parentId":…,"timestamp":…,"message":{"role":…`: the first unescaped
     `"role":` of such a line is the message's role (quotes inside strings are escaped). Lines in any other shape
     are simply parsed."""
-    if not line.startswith(_MESSAGE_LINE):
-        return False
-    role = line.find(_ROLE, 0, 512)
-    return role >= 0 and line.startswith(_TOOL_RESULT_ROLE, role)
+    if not data.startswith(_MESSAGE_LINE):
+        return None
+    role = data.find(_ROLE, 0, 512)
+    return "tool_result" if role >= 0 and data.startswith(_TOOL_RESULT_ROLE, role) else None
+
+
+def is_tool_result_line(line: bytes) -> bool:
+    return skip_line(line) is not None
+
+
+def entry_session_skip(entry: dict) -> str | None:
+    return "dreaming-session" if marks_dreaming(entry) else None
 
 
 def marks_dreaming(entry: dict) -> bool:

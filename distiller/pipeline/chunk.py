@@ -1,0 +1,77 @@
+"""A chunk: what is read until a batch is full — the messages, and the cursor moves that commit with them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from distiller.config import Settings
+from distiller.pipeline.read import FileRead
+from distiller.records import Message
+from distiller.screen import Screened, screen
+from distiller.track import Cursor, ReadPlan
+
+# What a pending message costs in memory beyond its text (record, ids, ledger lists): a chunk of many short
+# messages is bounded too, not only one of a few long ones.
+MESSAGE_OVERHEAD_BYTES = 512
+
+# A message as read, waiting for its chunk to be screened: the message, the session skip it was read under, the
+# file's id and reading.
+Pending = tuple[Message, str | None, str, FileRead]
+
+
+@dataclass
+class Chunk:
+    """Collects read messages and cursor moves until `full`; `screened` screens them in reading order, `moves`
+    pairs each cursor with the offset it replaces, and `advance` starts the next chunk where this one ends."""
+
+    settings: Settings
+    pending: list[Pending] = field(default_factory=list)
+    pending_bytes: int = 0
+    cursors: dict[str, Cursor] = field(default_factory=dict)
+    expected: dict[str, int | None] = field(default_factory=dict)
+
+    def begin(self, plan: ReadPlan) -> None:
+        self.expected.setdefault(plan.target.file_id, plan.expected_offset)
+
+    def add(self, message: Message, skip: str | None, file_id: str, read: FileRead) -> None:
+        self.pending.append((message, skip, file_id, read))
+        # Ids and paths are held (and committed) per message as well: they count, not only the text.
+        self.pending_bytes += (len(message.text) + len(message.message_id) + len(message.parent_id or "")
+                               + len(message.session_id) + len(message.file) + MESSAGE_OVERHEAD_BYTES)
+
+    @property
+    def full(self) -> bool:
+        return self.pending_bytes >= self.settings.commit_every_bytes
+
+    def move(self, cursor: Cursor) -> None:
+        self.cursors[cursor.file_id] = cursor
+
+    def moves(self) -> list[tuple[Cursor, int | None]]:
+        return [(cursor, self.expected[file_id]) for file_id, cursor in self.cursors.items()]
+
+    def screened(self) -> list[tuple[Screened, str]]:
+        """Screen the chunk in reading order, in one run: screening message after message keeps its code and
+        patterns in the CPU caches, which reading the large tool results in between would evict."""
+        settings = self.settings
+        screened_all = []
+        for message, skip, file_id, read in self.pending:
+            screened = screen(
+                message,
+                session_skip=skip,
+                previous_user_text=read.previous_user_text,
+                assistant_decision=settings.assistant_decision,
+                extra_blocks=settings.extra_injected_blocks,
+            )
+            if message.role == "user":
+                read.previous_user_text = screened.decisions[-1].text or read.previous_user_text
+            screened_all.append((screened, file_id))
+        return screened_all
+
+    def advance(self) -> None:
+        """The next chunk's cursors start where this one ends, whether it was committed, staged, submitted or only
+        planned."""
+        for file_id, cursor in self.cursors.items():
+            self.expected[file_id] = cursor.offset
+        self.pending.clear()
+        self.pending_bytes = 0
+        self.cursors.clear()

@@ -1,0 +1,158 @@
+"""What becomes of a screened chunk, one dispatcher per mode.
+
+- dry run: packed and counted, nothing sent or recorded;
+- synchronous: extracted request by request (within the budgets), then committed at once;
+- Batches API: submitted at half price, collected and committed by a later run;
+- external: staged as a batch file for an external agent, committed by `distill commit`.
+
+A chunk with nothing to extract is committed at once in every mode but the dry run (unless, when staging, it must
+follow a staged one), so nothing new never waits on an API or an agent, nor holds up the batches after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from distiller.batches import files, model
+from distiller.batches.model import Batch
+from distiller.config import Settings
+from distiller.events import Tally
+from distiller.extract.base import Extractor
+from distiller.extract.select import EXTERNAL, estimate, prompt_tokens
+from distiller.pipeline import budget, distill
+from distiller.pipeline.commit import commit_batch
+from distiller.progress import Progress
+from distiller.screen import Decision, Screened
+from distiller.store import runs
+from distiller.track import Cursor
+from distiller.store.db import connect_for
+
+ShowDecision = Callable[[Decision], None]
+Fresh = list[tuple[Screened, str]]  # the screened messages of a chunk not already ingested, with their file ids
+# How a batch is committed: the run's commit_batch, or a reprocess job's.
+CommitBatch = Callable[[Batch, bool, Sequence[str]], None]
+
+
+@dataclass
+class Dispatcher:
+    """Sends each chunk on; every mode counts what it sends (and shows its decisions when asked)."""
+
+    settings: Settings
+    run_id: str
+    tally: Tally
+    extractor: Extractor
+    show: ShowDecision | None = None
+    spent_today: tuple[int, float] = (0, 0.0)
+    progress: Progress | None = None
+    batch_dir: Path | None = None  # where its batch files live: the state dir unless reprocessing
+    commit: CommitBatch | None = None  # how a batch is committed: the run's commit_batch unless reprocessing
+    made: int = 0  # the batches made (and planned) so far: the sequence in each batch id
+
+    @property
+    def files_dir(self) -> Path:
+        return self.batch_dir or self.settings.state_dir
+
+    def send(self, fresh: Fresh, moves: list[tuple[Cursor, int | None]], *, final: bool = False,
+             gone: Sequence[str] = ()) -> None:
+        self.made += 1
+        self.deliver(self.build(fresh, moves), fresh, final=final, gone=gone)
+
+    def build(self, fresh: Fresh, moves: list[tuple[Cursor, int | None]]) -> Batch:
+        return model.build(
+            f"{self.run_id[:12]}-{self.made:04d}",
+            self.run_id,
+            self.extractor,
+            fresh,
+            moves,
+            request_budget_tokens=self.settings.request_budget_tokens,
+            prompt_tokens=prompt_tokens(self.extractor),
+        )
+
+    def deliver(self, built: Batch, fresh: Fresh, *, final: bool, gone: Sequence[str]) -> None:
+        raise NotImplementedError
+
+    def counted(self, fresh: Fresh) -> None:
+        for screened, _ in fresh:
+            self.tally.screened(screened)
+            if self.show is not None:
+                for decision in screened.decisions:
+                    self.show(decision)
+
+    def check_budget(self, batch: Batch) -> distill.Allowance:
+        return budget.check(self.settings, self.tally, self.spent_today, self.extractor, batch)
+
+    def commit_batch(self, built: Batch, *, final: bool, gone: Sequence[str]) -> None:
+        if self.commit is not None:
+            self.commit(built, final, gone)
+        else:
+            commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone)
+
+
+class DryRun(Dispatcher):
+    """Packs a chunk as a batch would be, and counts it: nothing is sent, written or recorded."""
+
+    def send(self, fresh: Fresh, moves: list[tuple[Cursor, int | None]], *, final: bool = False,
+             gone: Sequence[str] = ()) -> None:
+        self.made += 1
+        planned = model.plan(fresh, request_budget_tokens=self.settings.request_budget_tokens,
+                             prompt_tokens=prompt_tokens(self.extractor))
+        self.counted(fresh)
+        self.tally.planned(planned, estimate(self.extractor.model, planned.estimated_tokens, planned.requests,
+                                             warm=self.tally.requests > 0,
+                                             every_request_writes=self.settings.batch_api))
+
+
+class Synchronous(Dispatcher):
+    """Extracts the batch now (its file is pending first), within what the budgets leave, and commits it."""
+
+    def deliver(self, built: Batch, fresh: Fresh, *, final: bool, gone: Sequence[str]) -> None:
+        allowance = distill.Allowance()
+        if built.requests:
+            allowance = self.check_budget(built)
+            built = distill.extract(self.files_dir, built, self.extractor, allowance)  # pending first
+        self.counted(fresh)
+        self.commit_batch(built, final=final, gone=gone)
+        if self.progress is not None:
+            self.progress.tick()
+        if allowance.stopped:
+            raise budget.stopped(allowance)
+
+
+class BatchApi(Synchronous):
+    """Submits the batch to the Message Batches API; later runs collect and commit submitted batches in order."""
+
+    def deliver(self, built: Batch, fresh: Fresh, *, final: bool, gone: Sequence[str]) -> None:
+        if not built.requests:
+            super().deliver(built, fresh, final=final, gone=gone)
+            return
+        self.check_budget(built)
+        files.write(self.settings.state_dir, built)
+        self.tally.submitted.append(distill.submit(self.settings.state_dir, built, self.extractor).batch_id)
+        self.counted(fresh)
+
+
+class External(Synchronous):
+    """Stages the batch for an external agent: committed later, in order, by `distill commit`."""
+
+    def deliver(self, built: Batch, fresh: Fresh, *, final: bool, gone: Sequence[str]) -> None:
+        if not (built.requests or self.tally.staged):
+            super().deliver(built, fresh, final=final, gone=gone)
+            return
+        self.tally.staged.append(str(files.write(self.settings.state_dir, built)))
+        self.counted(fresh)
+        if final:
+            with connect_for(self.settings) as con:
+                runs.update(con, self.run_id, self.tally.as_dict(), "staged")
+
+
+def mode(settings: Settings, extractor: Extractor, *, dry_run: bool) -> type[Dispatcher]:
+    """The dispatcher of a run: a dry run, an external agent, the Batches API, or synchronous calls."""
+    if dry_run:
+        return DryRun
+    if extractor.name == EXTERNAL:
+        return External
+    if settings.batch_api:
+        return BatchApi
+    return Synchronous

@@ -1,0 +1,185 @@
+"""The reader: the new complete lines of one file, as messages, each with the cursor position after it.
+
+A reading checks that the file it opens is the one planned (same device and inode, not shorter), carries the
+session's skip (cron or dreaming) and the last user text read before where it starts (screening needs it), and
+makes the cursor for any position it reached: mid-file (its size is the offset, so the unchanged-file shortcut
+cannot skip the rest) or at the end of what was read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import BinaryIO
+
+import orjson
+
+from distiller import stop
+from distiller.config import Settings
+from distiller.events import Tally
+from distiller.progress import Progress
+from distiller.records import Message
+from distiller.screen import screen
+from distiller import sources as registry
+from distiller.sources.base import Format
+from distiller.tail import CHUNK_BYTES, open_regular, read_lines, skip_reason, stat_of, tail_digest
+from distiller.track import Cursor, ReadPlan
+
+
+@dataclass
+class FileRead:
+    """One reading of a file: screening a message needs the last user text read before it in the same file."""
+
+    previous_user_text: str | None = None
+
+
+@dataclass
+class Reading:
+    """An open file being read along its plan. Iterating yields, for every line read, the message it holds (None
+    for a line that is not one) and the offset after it."""
+
+    plan: ReadPlan
+    fmt: Format
+    file: BinaryIO
+    skip: str | None  # why every message of this session is dropped, once known
+    state: FileRead
+    settings: Settings
+    tally: Tally
+    progress: Progress | None = None
+
+    def __iter__(self) -> Iterator[tuple[Message | None, int]]:
+        plan, tally, progress = self.plan, self.tally, self.progress
+        target = plan.target
+        stopping = stop.requested
+        skip_line, to_message, entry_session_skip = self.fmt.skip_line, self.fmt.to_message, self.fmt.entry_session_skip
+        for line in read_lines(self.file, plan.start, plan.stop, max_line_bytes=self.settings.max_line_bytes):
+            if stopping():
+                stop.check()  # a safe point: what was read but not committed is simply read again next run
+            tally.lines += 1
+            tally.bytes_read += line.end - line.start
+            if progress is not None and not tally.lines & 1023:
+                progress.tick()
+            data = line.data
+            message = None
+            if data is None:
+                tally.line_skipped("oversized_line", target.path, line.start)
+            elif not data or data.isspace():
+                tally.line_skipped("blank", target.path, line.start)
+            elif (skipped := skip_line(data)) is not None:
+                tally.line_skipped(skipped, target.path, line.start)
+            else:
+                try:
+                    entry = orjson.loads(data)
+                except orjson.JSONDecodeError:
+                    tally.line_skipped(_decode_failure(data), target.path, line.start)
+                else:
+                    result = to_message(
+                        entry,
+                        agent=target.agent,
+                        session_id=target.session_id,
+                        file=target.path,
+                        byte_start=line.start,
+                        byte_end=line.end,
+                    )
+                    if isinstance(result, str):
+                        tally.line_skipped(result, target.path, line.start)
+                        if result == "non_message" and self.skip is None:
+                            self.skip = entry_session_skip(entry)
+                    else:
+                        message = result
+            yield message, line.end
+
+    def cursor(self, offset: int, *, mid_file: bool = False) -> Cursor:
+        """The cursor at `offset`; mid-file progress stores size = offset so the unchanged-file shortcut cannot
+        skip the rest."""
+        target = self.plan.target
+        if mid_file:
+            return replace(target, offset=offset, size=offset, tail_digest=tail_digest(self.file, offset),
+                           session_skip=self.skip)
+        return replace(target, offset=offset, tail_digest=tail_digest(self.file, offset), session_skip=self.skip)
+
+
+def open_reading(plan: ReadPlan, settings: Settings, session_keys: dict[str, str], tally: Tally,
+                 progress: Progress | None = None) -> Reading | None:
+    """The file of the plan opened for reading, or None (counted as skipped) when it cannot be opened or is no
+    longer the file planned. The caller closes `reading.file`."""
+    target = plan.target
+    try:
+        f = open_regular(target.path)
+    except OSError as exc:
+        tally.file_skipped(skip_reason(exc), target.path, exc.strerror or str(exc))
+        return None
+    now = stat_of(os.fstat(f.fileno()))
+    if (now.dev, now.inode) != (target.dev, target.inode) or now.size < plan.stop:
+        f.close()
+        tally.file_skipped("changed_during_read", target.path)
+        return None
+    tally.files += 1
+    fmt = registry.named(plan.format)
+    skip = target.session_skip or fmt.session_skip(
+        session_keys.get(target.session_id) or session_keys.get(Path(target.path).name.split(".jsonl")[0])
+    )
+    try:
+        state = FileRead(_previous_user_text(f, plan, fmt, settings, skip))
+    except BaseException:
+        f.close()
+        raise
+    return Reading(plan, fmt, f, skip, state, settings, tally, progress)
+
+
+def _decode_failure(data: bytes) -> str:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "invalid_utf8"
+    return "malformed_json"
+
+
+# How far back a read that starts mid-file looks for the user turn before it (tool results can be long).
+LOOKBACK_BYTES = 16 * 1024 * 1024
+
+
+def _lines_before(f, offset: int) -> Iterator[bytes]:
+    """The complete lines that end at or before `offset`, last first, within LOOKBACK_BYTES."""
+    end, floor = offset, max(0, offset - LOOKBACK_BYTES)
+    while end > floor:
+        start = max(floor, end - CHUNK_BYTES)
+        f.seek(start)
+        block = f.read(end - start)
+        cut = 0 if start == 0 else block.find(b"\n") + 1
+        if cut == 0 and start > 0:
+            if start == floor:
+                return
+            end = start  # a line longer than the block: look further back for its start
+            continue
+        for line in reversed(block[cut:].split(b"\n")):
+            yield line
+        end = start + cut
+        if start == 0:
+            return
+
+
+def _previous_user_text(f, plan: ReadPlan, fmt: Format, settings: Settings, skip: str | None) -> str | None:
+    """The screened text of the last user turn before `plan.start`, as a read from the top would have carried it:
+    screening a message depends on it (echoes), so where a run starts must not change what it keeps."""
+    if plan.start == 0 or skip is not None:
+        return None
+    target = plan.target
+    for data in _lines_before(f, plan.start):
+        if fmt.user_line_marker not in data or fmt.skip_line(data) is not None:
+            continue
+        try:
+            entry = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            continue
+        result = fmt.to_message(entry, agent=target.agent, session_id=target.session_id, file=target.path,
+                                byte_start=0, byte_end=0)
+        if isinstance(result, str) or result.role != "user":
+            continue
+        text = screen(result, assistant_decision=settings.assistant_decision,
+                      extra_blocks=settings.extra_injected_blocks).decisions[-1].text
+        if text:
+            return text
+    return None

@@ -1,0 +1,103 @@
+"""The seam between distiller and the assistants' transcript formats: what a format must tell, and nothing more.
+
+A format is a `Format` of plain functions, made by its own package (`sources/<name>/`) and listed in the registry
+(`distiller.sources`). The reader, the tracker and screening know transcripts only through it:
+
+- where its files are under a root (`discover`), and which archives continue a vanished file (`continuations`);
+- the session id its first line gives (`header`);
+- one parsed JSONL line → a `Message` or a `Skip` (`to_message`, with `skip_line` deciding on the raw bytes first
+  where parsing would be waste);
+- which sessions are skipped whole (`session_skip` by the key an index gives, `entry_session_skip` by a line);
+- its own envelopes and noise (`cleaning`), applied by screening to every message of the format.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from distiller.records import Message
+
+if TYPE_CHECKING:
+    from distiller.screen.clean import Cleaning
+
+Skip = str
+"""Why a line is no message ("tool_result", "non_message", …): a plain string, made for most lines read, and counted
+by that name."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A transcript found by a format's discovery."""
+
+    path: str
+    agent: str
+    format: str
+
+
+@dataclass(slots=True)
+class Discovery:
+    """Live transcripts are sources; archives are only followed as renamed continuations of tracked files."""
+
+    live: list[SourceFile] = field(default_factory=list)
+    archives: list[SourceFile] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    missing: list[str] = field(default_factory=list)
+    session_keys: dict[str, str] = field(default_factory=dict)  # session id or file stem -> the index's session key
+
+    def extend(self, other: Discovery) -> None:
+        self.live.extend(other.live)
+        self.archives.extend(other.archives)
+        self.skipped.update(other.skipped)
+        self.missing.extend(m for m in other.missing if m not in self.missing)
+        self.session_keys.update(other.session_keys)
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """What the first line of a transcript tells: the session id (None when it gives none, then the file name is
+    used), and whether the line carries an id at all, which makes its fingerprint tell the file from others."""
+
+    session_id: str | None
+    distinctive: bool
+
+
+def no_session_skip(key: str | None) -> Skip | None:
+    return None
+
+
+def no_entry_session_skip(entry: dict) -> Skip | None:
+    return None
+
+
+def no_line_skip(data: bytes) -> Skip | None:
+    return None
+
+
+def no_continuations(path: str, dev: int, inode: int) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True)
+class Format:
+    """One transcript format: its name (as `Message.format`), the label users read, and its functions."""
+
+    name: str
+    label: str
+    recognises: Callable[[dict], bool]  # a parsed first line: is it this format's header?
+    claims: Callable[[str], bool]  # a file name: may this format's discovery have found it?
+    discover: Callable[[Iterable[Path], frozenset[str]], Discovery]  # roots, excluded agents
+    default_source: Callable[[], Path]
+    header: Callable[[bytes | None], Header]  # the first complete line, None when past the probe
+    to_message: Callable[..., Message | Skip]  # (entry, *, agent, session_id, file, byte_start, byte_end)
+    layout: str = ""  # where its files are, for a message naming a root that holds none ("<agent>/sessions/*.jsonl")
+    skip_line: Callable[[bytes], Skip | None] = no_line_skip
+    # A user turn's line always holds this: the look-back for the last user turn parses only such lines.
+    user_line_marker: bytes = b'"user"'
+    session_skip: Callable[[str | None], Skip | None] = no_session_skip
+    entry_session_skip: Callable[[dict], Skip | None] = no_entry_session_skip
+    continuations: Callable[[str, int, int], list[str]] = no_continuations  # path, device, inode
+    cleaning: Cleaning | None = None
