@@ -11,10 +11,14 @@ def main() -> None:
     os.umask(os.umask(0o077) | 0o077)
     stop.install()
     try:
-        from distiller.cli import main as cli_main
+        # A first signal during the imports only sets the flag: an exception raised inside an extension's
+        # initialisation (DuckDB's) can leave it half made, and the process may then crash instead of exiting.
+        with stop.deferred():
+            from distiller.cli import main as cli_main
+        stop.check()
     except stop.Interrupted as exc:
         stop.report(exc)
-    except Exception:  # a signal inside an extension's initialisation surfaces as its ImportError
+    except Exception:  # a second signal inside an extension's initialisation surfaces as its ImportError
         if not stop.requested():
             raise
         try:

@@ -67,6 +67,8 @@ class Tally:
     estimated_cost_usd: float = 0.0
     estimated_cache_read_tokens: int = 0
     budget_stop: str | None = None
+    overloaded: int = 0  # 429/529 answers the API gave (each retried): the pace was lowered for each
+    concurrency_lowest: int | None = None  # the fewest requests in flight the pace came down to, when it did
     staged: list[str] = field(default_factory=list)
     submitted: list[str] = field(default_factory=list)
     set_aside: list[str] = field(default_factory=list)  # batch files that did not parse; their messages are reread
@@ -179,6 +181,8 @@ class Tally:
             "cached_share": cached_share({"input_tokens": self.input_tokens, "cache_read_tokens": self.cache_read_tokens,
                                           "cache_write_tokens": self.cache_write_tokens}),
             "cost_usd": round(self.cost_usd, 6),
+            "overloaded": self.overloaded,
+            "concurrency_lowest": self.concurrency_lowest,
             "model_calls": self.model_calls,
             "sdk_retries": self.sdk_retries,
             "estimated_calls": self.estimated_calls,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import logging
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -13,15 +15,44 @@ from pathlib import Path
 import duckdb
 import orjson
 import pytest
+from click.testing import CliRunner, Result
 from fakeapi import fake_anthropic  # noqa: F401  (the fake Messages API fixture)
 
+from distiller import stop
+from distiller.cli import cli
 from distiller.config import Settings
 
 _ids = itertools.count(1)
 
 
+_used_state_dirs: set[Path] = set()
+
+
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path, monkeypatch):
+def process_left_as_found(tmp_path):
+    """The CLI runs in this process: what a test's commands change must not reach the next test. Set up before
+    monkeypatch (`isolated_env` asks for it first), so it checks after monkeypatch undid the test's own changes."""
+    logger = logging.getLogger("distiller")
+    logging_before = (logger.handlers[:], logger.level, logger.propagate)
+    before = _process_state()
+    yield
+    logger.handlers[:], logger.level, logger.propagate = logging_before  # the CLI points it at its own stderr
+    used = sorted(_used_state_dirs | {tmp_path / "state"})
+    _used_state_dirs.clear()
+    for state_dir in used:
+        assert_no_open_connection(state_dir / "distill.duckdb")
+    assert _process_state() == before, "the test left the process changed (cwd, umask, signal handlers, stop flag)"
+
+
+def _process_state() -> tuple:
+    umask = os.umask(0o077)
+    os.umask(umask)
+    handlers = tuple(signal.getsignal(signum) for signum in stop.SIGNALS)
+    return os.getcwd(), umask, handlers, stop.requested()
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(process_left_as_found, tmp_path, monkeypatch):
     monkeypatch.setenv("DISTILL_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("OPENCLAW_STATE_DIR", str(tmp_path / "openclaw"))
     for name in list(os.environ):
@@ -82,9 +113,43 @@ def ingested_ids(settings: Settings) -> list[str]:
     return sorted(message_id for _, message_id in ingested(settings))
 
 
-def distill(*args: str, state_dir: Path | None = None, env: dict | None = None, check: bool = False,
-            timeout: float = 120) -> subprocess.CompletedProcess:
-    """The real CLI in a subprocess."""
+def distill(*args: str, state_dir: Path | None = None, env: dict | None = None,
+            check: bool = False) -> subprocess.CompletedProcess:
+    """The CLI in this process (click's runner), with the console script's error handling and exit codes.
+
+    What the process itself does (umask, signal routing, `python -m`, locks between processes, timeouts) needs
+    `distill_process`."""
+    full_env = dict(env or {})
+    if state_dir is not None:
+        full_env["DISTILL_STATE_DIR"] = str(state_dir)
+    result = invoke(*args, env=full_env)
+    completed = subprocess.CompletedProcess(["distill", *args], result.exit_code, result.stdout, result.stderr)
+    if check and completed.returncode != 0:
+        raise AssertionError(f"distill {args} exited {completed.returncode}: {completed.stderr}")
+    return completed
+
+
+def invoke(*args: str, env: dict | None = None, input: str | None = None) -> Result:
+    """click's runner on the CLI. Nothing a command changes outlives it: the logger it configured is put back,
+    and a database connection it left open fails the test (checked when the test ends)."""
+    env = env or {}
+    # the zone is read once per process (tzset, ICU in DuckDB): a test of another zone needs distill_process
+    assert "TZ" not in env, "TZ needs a process of its own: use distill_process"
+    state_dir = env.get("DISTILL_STATE_DIR") or os.environ.get("DISTILL_STATE_DIR")
+    if state_dir:
+        _used_state_dirs.add(Path(state_dir))
+    logger = logging.getLogger("distiller")
+    saved = (logger.handlers[:], logger.level, logger.propagate)
+    try:
+        return CliRunner().invoke(cli, list(args), input=input, env=env, prog_name="distill",
+                                  catch_exceptions=False)
+    finally:
+        logger.handlers[:], logger.level, logger.propagate = saved
+
+
+def distill_process(*args: str, state_dir: Path | None = None, env: dict | None = None, check: bool = False,
+                    timeout: float = 120) -> subprocess.CompletedProcess:
+    """The real CLI in a subprocess (`python -m distiller`), for what only a process shows."""
     full_env = dict(os.environ)
     if state_dir is not None:
         full_env["DISTILL_STATE_DIR"] = str(state_dir)
@@ -95,6 +160,20 @@ def distill(*args: str, state_dir: Path | None = None, env: dict | None = None, 
     if check and result.returncode != 0:
         raise AssertionError(f"distill {args} exited {result.returncode}: {result.stderr}")
     return result
+
+
+def assert_no_open_connection(db: Path) -> None:
+    """Fail if this process still holds a connection to `db`: DuckDB refuses a second one with another
+    configuration while any is open (a cheap probe; it opens nothing when none is)."""
+    if not db.exists():
+        return
+    try:
+        duckdb.connect(str(db), read_only=True, config={"threads": 1}).close()
+    except duckdb.ConnectionException as exc:
+        if "different configuration" in str(exc):
+            pytest.fail(f"a connection to {db} was left open")
+    except duckdb.Error:
+        pass  # a damaged or busy file is the test's business, not a leak
 
 
 def wait_for(condition, what: str, seconds: float = 60) -> None:

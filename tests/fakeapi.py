@@ -49,6 +49,8 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: Any
+    at: float = 0.0  # time.monotonic() when it arrived
+    in_flight: int = 0  # Messages calls being answered when it arrived, itself included
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +162,8 @@ class FakeAnthropic:
         self.responder: Callable[[list[SentItem], list[SentItem]], Reply | None] | None = None
         self.seen_items: list[SentItem] = []
         self.requests: list[Recorded] = []
+        self.in_flight = 0  # Messages calls being answered now
+        self.most_in_flight = 0
         self._queue: deque[Reply] = deque()
         self._cached: set[str] = set()
         self._batches: dict[str, dict[str, Any]] = {}
@@ -221,8 +225,10 @@ class FakeAnthropic:
 
     def enqueue_error(self, status: int, error_type: str, message: str = "scripted error",
                       headers: dict[str, str] | None = None) -> None:
-        """An error reply; retryable ones carry `retry-after-ms: 1` so SDK retries are instant."""
-        extra = {"retry-after-ms": "1"} if status in RETRYABLE or status >= 500 else {}
+        """An error reply; retryable ones carry `retry-after-ms: 1` so SDK retries are instant, unless `headers`
+        name a retry-after of their own."""
+        own = any(name.lower().startswith("retry-after") for name in headers or {})
+        extra = {"retry-after-ms": "1"} if (status in RETRYABLE or status >= 500) and not own else {}
         self.enqueue(Reply(status, body=error_body(error_type, message), headers={**extra, **(headers or {})}))
 
     def enqueue_batch_result(self, result_type: str) -> None:
@@ -244,8 +250,18 @@ class FakeAnthropic:
 
     def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Response:
         body = orjson.loads(raw) if raw else None
+        messages = (method, path.strip("/")) == ("POST", "v1/messages")
         with self._lock:
-            self.requests.append(Recorded(method, path, headers, body))
+            self.in_flight += messages
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            self.requests.append(Recorded(method, path, headers, body, time.monotonic(), self.in_flight))
+        try:
+            return self._route(method, path, headers, body)
+        finally:
+            with self._lock:
+                self.in_flight -= messages
+
+    def _route(self, method: str, path: str, headers: dict[str, str], body: Any) -> Response:
         if "authorization" not in headers and "x-api-key" not in headers:
             return _json(401, error_body("authentication_error", "missing credentials"))
         match method, path.strip("/").split("/"):

@@ -47,7 +47,7 @@ def _german_iban(bban: str) -> str:
     return f"DE{98 - int(bban + '131400') % 97:02d}{bban}"  # D=13, E=14, check digits 00 while computing
 
 
-# One strategy per rule of distiller.screen.redact, named by the kind it should produce.
+# One strategy per rule of distiller.redact, named by the kind it should produce.
 SECRETS: dict[str, st.SearchStrategy[str]] = {
     "private-key": _chars(ALNUM + "+/", 20, 80).map(
         lambda body: f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"),

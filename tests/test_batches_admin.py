@@ -5,18 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-from click.testing import CliRunner
-from conftest import append, ingested, message_line, new_session
+from conftest import append, ingested, invoke, message_line, new_session
 
 from distiller.batches import files as batches
 from distiller.batches import model as batch_model
-from distiller.cli import cli
 
 FACT = "I live in Lisbon and I work as a nurse."
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(cli, list(args))
 
 
 def staged_batch(agents: Path) -> batch_model.Batch:

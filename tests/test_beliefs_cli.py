@@ -1,4 +1,4 @@
-"""`distill beliefs …`, `distill runs` and the belief counts of `distill status`, as real subprocesses."""
+"""`distill beliefs …`, `distill runs` and the belief counts of `distill status`, through the CLI."""
 
 from __future__ import annotations
 

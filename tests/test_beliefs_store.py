@@ -16,7 +16,7 @@ from secretgen import prose, texts_with_secrets
 from distiller import manage as api
 from distiller.config import Settings
 from distiller.records import Belief, EvidenceItem, Message
-from distiller.screen.redact import refusal
+from distiller.redact import refusal
 from distiller.storable import unsafe
 from distiller.store import writes as store
 from distiller.store import clock, migrations

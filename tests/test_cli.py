@@ -1,4 +1,5 @@
-"""The CLI as users and schedulers meet it: real subprocesses, exit codes, JSON on stdout, no tracebacks."""
+"""The CLI as users and schedulers meet it: exit codes, JSON on stdout, no tracebacks; real processes where the
+process matters (locks, `python -m` and the console script, usage errors, shell completion, the time zone)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from click.testing import CliRunner
-from conftest import distill, new_session
+from conftest import distill, distill_process, invoke, new_session
 
 from distiller.cli import cli
 
@@ -41,7 +41,7 @@ def test_python_dash_m_and_console_script_agree(agents):
     script = Path(sys.executable).parent / "distill"
     if not script.exists():
         pytest.skip("console script not installed in this environment")
-    via_module = distill("--help").stdout
+    via_module = distill_process("--help").stdout
     via_script = subprocess.run([str(script), "--help"], capture_output=True, text=True).stdout
     assert via_module == via_script
 
@@ -54,7 +54,7 @@ def test_second_concurrent_run_exits_75_and_touches_nothing(tmp_path, agents):
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         held.write("4242\n")
         held.flush()
-        result = distill("run", "--source", str(agents))
+        result = distill_process("run", "--source", str(agents))
     assert result.returncode == 75
     assert "another distill run is in progress" in result.stderr
     assert not (state / "distill.duckdb").exists()
@@ -99,8 +99,8 @@ def test_read_only_command_waits_for_the_database_then_fails_clearly(tmp_path, a
 
 
 def test_usage_errors_exit_2():
-    assert distill("run", "--no-such-flag").returncode == 2
-    assert distill("no-such-command").returncode == 2
+    assert distill_process("run", "--no-such-flag").returncode == 2
+    assert distill_process("no-such-command").returncode == 2
 
 
 @pytest.mark.parametrize(
@@ -166,11 +166,6 @@ def test_every_command_has_help_and_is_in_the_readme():
         assert re.search(rf"distill\b[^\n`]*\b{' '.join(path)}\b", readme), f"{' '.join(path)} not in README"
 
 
-def invoke(*args: str, input: str | None = None):
-    """The CLI in-process (click's runner), with the same error handling as the console script."""
-    return CliRunner().invoke(cli, list(args), input=input)
-
-
 CLAUDE_CODE_LINE = orjson.dumps({"parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/w",
                                  "sessionId": "2ff46cd5", "version": "2.1.63", "type": "user",
                                  "message": {"role": "user", "content": "I live in Lisbon."}, "uuid": "4d21",
@@ -218,10 +213,10 @@ def test_quiet_prints_no_summary(agents):
 
 def test_timestamps_are_rfc3339_utc_whatever_the_zone(agents):
     new_session(agents, n_messages=1)
-    env = {"TZ": "America/New_York"}
-    distill("run", env=env, check=True)
-    last = orjson.loads(distill("--json", "status", env=env, check=True).stdout)["last_run"]
-    (run,) = orjson.loads(distill("--json", "runs", env=env, check=True).stdout)["runs"]
+    env = {"TZ": "America/New_York"}  # read once per process: real processes
+    distill_process("run", env=env, check=True)
+    last = orjson.loads(distill_process("--json", "status", env=env, check=True).stdout)["last_run"]
+    (run,) = orjson.loads(distill_process("--json", "runs", env=env, check=True).stdout)["runs"]
     for stamp in (last["started_at"], last["finished_at"], run["started_at"]):
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stamp), stamp
         parsed = datetime.fromisoformat(stamp)
@@ -254,7 +249,7 @@ def test_lock_message_names_the_real_holder_not_a_stale_pid(tmp_path, agents):
          "print(1, flush=True); time.sleep(60)", str(state / "lock")], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "1"
-        result = distill("run", "--source", str(agents))
+        result = distill_process("run", "--source", str(agents))
     finally:
         holder.kill()
         holder.wait()
@@ -272,7 +267,7 @@ def test_status_says_which_state_dir_it_used(tmp_path):
 
 def test_shell_completion_as_the_readme_documents_it():
     env = {"_DISTILL_COMPLETE": "bash_complete", "COMP_WORDS": "distill sch", "COMP_CWORD": "1"}
-    result = distill(env=env)
+    result = distill_process(env=env)
     assert result.returncode == 0 and "schedule" in result.stdout
     assert "_DISTILL_COMPLETE=bash_source" in README.read_text(encoding="utf-8")
 

@@ -6,15 +6,10 @@ from pathlib import Path
 
 import orjson
 import pytest
-from click.testing import CliRunner
+from conftest import invoke
 
-from distiller.cli import cli
 from distiller.config import Settings, load_settings, override
 from distiller.errors import DistillError
-
-
-def invoke(*args: str, env: dict | None = None):
-    return CliRunner().invoke(cli, list(args), env=env)
 
 
 def write_config(tmp_path: Path, text: str) -> Path:

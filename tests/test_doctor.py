@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import orjson
-from click.testing import CliRunner
-from conftest import append, message_line, new_session
-
-from distiller.cli import cli
+from conftest import append, invoke, message_line, new_session
 
 KEY = "sk-ant-api03-" + "Q" * 40 + "_x-" + "7" * 40
 
 
 def doctor(*args: str, env: dict | None = None):
-    result = CliRunner().invoke(cli, ["--json", "doctor", *args], env=env)
+    result = invoke("--json", "doctor", *args, env=env)
     return result, orjson.loads(result.stdout) if result.stdout else None
 
 
@@ -25,7 +22,7 @@ def by_name(report: dict) -> dict[str, list[dict]]:
 
 def test_a_healthy_setup_passes_and_names_its_state_dir(tmp_path, agents):
     new_session(agents, n_messages=2)
-    assert CliRunner().invoke(cli, ["run", "--source", str(agents)]).exit_code == 0
+    assert invoke("run", "--source", str(agents)).exit_code == 0
     result, report = doctor("--source", str(agents), env={"ANTHROPIC_API_KEY": KEY})
     assert result.exit_code == 0, result.stdout
     assert report["healthy"] and report["state_dir"] == str(tmp_path / "state")
@@ -34,7 +31,7 @@ def test_a_healthy_setup_passes_and_names_its_state_dir(tmp_path, agents):
     assert "schema" in checks["database"][0]["detail"] and checks["lock"][0]["detail"] == "free"
     assert "main 1" in checks["sources"][0]["detail"] and "OpenClaw" in checks["sources"][0]["detail"]
     assert checks["api_key"][0]["level"] == "ok"
-    human = CliRunner().invoke(cli, ["doctor", "--source", str(agents)], env={"ANTHROPIC_API_KEY": KEY})
+    human = invoke("doctor", "--source", str(agents), env={"ANTHROPIC_API_KEY": KEY})
     assert f"state dir: {tmp_path / 'state'}" in human.stdout
     assert KEY not in result.stdout + human.stdout and "QQQQ" not in human.stdout
 
@@ -42,7 +39,7 @@ def test_a_healthy_setup_passes_and_names_its_state_dir(tmp_path, agents):
 def test_problems_exit_1_each_with_a_fix(tmp_path, agents):
     path = new_session(agents)
     append(path, message_line("I live in Lisbon and I work as a nurse.", message_id="u1"))
-    assert CliRunner().invoke(cli, ["run", "--no-llm", "--source", str(agents)]).exit_code == 0
+    assert invoke("run", "--no-llm", "--source", str(agents)).exit_code == 0
     (tmp_path / "state").chmod(0o755)
     result, report = doctor("--source", str(agents), "--source", str(tmp_path / "nope"),
                             env={"ANTHROPIC_API_KEY": "sk-ant-oops "})

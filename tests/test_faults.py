@@ -12,14 +12,17 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import append, distill, ingested_ids, message_line, new_session
+from conftest import append, distill, distill_process, ingested_ids, message_line, new_session
 
 from distiller.config import Settings
 from distiller.errors import DistillError
 
 
-def _run_json(state, agents, timeout: float = 60) -> dict:
-    result = distill("--json", "run", "--source", str(agents), state_dir=state, timeout=timeout)
+def _run_json(state, agents, timeout: float | None = None) -> dict:
+    """A run in this process; with a timeout, in a real process that is killed if it blocks."""
+    args = ("--json", "run", "--source", str(agents))
+    result = distill(*args, state_dir=state) if timeout is None else distill_process(*args, state_dir=state,
+                                                                                    timeout=timeout)
     assert result.returncode == 0, result.stderr
     return orjson.loads(result.stdout)
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from secretgen import SECRETS, texts_with_secrets
 
-from distiller.screen.redact import Redacted, find_secret, redact, redact_every_rule
+from distiller.redact import Redacted, find_secret, redact, redact_every_rule
 
 FIXTURE = Path(__file__).parent / "fixtures" / "labelled.jsonl"
 ROWS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]

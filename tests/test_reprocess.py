@@ -149,7 +149,7 @@ def test_a_killed_reprocess_resumes_and_pays_for_nothing_twice(history, settings
     job_dirs = settings.state_dir / "reprocess"
 
     def saved_one() -> bool:
-        return any(len(b.results) == 1 for d in job_dirs.glob("*") for b in batches.load_all(d))
+        return any(b.results for d in job_dirs.glob("*") for b in batches.load_all(d))  # both may be at once
 
     process = subprocess.Popen([*distill, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

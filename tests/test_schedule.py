@@ -18,7 +18,7 @@ import duckdb
 import orjson
 import pytest
 from click.testing import CliRunner
-from conftest import append, message_line, new_session
+from conftest import append, distill, message_line, new_session
 
 from distiller import install
 from distiller import schedule as scheduling
@@ -81,9 +81,8 @@ def test_a_run_in_progress_reaches_a_safe_point_before_the_exit(agents, fake_ant
     assert statuses == ["interrupted"]
     # nothing lost: the next run finishes the batch the stopped one saved, without asking again what was answered
     fake_anthropic.delay_seconds = 0
-    again = subprocess.run([sys.executable, "-m", "distiller", "--json", "run", "--source", str(agents)],
-                           capture_output=True, env={**os.environ, "ANTHROPIC_API_KEY": "test-key",
-                                                     "ANTHROPIC_BASE_URL": fake_anthropic.base_url})
+    again = distill("--json", "run", "--source", str(agents),
+                    env={"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_anthropic.base_url})
     assert again.returncode == 0, again.stderr
     assert len(fake_anthropic.message_requests()) == 2
     with duckdb.connect(str(settings.db_path), read_only=True) as con:

@@ -60,6 +60,7 @@ def _last_run(state_dir) -> tuple[str, str | None]:
         return con.execute("SELECT status, error FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()
 
 
+@pytest.mark.slow  # three full runs of a 3,600-message corpus in 16 KB commits: ~45 s of CPU each
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_signal_stops_a_run_at_a_safe_point(tmp_path, agents, signum, code):
     _corpus(agents)

@@ -1,20 +1,23 @@
 """Batch files: a batch kept on disk so that a crash never loses work or pays twice.
 
 A batch is written atomically (tmp + fsync + rename) as `pending` before any model call and again as `distilled`
-with the results before the commit, so the next run resumes it instead of reading or paying again. A file that
-does not parse, or is of a format this version does not know, is reported as unreadable and set aside.
+with the results before the commit, so the next run resumes it instead of reading or paying again. In between,
+each answered request is appended to the batch's journal (batches/journal.py), which loading a pending batch
+replays. A file that does not parse, or is of a format this version does not know, is reported as unreadable and
+set aside.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import orjson
 
-from distiller.batches.model import Batch, BatchItem, LedgerRow
+from distiller.batches import journal
+from distiller.batches.model import PENDING, Batch, BatchItem, LedgerRow
 from distiller.errors import EXIT_USAGE, DistillError, os_fault
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item, Usage
 from distiller.records import EvidenceItem, Message
@@ -88,10 +91,14 @@ def write(state_dir: Path, batch: Batch) -> Path:
 
 
 def remove(state_dir: Path, batch_id: str) -> None:
-    path_of(state_dir, batch_id).unlink(missing_ok=True)
+    """The batch file, then its journal (a journal left alone by a kill in between is removed by `tidy`)."""
+    path = path_of(state_dir, batch_id)
+    path.unlink(missing_ok=True)
+    journal.remove(path)
 
 
 def load(path: Path) -> Batch:
+    """A batch file; a pending one with the requests its journal says were answered since."""
     try:
         data = orjson.loads(path.read_bytes())
     except orjson.JSONDecodeError as exc:
@@ -101,9 +108,21 @@ def load(path: Path) -> Batch:
         # Written by another version (or not a batch file): its fields cannot be trusted to mean what ours do.
         raise _unreadable(path, f"batch file format {version!r}, this version reads format {FORMAT_VERSION}")
     try:
-        return _from_json(data)
+        batch = _from_json(data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise _unreadable(path, str(exc)) from exc
+    return with_journal(path, batch) if batch.status == PENDING else batch
+
+
+def with_journal(path: Path, batch: Batch) -> Batch:
+    """The batch with the records of its journal that it does not hold yet."""
+    done = {r.request_id for r in batch.results}
+    records = [r for r in journal.replay(path, {b.item.item_id: b.item for b in batch.items})
+               if r[0].request_id not in done]
+    if not records:
+        return batch
+    return replace(batch, results=(*batch.results, *(x for x, _ in records)),
+                   failed=(*batch.failed, *(f for _, failed in records for f in failed)))
 
 
 def _unreadable(path: Path, why: str) -> BatchUnreadable:
@@ -148,6 +167,9 @@ def tidy(state_dir: Path) -> list[str]:
         return []
     for tmp in directory.glob("*.json.tmp"):
         tmp.unlink(missing_ok=True)
+    for orphan in directory.glob(f"*{journal.SUFFIX}"):  # its batch was committed and removed
+        if not orphan.with_suffix(".json").exists():
+            orphan.unlink(missing_ok=True)
     waiting = scan(state_dir)
     bad = [p for p in waiting.unreadable if p.suffix == ".json"]
     bad_ids = [p.stem for p in bad]
@@ -159,6 +181,9 @@ def tidy(state_dir: Path) -> list[str]:
 
 
 def _set_aside(path: Path) -> None:
+    kept = journal.path_of(path)
+    if kept.exists():
+        os.replace(kept, kept.with_name(kept.name + SET_ASIDE_SUFFIX))
     os.replace(path, path.with_name(path.name + SET_ASIDE_SUFFIX))
 
 

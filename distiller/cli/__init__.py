@@ -227,6 +227,9 @@ def _distill_summary(d: dict) -> str:
         cached = d["estimated_cache_read_tokens"] / d["estimated_tokens"]
         lines.append(f"estimate: ≈{d['estimated_tokens']:,} input tokens (≈{cached:.0%} read from the prompt cache), "
                      f"≈${d['estimated_cost_usd']:.4f}")
+    if d.get("overloaded"):
+        lines.append(f"the API pushed back {d['overloaded']} time(s) (429/529): down to {d['concurrency_lowest']} "
+                     "request(s) at a time, each retried after the wait it asked for")
     if d["quarantined_requests"]:
         lines.append(f"quarantined requests: {d['quarantined_requests']} (see `distill batches list`)")
     if d["submitted"]:
@@ -268,18 +271,20 @@ def _run_summary(d: dict, dry_run: bool) -> str:
 @click.option("--no-llm", is_flag=True, help="Stage batches for an external agent (see `distill commit`).")
 @click.option("--batch-api", is_flag=True, default=None,
               help="Submit through the Message Batches API (half price); later runs collect the results.")
+@click.option("--concurrency", type=click.IntRange(1, 16),
+              help="Model requests in flight at once, 1-16 (fewer while the API answers 429/529).  [default: 4]")
 @click.option("--show-beliefs", is_flag=True,
               help="Print the statements learned by this run (also with -v); by default only their counts, so a "
               "scheduled run's log holds no belief text.")
 @click.pass_obj
 def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, extractor: str | None,
         model: str | None, allow_expensive_model: bool | None, budget_usd: float | None, budget_tokens: int | None,
-        no_llm: bool, batch_api: bool | None, show_beliefs: bool) -> None:
+        no_llm: bool, batch_api: bool | None, concurrency: int | None, show_beliefs: bool) -> None:
     """Read the new tail of every transcript, screen it, distill it into verified beliefs, commit exactly once."""
     out: Output = obj["out"]
     settings = override(obj["settings"], extractor="external" if no_llm else extractor, model=model,
                         allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
-                        budget_tokens=budget_tokens, batch_api=batch_api)
+                        budget_tokens=budget_tokens, batch_api=batch_api, concurrency=concurrency)
     printer = None
     if show is not None:
         wanted = SHOWN[show]

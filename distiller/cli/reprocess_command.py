@@ -30,28 +30,36 @@ def _estimate_line(e: api.Estimate) -> str:
 @click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]), help="[default: auto]")
 @click.option("--model", help="Anthropic model.  [default: claude-haiku-5-5]")
 @click.option("--allow-expensive-model", is_flag=True, default=None, help="Allow Opus-class models.")
+@click.option("--batch-api", is_flag=True, default=None,
+              help="Submit through the Message Batches API (half price); later invocations (or --collect) collect "
+              "and commit.")
+@click.option("--collect", is_flag=True,
+              help="Only collect and commit what the Message Batches API has ended; read and submit nothing new.")
+@click.option("--concurrency", type=click.IntRange(1, 16),
+              help="Model requests in flight at once, 1-16 (fewer while the API answers 429/529).  [default: 4]")
 @click.option("--dry-run", is_flag=True, help="Only the estimate: requests, tokens and cost; nothing is sent or recorded.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation after the estimate.")
 @click.option("--keep-old", is_flag=True, help="Keep beliefs only older extractors drew and this pass did not.")
 @click.pass_obj
 def reprocess_command(obj: dict, sources: tuple[Path, ...], since: str | None, until: str | None,
                       agents: tuple[str, ...], include_archives: bool, extractor: str | None, model: str | None,
-                      allow_expensive_model: bool | None, dry_run: bool, yes: bool, keep_old: bool) -> None:
+                      allow_expensive_model: bool | None, batch_api: bool | None, collect: bool,
+                      concurrency: int | None, dry_run: bool, yes: bool, keep_old: bool) -> None:
     """Distill whole transcripts again (messages already recorded too), without moving the live cursors;
     resumable, and never paying twice for the same job."""
     out = obj["out"]
     settings = override(obj["settings"], extractor=extractor, model=model,
-                        allow_expensive_model=allow_expensive_model)
+                        allow_expensive_model=allow_expensive_model, batch_api=batch_api, concurrency=concurrency)
 
     def confirm(estimate: api.Estimate) -> bool:
         click.echo(_estimate_line(estimate), err=True)
         return click.confirm("reprocess?", default=False, err=True)
 
-    interactive = not (yes or dry_run or out.as_json) and sys.stdin.isatty()
+    interactive = not (yes or dry_run or collect or out.as_json) and sys.stdin.isatty()
     summary = api.reprocess(settings, sources, since=_when(since), until=_when(until), agents=agents,
                             include_archives=include_archives, dry_run=dry_run, keep_old=keep_old,
                             confirm=confirm if interactive else None, extractor=make_extractor(settings),
-                            progress=progress.on_stderr(out.as_json))
+                            progress=progress.on_stderr(out.as_json), collect=collect)
     d = summary.as_dict()
     lines = [f"reprocess {summary.job_id}: {summary.status}" + (" (resumed)" if summary.resumed else "")]
     if summary.estimate is not None:
@@ -62,6 +70,16 @@ def reprocess_command(obj: dict, sources: tuple[Path, ...], since: str | None, u
         if d["beliefs"]:
             lines.append("beliefs: " + ", ".join(f"{k} {v}" for k, v in sorted(d["beliefs"].items())))
         lines.append(f"retired (reprocessed): {summary.retired}")
+    at_api = d["batch_api"]
+    if any(at_api.values()):
+        lines.append(f"Message Batches API: {at_api['submitted']} batch(es) submitted, {at_api['ended']} ended, "
+                     f"{at_api['committed']} committed; {at_api['waiting']} still being processed")
+    if summary.status == "submitted":
+        lines.append("run `distill reprocess` again with the same options (or add --collect) to collect and commit "
+                     "what the API has ended")
+    elif summary.status == "partial":
+        lines.append("everything submitted is committed; run the same `distill reprocess` without --collect to read "
+                     "and submit the rest")
     elif summary.status == "already-done":
         lines.append("this job has already run to the end; change the model, prompt or scope to run another")
     out.emit(d, "\n".join(lines))

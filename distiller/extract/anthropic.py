@@ -9,13 +9,16 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anthropic
 import orjson
 from anthropic.types.messages import MessageBatchIndividualResponse
+
+if TYPE_CHECKING:
+    import httpx2  # the SDK's own HTTP client library: only the type of a response hook's argument
 
 from distiller import prices
 from distiller.errors import DistillError
@@ -35,6 +38,7 @@ from distiller.extract.prompt import OUTPUT_SCHEMA, PROMPT_VERSION, STATIC_PREFI
 DEFAULT_MODEL = "claude-haiku-5-5"
 MAX_TOKENS_CEILING = 16_000  # the most a truncated reply is retried with: the SDK wants streaming above ~21k
 CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+OVERLOADED = (429, 529)
 
 _OUTPUT_CONFIG = {"format": {"type": "json_schema", "schema": OUTPUT_SCHEMA}}
 
@@ -70,7 +74,17 @@ class AnthropicExtractor:
         self.model = model
         self.max_tokens = max_tokens
         self._system = system_blocks(model)
-        self._client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout)
+        # Told of every 429 (rate limited) and 529 (overloaded) response with its retry-after in seconds, the
+        # ones the SDK retries itself included: the pipeline's pace (pipeline/pace.py) listens here.
+        self.on_overload: Callable[[int, float | None], None] | None = None
+        http_client = anthropic.DefaultHttpxClient(event_hooks={"response": [self._observe]})
+        self._client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout,
+                                           http_client=http_client)
+
+    def _observe(self, response: httpx2.Response) -> None:
+        listener = self.on_overload
+        if listener is not None and response.status_code in OVERLOADED:
+            listener(response.status_code, retry_after(response.headers))
 
     def extract(self, request: ExtractRequest, *, max_tokens: int | None = None) -> Extraction:
         """One call. Whatever the reply, its usage is counted: a refused, truncated or malformed reply raises a
@@ -193,6 +207,22 @@ class AnthropicExtractor:
                                      batch=batch),
             retries=retries,
         )
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The wait a response asks for, in seconds: `retry-after-ms`, else `retry-after` in seconds (an HTTP date is
+    left to the SDK); None when it names none or an unreadable one."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / scale
+        except ValueError:
+            continue
+        if seconds == seconds and 0 <= seconds < float("inf"):  # not NaN, not negative, finite
+            return seconds
+    return None
 
 
 def system_blocks(model: str, prefix_tokens: int = STATIC_PREFIX_TOKENS) -> list[dict[str, Any]]:

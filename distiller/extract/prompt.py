@@ -217,7 +217,6 @@ Check each candidate once more: it is about the user; it rests on the user's own
 outside any recalled-memory block; each quote is copied exactly and holds no secret; the statement adds no
 name, number or date that its cited items lack; it would still matter in a month; and a value that replaces an
 earlier one keeps the earlier one's subject and attribute.
-
 """
 
 SYSTEM_PROMPT = f"""\

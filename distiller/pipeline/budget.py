@@ -29,9 +29,9 @@ def budgets(settings: Settings, tally: Tally, spent_today: tuple[int, float]) ->
 
 def allowance(settings: Settings, tally: Tally, spent_today: tuple[int, float]) -> Allowance:
     """What is left of the tightest token and dollar budgets, for the calls of one batch."""
-    set_ = budgets(settings, tally, spent_today)
-    return Allowance(min((limit - spent for limit, spent, _, tokens in set_ if tokens), default=None),
-                     min((limit - spent for limit, spent, _, tokens in set_ if not tokens), default=None))
+    limits = budgets(settings, tally, spent_today)
+    return Allowance(min((limit - spent for limit, spent, _, tokens in limits if tokens), default=None),
+                     min((limit - spent for limit, spent, _, tokens in limits if not tokens), default=None))
 
 
 def check(settings: Settings, tally: Tally, spent_today: tuple[int, float], extractor: Extractor,

@@ -12,7 +12,7 @@ follow a staged one), so nothing new never waits on an API or an agent, nor hold
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from distiller.batches import files, model
@@ -21,7 +21,7 @@ from distiller.config import Settings
 from distiller.events import Tally
 from distiller.extract.base import Extractor
 from distiller.extract.select import EXTERNAL, estimate, prompt_tokens
-from distiller.pipeline import budget, distill
+from distiller.pipeline import budget, distill, pace
 from distiller.pipeline.commit import commit_batch
 from distiller.progress import Progress
 from distiller.screen import Decision, Screened
@@ -49,6 +49,7 @@ class Dispatcher:
     batch_dir: Path | None = None  # where its batch files live: the state dir unless reprocessing
     commit: CommitBatch | None = None  # how a batch is committed: the run's commit_batch unless reprocessing
     made: int = 0  # the batches made (and planned) so far: the sequence in each batch id
+    pacer: pace.Pace = field(default_factory=lambda: pace.Pace(1))  # one per run: what a 429 taught carries over
 
     @property
     def files_dir(self) -> Path:
@@ -111,7 +112,9 @@ class Synchronous(Dispatcher):
         allowance = distill.Allowance()
         if built.requests:
             allowance = self.check_budget(built)
-            built = distill.extract(self.files_dir, built, self.extractor, allowance)  # pending first
+            built = distill.extract(self.files_dir, built, self.extractor, allowance,  # pending first
+                                    pacer=self.pacer)
+            distill.note_pace(self.tally, self.pacer)
         self.counted(fresh)
         self.commit_batch(built, final=final, gone=gone)
         if self.progress is not None:
@@ -128,8 +131,8 @@ class BatchApi(Synchronous):
             super().deliver(built, fresh, final=final, gone=gone)
             return
         self.check_budget(built)
-        files.write(self.settings.state_dir, built)
-        self.tally.submitted.append(distill.submit(self.settings.state_dir, built, self.extractor).batch_id)
+        files.write(self.files_dir, built)
+        self.tally.submitted.append(distill.submit(self.files_dir, built, self.extractor).batch_id)
         self.counted(fresh)
 
 

@@ -1,73 +1,114 @@
 """Extraction of batches: pay once, and keep every paid answer.
 
-The protocol (design.md): a batch file is `pending` before any model call; results are saved into it
-(`distilled`) as each request returns; `commit.py` then commits it in one transaction. A refused request is split
-and retried; what still fails is quarantined in the database with its items, for `distill batches retry|discard`.
+The protocol (design.md): a batch file is `pending` before any model call; each request's result is appended to
+its journal as it returns (several requests in flight at once, see pace.py), and the batch file is written again,
+`distilled`, with all of them; `commit.py` then commits it in one transaction. A refused request is split and
+retried; what still fails is quarantined in the database with its items, for `distill batches retry|discard`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from distiller import prices
 from distiller.batches import files as batches
-from distiller.batches import model
+from distiller.batches import journal, model
 from distiller import stop
 from distiller.batches.model import DISTILLED, SUBMITTED, Batch
 from distiller.errors import DistillError
+from distiller.events import Tally
 from distiller.extract.base import BadRequest, Extraction, Extractor, ExtractRequest, Truncated, Usage
-from distiller.extract.select import estimate as estimate_cost
-from distiller.extract.select import prompt_tokens
+from distiller.extract.select import estimated_output_tokens, prompt_tokens
+from distiller.pipeline import pace
 
 MAX_SPLIT_DEPTH = 3
 
 
 @dataclass
 class Allowance:
-    """What the run may still spend (None: no limit), charged with every billed call as it returns, so a storm
-    of refusals cannot split its way past a budget. `stopped` says why a call was not made."""
+    """What the run may still spend (None: no limit). Before each call its worst case (its estimated input and
+    all the output it is allowed) is held, and the call is made only if what is left after every call in flight
+    covers it; when it returns, the hold is released and the real usage charged. So concurrent calls, or a storm
+    of refusals splitting its way down, cannot pass a budget. `stopped` says why a call was not made. Thread-safe."""
 
     tokens: float | None = None
     usd: float | None = None
     stopped: str | None = None
+    held_tokens: float = 0.0
+    held_usd: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    @property
+    def limited(self) -> bool:
+        return self.tokens is not None or self.usd is not None
 
     def charge(self, usage: Iterable[Usage]) -> None:
+        with self._lock:
+            self._charge(usage)
+
+    def _charge(self, usage: Iterable[Usage]) -> None:
         for u in usage:
             if self.tokens is not None:
                 self.tokens -= u.tokens
             if self.usd is not None:
                 self.usd -= u.cost_usd
 
-    def covers(self, extractor: Extractor, request: ExtractRequest, max_tokens: int | None = None) -> bool:
-        """Whether one more call for request fits, by the same estimate as the run's budget check; a call allowed
-        `max_tokens` of output is judged as if it used them all."""
-        if extractor.model is None or (self.tokens is None and self.usd is None):
-            return True
-        estimate = prompt_tokens(extractor) + sum(model.estimate_tokens(i.text) + model.ITEM_OVERHEAD_TOKENS
-                                                  for i in request.items)
-        expected = estimate_cost(extractor.model, estimate)  # priced as if it wrote the cache: the dearest case
-        tokens = estimate + max_tokens if max_tokens is not None else expected.tokens
-        if self.tokens is not None and tokens > self.tokens:
-            self.stopped = f"the token budget would be passed by request {request.request_id} (≈{tokens})"
-        elif self.usd is not None and expected.usd > self.usd:
-            self.stopped = f"the dollar budget would be passed by request {request.request_id}"
-        else:
-            return True
-        return False
+    def hold(self, extractor: Extractor, request: ExtractRequest, max_tokens: int | None = None) -> Hold | None:
+        """Hold the worst case of one call for request (None, and `stopped` set, when it does not fit): its
+        estimated input and `max_tokens` of output (the extractor's own limit when not given)."""
+        if extractor.model is None or not self.limited:
+            return Hold(0, 0.0)
+        prefix = prompt_tokens(extractor)
+        estimate = prefix + sum(model.estimate_tokens(i.text) + model.ITEM_OVERHEAD_TOKENS for i in request.items)
+        output = max_tokens if max_tokens is not None else getattr(extractor, "max_tokens", None)
+        if output is None:
+            output = estimated_output_tokens(estimate)
+        tokens = estimate + output
+        # priced as if it wrote the cache (the dearest case) and used all the output it may
+        usd = prices.cost_usd(extractor.model, estimate - prefix, output, 0, prefix)
+        with self._lock:
+            if self.tokens is not None and tokens > self.tokens - self.held_tokens:
+                self.stopped = f"the token budget would be passed by request {request.request_id} (≈{tokens})"
+            elif self.usd is not None and usd > self.usd - self.held_usd:
+                self.stopped = f"the dollar budget would be passed by request {request.request_id}"
+            else:
+                self.held_tokens += tokens
+                self.held_usd += usd
+                return Hold(tokens, usd)
+        return None
+
+    def settle(self, hold: Hold, usage: Iterable[Usage]) -> None:
+        """The call held for has returned (or failed): release its hold and charge what it really cost."""
+        with self._lock:
+            self.held_tokens -= hold.tokens
+            self.held_usd -= hold.usd
+            self._charge(usage)
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    tokens: int
+    usd: float
 
 
 def extract_splitting(extractor: Extractor, request: ExtractRequest, depth: int = 0,
                       allowance: Allowance | None = None) -> tuple[Extraction, list[tuple[ExtractRequest, str]]]:
     """Extract; a truncated reply is retried once with more room, and a refused request is halved and the halves
-    tried, down to MAX_SPLIT_DEPTH. Every call is charged to the allowance first checked to cover it; what it does
-    not cover is given up (quarantined) with the reason."""
+    tried, down to MAX_SPLIT_DEPTH. Every call is held against the allowance first; what it does not cover is given
+    up (quarantined) with the reason."""
     allowance = allowance or Allowance()
-    if not allowance.covers(extractor, request):
+    hold = allowance.hold(extractor, request)
+    if hold is None:
         return Extraction(request.request_id, (), ()), [(request, f"not sent: {allowance.stopped}")]
     usage: list[Usage] = []
     try:
-        extraction = _extract_with_room(extractor, request, allowance, usage)
+        extraction = _extract_with_room(extractor, request, allowance, hold, usage)
     except BadRequest as exc:
         halves = model.split(request) if depth < MAX_SPLIT_DEPTH else ()
         if not halves:
@@ -82,46 +123,130 @@ def extract_splitting(extractor: Extractor, request: ExtractRequest, depth: int 
     return replace(extraction, usage=tuple(usage)), []
 
 
-def _extract_with_room(extractor: Extractor, request: ExtractRequest, allowance: Allowance,
+def _extract_with_room(extractor: Extractor, request: ExtractRequest, allowance: Allowance, hold: Hold,
                        usage: list[Usage]) -> Extraction:
-    """One call, and one more with a larger max_tokens after a truncated reply; each call's usage is recorded and
-    charged as it returns, whether it succeeded or not."""
+    """One call (held for by `hold`), and one more with a larger max_tokens after a truncated reply; each call's
+    usage is recorded and charged as it returns, whether it succeeded or not."""
     try:
         extraction = extractor.extract(request)
     except BadRequest as exc:
         usage.extend(exc.usage)
-        allowance.charge(exc.usage)
+        allowance.settle(hold, exc.usage)
         room = extractor.more_room(exc.max_tokens) if isinstance(exc, Truncated) else None  # type: ignore[attr-defined]
-        if room is None or not allowance.covers(extractor, request, max_tokens=room):
+        again_hold = allowance.hold(extractor, request, max_tokens=room) if room is not None else None
+        if again_hold is None:
             raise
         try:
             extraction = extractor.extract(request, max_tokens=room)  # type: ignore[call-arg]
         except BadRequest as again:
             usage.extend(again.usage)
-            allowance.charge(again.usage)
+            allowance.settle(again_hold, again.usage)
             raise
+        except BaseException:
+            allowance.settle(again_hold, ())
+            raise
+        usage.extend(extraction.usage)
+        allowance.settle(again_hold, extraction.usage)
+        return extraction
+    except BaseException:
+        allowance.settle(hold, ())
+        raise
     usage.extend(extraction.usage)
-    allowance.charge(extraction.usage)
+    allowance.settle(hold, extraction.usage)
     return extraction
 
 
-def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allowance | None = None) -> Batch:
-    """Run every request not yet extracted, saving the batch after each paid one so no paid answer is ever lost.
+def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allowance | None = None, *,
+            pacer: pace.Pace | None = None) -> Batch:
+    """Run every request not yet extracted, as many at a time as `pacer` allows (one without it; fewer while the
+    API pushes back, see pace.py), each answered request appended to the batch's journal as it returns, so no paid
+    answer is ever lost; the batch file itself is written when it starts (pending) and when it ends (distilled),
+    its results in request order whatever order they came back in.
 
-    ExtractionUnavailable and AuthenticationFailed propagate: the batch stays pending with what it has."""
+    A stop, ExtractionUnavailable or AuthenticationFailed sends nothing more, waits for the calls in flight (their
+    answers are journaled) and propagates: the batch stays pending with what it has."""
     allowance = allowance or Allowance()
     batch = replace(batch, attempts=batch.attempts + 1, extractor=extractor.name, model=extractor.model,
                     prompt_version=extractor.prompt_version)
+    path = batches.write(state_dir, batch)
+    finished: dict[str, tuple[Extraction, tuple[tuple[ExtractRequest, str], ...]]] = {}
+    if batch.todo:
+        if extractor.model is None:  # an offline answer costs nothing to redo: no journal, one at a time
+            for request in batch.todo:
+                stop.check()
+                extraction, failures = extract_splitting(extractor, request, allowance=allowance)
+                finished[request.request_id] = (extraction, tuple(failures))
+        else:
+            with journal.Journal(path) as log:
+                _dispatch(extractor, batch.todo, allowance, pacer or pace.Pace(1), log, finished)
+    order = {r.request_id: n for n, r in enumerate(batch.requests)}
+    results = sorted((*batch.results, *(x for x, _ in finished.values())),
+                     key=lambda x: order.get(x.request_id, len(order)))
+    failed = (*batch.failed, *(f for r in batch.requests if r.request_id in finished
+                               for f in finished[r.request_id][1]))
+    batch = replace(batch, status=DISTILLED, results=tuple(results), failed=failed)
     batches.write(state_dir, batch)
-    for request in batch.todo:
-        stop.check()  # a safe point: the batch file holds every answer so far, the next run resumes it
-        extraction, failures = extract_splitting(extractor, request, allowance=allowance)
-        batch = replace(batch, results=(*batch.results, extraction), failed=(*batch.failed, *failures))
-        if extractor.model is not None:  # a paid answer is saved at once; an offline one costs nothing to redo
-            batches.write(state_dir, batch)
-    batch = replace(batch, status=DISTILLED)
-    batches.write(state_dir, batch)
+    journal.remove(path)  # the batch file holds all of it now
     return batch
+
+
+def _dispatch(extractor: Extractor, todo: Sequence[ExtractRequest], allowance: Allowance, pacer: pace.Pace,
+              log: journal.Journal, finished: dict) -> None:
+    """The request loop: hand requests to worker threads while the pace allows (each journals its answer before
+    it is done); on a stop or an error, send nothing more, wait for what is in flight, then raise."""
+    queue = deque(todo)
+    in_flight: dict[Future, ExtractRequest] = {}
+    error: BaseException | None = None
+    listen = hasattr(extractor, "on_overload")
+    if listen:
+        extractor.on_overload = pacer.overloaded  # type: ignore[attr-defined]
+    try:
+        with ThreadPoolExecutor(max_workers=pacer.ceiling, thread_name_prefix="distill-request") as pool:
+            while queue or in_flight:
+                timeout = None
+                while queue and error is None and not stop.requested():
+                    wait_for = pacer.wait_seconds(len(in_flight))
+                    if wait_for != 0:
+                        timeout = wait_for
+                        break
+                    request = queue.popleft()
+                    in_flight[pool.submit(_answered, extractor, request, allowance, log)] = request
+                if not in_flight:
+                    if error is not None or stop.requested() or not queue:
+                        break
+                    time.sleep(min(timeout or 0.05, 1.0))  # paused by a retry-after, nothing in flight
+                    continue
+                done, _ = wait(in_flight, timeout=min(timeout, 1.0) if timeout else 1.0, return_when=FIRST_COMPLETED)
+                for future in done:
+                    request = in_flight.pop(future)
+                    try:
+                        extraction, failures = future.result()
+                    except BaseException as exc:  # noqa: BLE001 - re-raised once the calls in flight are saved
+                        error = error or exc
+                        continue
+                    finished[request.request_id] = (extraction, tuple(failures))
+                    pacer.succeeded()
+    finally:
+        if listen:
+            extractor.on_overload = None  # type: ignore[attr-defined]
+    if error is not None:
+        raise error
+    stop.check()  # a safe point: the journal holds every answer so far, the next run resumes the batch
+
+
+def _answered(extractor: Extractor, request: ExtractRequest, allowance: Allowance,
+              log: journal.Journal) -> tuple[Extraction, tuple[tuple[ExtractRequest, str], ...]]:
+    """One request in a worker thread: extracted (split and retried as need be), then journaled, so the fsync of
+    one answer overlaps the calls of the others."""
+    extraction, failures = extract_splitting(extractor, request, allowance=allowance)
+    log.append(extraction, tuple(failures))
+    return extraction, tuple(failures)
+
+
+def note_pace(tally: Tally, pacer: pace.Pace) -> None:
+    """The run's counters of how the API pushed back."""
+    tally.overloaded = pacer.overloads
+    tally.concurrency_lowest = pacer.lowest if pacer.overloads else None
 
 
 def submit(state_dir: Path, batch: Batch, extractor: Extractor) -> Batch:

@@ -19,16 +19,16 @@ from pathlib import Path
 
 import orjson
 
-from distiller import stop
+from distiller import prices, stop
 from distiller.batches import files as batches
-from distiller.batches.model import PENDING, Batch
+from distiller.batches.model import PENDING, SUBMITTED, Batch
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Tally
 from distiller.extract.base import Extractor
 from distiller.extract.select import Estimator, make_extractor
 from distiller.lock import run_lock
-from distiller.pipeline import distill
+from distiller.pipeline import distill, pace
 from distiller.pipeline.budget import BudgetReached
 from distiller.pipeline.chunk import Chunk
 from distiller.pipeline.commit import commit_batch
@@ -82,20 +82,37 @@ class Estimate:
                 "estimated_cache_read_tokens": self.cache_read_tokens}
 
 
+@dataclass
+class Collected:
+    """The job's batches at the Message Batches API: submitted by this invocation, ended and collected by it,
+    committed by it, and still waiting there when it stopped."""
+
+    submitted: int = 0
+    ended: int = 0
+    committed: int = 0
+    waiting: int = 0
+
+    def as_dict(self) -> dict:
+        return {"submitted": self.submitted, "ended": self.ended, "committed": self.committed,
+                "waiting": self.waiting}
+
+
 @dataclass(frozen=True)
 class ReprocessSummary:
     job_id: str
-    status: str  # dry-run | cancelled | already-done | budget (resumable) | done
+    # dry-run | cancelled | already-done | budget (resumable) | submitted (collect later) | partial | done
+    status: str
     estimate: Estimate | None
     resumed: bool
     retired: int
     run_id: str | None
     tally: Tally = field(default_factory=Tally)
+    batch_api: Collected = field(default_factory=Collected)
 
     def as_dict(self) -> dict:
         return {"job_id": self.job_id, "status": self.status, "resumed": self.resumed, "retired": self.retired,
                 "run_id": self.run_id, "estimate": self.estimate.as_dict() if self.estimate else None,
-                **self.tally.as_dict()}
+                "batch_api": self.batch_api.as_dict(), **self.tally.as_dict()}
 
 
 @dataclass
@@ -184,7 +201,8 @@ def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally)
 
 
 def _pass(settings: Settings, scope: Scope, extractor: Extractor, *, dry_run: bool, job_id: str, run_id: str,
-          done: dict[str, int], tally: Tally, progress: Progress | None = None) -> None:
+          done: dict[str, int], tally: Tally, progress: Progress | None = None,
+          pacer: pace.Pace | None = None) -> None:
     plans, session_keys = _plans(settings, scope, done, tally)
     batch_dir = _job_dir(settings, job_id)
 
@@ -192,7 +210,8 @@ def _pass(settings: Settings, scope: Scope, extractor: Extractor, *, dry_run: bo
         commit_job_batch(settings, job_id, built, run_id, tally, batch_dir, final=final)
 
     dispatcher = mode(settings, extractor, dry_run=dry_run)(settings, run_id, tally, extractor, batch_dir=batch_dir,
-                                                            progress=progress, commit=commit)
+                                                            progress=progress, commit=commit,
+                                                            pacer=pacer or pace.Pace(settings.concurrency))
     if progress is not None:
         progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
     distill_plans(plans, session_keys, settings, tally, _Windowed(settings, scope=scope, tally=tally), _once(tally),
@@ -209,8 +228,9 @@ def estimate(settings: Settings, scope: Scope, extractor: Extractor, done: dict[
     tally = Tally(extractor="estimate", model=model)
     _pass(settings, scope, Estimator(model), dry_run=True, job_id="estimate", run_id="dry-run", done=done or {},
           tally=tally)
-    return Estimate(tally.files, tally.bytes_read, tally.messages, tally.requests, tally.estimated_tokens,
-                    tally.estimated_cost_usd, model, tally.estimated_cache_read_tokens)
+    cost = tally.estimated_cost_usd * (prices.BATCH_DISCOUNT if settings.batch_api else 1)
+    return Estimate(tally.files, tally.bytes_read, tally.messages, tally.requests, tally.estimated_tokens, cost,
+                    model, tally.estimated_cache_read_tokens)
 
 
 Confirm = Callable[[Estimate], bool]
@@ -219,8 +239,13 @@ Confirm = Callable[[Estimate], bool]
 def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, since: datetime | None = None,
               until: datetime | None = None, agents: Sequence[str] = (), include_archives: bool = False,
               dry_run: bool = False, keep_old: bool = False, confirm: Confirm | None = None,
-              extractor: Extractor | None = None, progress: Progress | None = None) -> ReprocessSummary:
-    """Reprocess a history (see the module docstring); `confirm` sees the estimate first and may decline."""
+              extractor: Extractor | None = None, progress: Progress | None = None,
+              collect: bool = False) -> ReprocessSummary:
+    """Reprocess a history (see the module docstring); `confirm` sees the estimate first and may decline.
+
+    With `settings.batch_api` the requests are submitted through the Message Batches API (half price) and the job
+    stays `submitted`; every later invocation of the same job (or `collect`, which only collects) commits the
+    batches the API has ended, in order, and reads on only once none is waiting there."""
     scope = Scope(tuple(resolve_sources(sources)), since, until, tuple(agents), include_archives)
     missing = [source for source in scope.sources if not Path(source).exists()]
     if missing:
@@ -228,14 +253,22 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
     if since and until and since >= until:
         raise DistillError(f"--since {since.isoformat()} is not before --until {until.isoformat()}")
     extractor = extractor or make_extractor(settings)
+    if settings.batch_api and getattr(extractor, "submit_batch", None) is None:
+        raise DistillError(f"--batch-api needs the Anthropic extractor, not {extractor.name}: set ANTHROPIC_API_KEY "
+                           f"or drop --batch-api")
     job_id = job_id_of(scope, extractor)
     job, done = None, {}
     if settings.db_path.exists():
         with connect_for(settings, read_only=True) as con:
             job = jobs.find(con, job_id)
             done = jobs.progress(con, job_id) if job else {}
+    if collect and job is None:
+        raise DistillError(f"no reprocess job {job_id} to collect: give the same sources, window, agents and model "
+                           f"as when it was submitted")
     if job is not None and job.status == jobs.DONE:
         return ReprocessSummary(job_id, "already-done", None, False, job.retired or 0, None)
+    if collect:
+        confirm = None  # what is collected was estimated, confirmed and paid for when it was submitted
     plan = estimate(settings, scope, extractor, done) if dry_run or confirm is not None else None
     if dry_run:
         return ReprocessSummary(job_id, "dry-run", plan, job is not None, 0, None)
@@ -243,14 +276,15 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
         return ReprocessSummary(job_id, "cancelled", plan, job is not None, 0, None)
     try:
         with stop.deferred(), run_lock(settings.lock_path):
-            return _run_job(settings, scope, extractor, job_id, plan, keep_old=keep_old, progress=progress)
+            return _run_job(settings, scope, extractor, job_id, plan, keep_old=keep_old, progress=progress,
+                            collect=collect)
     finally:
         if progress is not None:
             progress.done()
 
 
 def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str, plan: Estimate | None, *,
-             keep_old: bool, progress: Progress | None) -> ReprocessSummary:
+             keep_old: bool, progress: Progress | None, collect: bool = False) -> ReprocessSummary:
     run_id = uuid.uuid4().hex
     tally = Tally(extractor=extractor.name, model=extractor.model)
     with connect_for(settings) as con:
@@ -259,17 +293,28 @@ def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str
             jobs.start(con, job_id, scope.as_dict(), extractor.name, extractor.model, extractor.prompt_version)
             runs.start(con, run_id, [f"reprocess:{job_id}", *scope.sources])
     try:
-        _resume(settings, job_id, run_id, extractor, tally)
+        pacer = pace.Pace(settings.concurrency)
+        collected = _resume(settings, job_id, run_id, extractor, tally, pacer)
         with connect_for(settings, read_only=True) as con:
             done = jobs.progress(con, job_id)
-        try:
-            _pass(settings, scope, extractor, dry_run=False, job_id=job_id, run_id=run_id, done=done, tally=tally,
-                  progress=progress)
-        except BudgetReached as reached:
-            tally.budget_stop = str(reached)
+        unread = collect and bool(_plans(settings, scope, done, Tally())[0])  # only collecting: never read
+        if not collected.waiting and not unread:
+            try:
+                _pass(settings, scope, extractor, dry_run=False, job_id=job_id, run_id=run_id, done=done,
+                      tally=tally, progress=progress, pacer=pacer)
+            except BudgetReached as reached:
+                tally.budget_stop = str(reached)
+                with connect_for(settings) as con:
+                    runs.update(con, run_id, tally.as_dict(), "budget")
+                return ReprocessSummary(job_id, "budget", plan, resumed, 0, run_id, tally, collected)
+            collected.submitted = len(tally.submitted)
+            collected.waiting += len(tally.submitted)
+        if collected.waiting or unread:
+            # Batches still at the API, or (only collecting) files not read to the end: the job goes on later.
+            status = "submitted" if collected.waiting else "partial"
             with connect_for(settings) as con:
-                runs.update(con, run_id, tally.as_dict(), "budget")
-            return ReprocessSummary(job_id, "budget", plan, resumed, 0, run_id, tally)
+                runs.update(con, run_id, tally.as_dict(), status)
+            return ReprocessSummary(job_id, status, plan, resumed, 0, run_id, tally, collected)
         with connect_for(settings) as con, transaction(con):
             retired = 0 if keep_old else jobs.retire(con, job_id, extractor.name, extractor.model,
                                                       extractor.prompt_version, datetime.now(timezone.utc))
@@ -282,19 +327,34 @@ def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str
         except Exception:  # bookkeeping must never hide the error that ended the job
             pass
         raise
-    return ReprocessSummary(job_id, "done", plan, resumed, retired, run_id, tally)
+    return ReprocessSummary(job_id, "done", plan, resumed, retired, run_id, tally, collected)
 
 
-def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, tally: Tally) -> None:
-    """Finish the batches a killed job left: what was paid for is in them."""
+def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, tally: Tally,
+            pacer: pace.Pace) -> Collected:
+    """Finish the batches a killed job left (what was paid for is in them) and those submitted to the Message
+    Batches API, in order, up to the first the API has not ended yet."""
     batch_dir = _job_dir(settings, job_id)
-    for waiting in batches.load_all(batch_dir):
+    collected = Collected()
+    left = batches.load_all(batch_dir)
+    for n, waiting in enumerate(left):
+        stop.check()
         with connect_for(settings, read_only=True) as con:
             committed = batch_rows.is_committed(con, waiting.batch_id)
         if committed:
             batches.remove(batch_dir, waiting.batch_id)
             continue
-        if waiting.status == PENDING:
-            waiting = distill.extract(batch_dir, waiting, extractor)
+        if waiting.status == SUBMITTED:
+            ended = distill.collect(batch_dir, waiting, extractor)
+            if ended is None:  # still being processed: it and every later batch wait for the next invocation
+                collected.waiting = sum(b.status == SUBMITTED for b in left[n:])
+                break
+            collected.ended += 1
+            waiting = ended
+        elif waiting.status == PENDING:
+            waiting = distill.extract(batch_dir, waiting, extractor, pacer=pacer)
+            distill.note_pace(tally, pacer)
         tally.resumed += 1
         commit_job_batch(settings, job_id, waiting, run_id, tally, batch_dir)
+        collected.committed += 1
+    return collected

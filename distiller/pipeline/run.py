@@ -25,7 +25,7 @@ from distiller.events import Tally, log
 from distiller.extract.base import Extractor
 from distiller.extract.select import EXTERNAL, Estimator, make_extractor
 from distiller.lock import run_lock
-from distiller.pipeline import budget, distill
+from distiller.pipeline import budget, distill, pace
 from distiller.pipeline.budget import BudgetReached
 from distiller.pipeline.chunk import Chunk
 from distiller.pipeline.commit import commit_batch
@@ -121,7 +121,8 @@ def distill_plans(plans: Sequence[ReadPlan], session_keys: dict[str, str], setti
 
 
 def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally: Tally,
-                   waiting: list[Batch], spent_today: tuple[int, float] = (0, 0.0)) -> None:
+                   waiting: list[Batch], spent_today: tuple[int, float] = (0, 0.0),
+                   pacer: pace.Pace | None = None) -> None:
     """Finish what an earlier run left: commit distilled batches, extract pending ones (within the budgets),
     before reading anything."""
     for batch in waiting:
@@ -148,7 +149,9 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
             batch = collected
         allowance = budget.allowance(settings, tally, spent_today)
         if batch.status == PENDING:
-            batch = distill.extract(settings.state_dir, batch, extractor, allowance)
+            pacer = pacer or pace.Pace(settings.concurrency)
+            batch = distill.extract(settings.state_dir, batch, extractor, allowance, pacer=pacer)
+            distill.note_pace(tally, pacer)
         tally.resumed += 1
         try:
             commit_batch(settings, batch, run_id, tally)
@@ -210,6 +213,7 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
          show: ShowDecision | None, progress: Progress | None) -> RunSummary:
     tally = Tally(extractor=extractor.name, model=extractor.model)
     run_id = "dry-run" if dry_run else uuid.uuid4().hex
+    pacer = pace.Pace(settings.concurrency)
     spent = (0, 0.0)
     tracked: list[Cursor] = []
     if not dry_run:
@@ -228,7 +232,7 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
             tracked = load_cursors(con)
     try:
         if waiting:
-            resume_batches(settings, run_id, extractor, tally, waiting, spent)
+            resume_batches(settings, run_id, extractor, tally, waiting, spent, pacer)
             with connect_for(settings, read_only=True) as con:
                 tracked = load_cursors(con)  # the resumed batches moved them
         discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents)
@@ -239,7 +243,7 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
         _name_unrecognised(roots, discovery, tally)
         plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
         dispatcher = mode(settings, extractor, dry_run=dry_run)(settings, run_id, tally, extractor, show, spent,
-                                                                progress=progress)
+                                                                progress=progress, pacer=pacer)
         if progress is not None:
             progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
         distill_plans(plans, discovery.session_keys, settings, tally, Chunk(settings), unread(settings, tally),

@@ -11,7 +11,7 @@ from distiller.screen.clean import PLAIN, clean
 from distiller.screen.injection import suspect_injection
 from distiller.screen.prefilter import CONTEXT, DROP, KEEP, prefilter
 from distiller.records import Message
-from distiller.screen.redact import redact
+from distiller.redact import redact
 
 DECISION_RANK = {KEEP: 2, CONTEXT: 1, DROP: 0}
 SUSPECT_INJECTION = "suspect-injection"

@@ -18,7 +18,7 @@ import duckdb
 
 from distiller.errors import DistillError
 from distiller.records import Belief
-from distiller.screen.redact import refusal
+from distiller.redact import refusal
 from distiller.storable import unsafe
 from distiller.store import clock, near, schema, tombstones
 from distiller.store.bulk import pack, rows

@@ -26,7 +26,7 @@ from distiller.sources.openclaw.envelopes import CLEANING
 
 from distiller.screen.prefilter import prefilter
 from distiller.records import Message
-from distiller.screen.redact import redact, redact_every_rule
+from distiller.redact import redact, redact_every_rule
 from distiller.sources.openclaw import parse as openclaw
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

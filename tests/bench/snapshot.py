@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -28,6 +29,7 @@ _VOLATILE = {
     "called_at", "run_id", "batch_id", "job_id", "dev", "inode", "mtime_ns", "latency_ms", "first_seen_wall",
 }
 _VOLATILE_IN = {"files": {"first_seen"}}
+_JOB_ID = re.compile(r"\brp-[0-9a-f]{8,}\b")  # a reprocess job's id is random
 _PRIVATE_TABLES = {"schema_migrations", "belief_words"}
 _VOLATILE_COUNTER_HINTS = ("seconds", "elapsed", "duration", "_ms", "rate", "run_id", "started", "finished")
 
@@ -59,7 +61,7 @@ def _wall_clock(text: str) -> str | None:
 
 def _clean(value, corpus: str, state: str):
     if isinstance(value, str):
-        return _wall_clock(value) or value.replace(corpus, "<corpus>").replace(state, "<state>")
+        return _JOB_ID.sub("rp-<job>", value.replace(corpus, "<corpus>").replace(state, "<state>"))
     if isinstance(value, dict):
         return {k: _clean(v, corpus, state) for k, v in sorted(value.items())
                 if not any(h in k for h in _VOLATILE_COUNTER_HINTS)}
@@ -93,6 +95,8 @@ def _dump(db: Path, corpus: str, state: str) -> dict:
                             cell = json.loads(cell)
                         except ValueError:
                             pass
+                    if table == "store_meta" and isinstance(cell, str):
+                        cell = _wall_clock(cell) or cell
                     record[column] = _clean(cell, corpus, state)
                 decoded.append(record)
             decoded.sort(key=lambda r: json.dumps(r, sort_keys=True))

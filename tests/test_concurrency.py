@@ -1,0 +1,309 @@
+"""Model requests in flight at once: the real CLI and SDK against the fake Messages API, answering out of order,
+pushing back with 429/529, under a budget, and killed mid-batch. Also the per-batch result journal."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import orjson
+import pytest
+from conftest import append, distill, message_line, new_session, wait_for
+from fakeapi import Reply, candidate, candidates_reply, error_body
+
+from distiller.batches import files as batches
+from distiller.batches import journal
+from distiller.extract.base import Extraction, Usage
+from distiller.pipeline import pace
+
+FILLER = " ".join(["and the notes I keep about the migration plan stay in the project wiki"] * 6)
+
+
+@pytest.fixture
+def api(fake_anthropic):
+    # A request budget of 100 tokens puts each of these long messages in a request of its own.
+    return {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_anthropic.base_url,
+            "DISTILL_REQUEST_BUDGET_TOKENS": "100"}
+
+
+def notes(agents: Path, n: int) -> None:
+    path = new_session(agents)
+    for i in range(n):
+        append(path, message_line(f"I keep note {i:03d} in my journal, {FILLER}.", message_id=f"u{i:07d}"))
+
+
+def note_of(items) -> str:
+    (item,) = [i for i in items if i.citable]
+    return item.text[:len("I keep note 000")]
+
+
+def answer(items, **usage) -> Reply:
+    """One candidate citing the request's note."""
+    (item,) = [i for i in items if i.citable]
+    quote = note_of(items) + " in my journal"
+    return candidates_reply([candidate(item.item_id, quote, f"The user keeps {quote[7:15]} in a journal.")], **usage)
+
+
+def run_json(api, *args, state_dir=None, check=True):
+    result = distill("--json", "run", *args, env=api, state_dir=state_dir)
+    if check:
+        assert result.returncode == 0, result.stderr
+        return orjson.loads(result.stdout)
+    return result
+
+
+def stored(db: Path) -> list[tuple]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute("SELECT statement, status FROM beliefs ORDER BY rowid").fetchall()
+
+
+def journal_lines(state_dir: Path) -> int:
+    return sum(p.read_bytes().count(b"\n") for p in batches.batches_dir(state_dir).glob("*.journal"))
+
+
+def test_answers_out_of_order_are_journaled_at_once_and_committed_in_request_order(api, fake_anthropic, agents,
+                                                                                   settings, tmp_path):
+    notes(agents, 8)
+    release = threading.Event()
+
+    def responder(items, _earlier):
+        if note_of(items) == "I keep note 000":
+            release.wait(60)  # the first request answers last
+        return answer(items)
+
+    fake_anthropic.responder = responder
+    run = subprocess.Popen([sys.executable, "-m", "distiller", "--json", "run", "--concurrency", "4"],
+                           env={**os.environ, **api}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # The seven others are answered and on disk while the first is still in flight.
+        wait_for(lambda: journal_lines(settings.state_dir) == 7, "seven journaled answers")
+        assert len(fake_anthropic.message_requests()) == 8
+    finally:
+        release.set()
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 0, err
+    assert orjson.loads(out)["beliefs"] == {"inserted": 8}
+    assert batches.load_all(settings.state_dir) == [] and journal_lines(settings.state_dir) == 0
+    one_at_a_time = tmp_path / "sequential"
+    fake_anthropic.responder = lambda items, _earlier: answer(items)
+    run_json(api, "--concurrency", "1", state_dir=one_at_a_time)
+    assert stored(settings.db_path) == stored(one_at_a_time / "distill.duckdb")  # the same rows, in the same order
+    assert sorted(s for s, _ in stored(settings.db_path)) == [f"The user keeps note {i:03d} in a journal."
+                                                               for i in range(8)]
+
+
+def test_retry_after_holds_every_new_request(api, fake_anthropic, agents, settings):
+    notes(agents, 8)
+    calls = []
+
+    def responder(items, _earlier):
+        calls.append(note_of(items))
+        if len(calls) == 1:
+            return Reply(429, body=error_body("rate_limit_error", "slow down"), headers={"retry-after": "1"})
+        time.sleep(0.3)
+        return answer(items)
+
+    fake_anthropic.responder = responder
+    summary = run_json(api, "--concurrency", "4")
+    assert summary["beliefs"] == {"inserted": 8} and summary["overloaded"] == 1
+    posts = [r for r in fake_anthropic.requests if r.path == "/v1/messages"]
+    assert len(posts) == 9  # eight requests and the one retry
+    refused_at = posts[0].at
+    later = posts[4:]  # all but the first four, sent before the 429 came back
+    assert later and min(r.at for r in later) >= refused_at + 0.95, [r.at - refused_at for r in later]
+
+
+def test_429_and_529_lower_the_concurrency_and_everything_is_still_committed_once(api, fake_anthropic, agents,
+                                                                                 settings):
+    notes(agents, 12)
+    calls = []
+    lock = threading.Lock()
+
+    def responder(items, _earlier):
+        with lock:
+            calls.append(note_of(items))
+            n = len(calls)
+        if n in (1, 2):
+            status, kind = (529, "overloaded_error") if n == 1 else (429, "rate_limit_error")
+            return Reply(status, body=error_body(kind, "pushed back"), headers={"retry-after-ms": "100"})
+        time.sleep(0.2)
+        return answer(items)
+
+    fake_anthropic.responder = responder
+    summary = run_json(api, "--concurrency", "4")
+    assert summary["overloaded"] == 2 and summary["concurrency_lowest"] == 1
+    assert summary["beliefs"] == {"inserted": 12} and summary["quarantined_requests"] == 0
+    assert fake_anthropic.most_in_flight <= 4
+    assert sorted(set(calls)) == sorted(calls[2:]) and len(calls) == 14  # each note answered once; two retried
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        assert con.execute("SELECT count(*), count(DISTINCT message_id) FROM ingested").fetchone() == (12, 12)
+
+
+def test_the_budget_holds_each_calls_worst_case_while_it_is_in_flight(api, fake_anthropic, agents, settings):
+    notes(agents, 8)
+    planned = run_json(api, "--dry-run")["estimated_tokens"]
+    budget = int(planned * 1.4)  # the batch fits the budget by its estimate; its calls' real output does not
+
+    def responder(items, _earlier):
+        time.sleep(0.3)
+        return answer(items, output_tokens=3000)
+
+    fake_anthropic.responder = responder
+    summary = run_json(api, "--concurrency", "8", "--budget-tokens", str(budget))
+    sent = len(fake_anthropic.message_requests())
+    assert 0 < summary["tokens"] <= budget
+    assert summary["budget_stop"] and summary["quarantined_requests"] == 8 - sent > 0
+    # each call holds its input and all 4096 tokens of output it may use: not all eight fit at once
+    assert fake_anthropic.most_in_flight < 8
+
+
+def _start(api, *args):
+    return subprocess.Popen([sys.executable, "-m", "distiller", "run", "--concurrency", "4", *args],
+                            env={**os.environ, **api}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _sent_notes(fake) -> list[str]:
+    from fakeapi import request_items
+    return [note_of(request_items(body)) for body in fake.message_requests()]
+
+
+@pytest.mark.slow
+def test_sigterm_mid_batch_waits_for_the_calls_in_flight_and_the_resume_pays_for_nothing_twice(api, fake_anthropic,
+                                                                                                agents, settings):
+    notes(agents, 16)
+    fake_anthropic.responder = lambda items, _earlier: (time.sleep(0.5), answer(items))[1]
+    run = _start(api)
+    try:
+        wait_for(lambda: journal_lines(settings.state_dir) >= 4, "four journaled answers")
+        run.send_signal(signal.SIGTERM)
+        assert run.wait(60) == 128 + signal.SIGTERM
+    finally:
+        run.kill()
+    (pending,) = batches.load_all(settings.state_dir)
+    assert pending.status == batches.PENDING and len(pending.results) == len(fake_anthropic.message_requests())
+    summary = run_json(api)
+    assert summary["resumed_batches"] == 1 and summary["beliefs"] == {"inserted": 16}
+    sent = _sent_notes(fake_anthropic)
+    assert sorted(sent) == [f"I keep note {i:03d}" for i in range(16)]  # every request paid for exactly once
+
+
+@pytest.mark.slow
+def test_sigkill_mid_batch_never_sends_a_journaled_request_again(api, fake_anthropic, agents, settings):
+    notes(agents, 16)
+    fake_anthropic.responder = lambda items, _earlier: (time.sleep(0.5), answer(items))[1]
+    run = _start(api)
+    try:
+        wait_for(lambda: journal_lines(settings.state_dir) >= 5, "five journaled answers")
+        run.send_signal(signal.SIGKILL)
+        run.wait(60)
+    finally:
+        run.kill()
+    (pending,) = batches.load_all(settings.state_dir)
+    by_id = {r.request_id: r for r in pending.requests}
+    saved = {note_of_request(by_id[x.request_id]) for x in pending.results}
+    assert len(saved) >= 5
+    before = len(fake_anthropic.message_requests())
+    summary = run_json(api)
+    assert summary["resumed_batches"] == 1 and summary["beliefs"] == {"inserted": 16}
+    again = _sent_notes(fake_anthropic)[before:]
+    assert not saved & set(again)  # what was saved is never paid for again
+    assert len(again) == 16 - len(saved)  # only what was not: the calls in flight at the kill, and the rest
+    assert len(_sent_notes(fake_anthropic)) - 16 <= 4  # at most the four in flight were sent twice
+
+
+def note_of_request(request) -> str:
+    (item,) = [i for i in request.items if i.evidence]
+    return item.text[:len("I keep note 000")]
+
+
+# The journal ----------------------------------------------------------------------------------------------------
+
+
+def _pending_batch(tmp_path):
+    from test_batch import build, screened
+    batch = build([screened(f"I'm allergic to peanuts number {i}", message_id=f"u{i}") for i in range(3)], budget=5)
+    assert len(batch.requests) == 3
+    return batch
+
+
+def _answer(request, n=1) -> Extraction:
+    return Extraction(request.request_id, (), (Usage("claude-haiku-5-5", 100 * n, 10, 0, 0, 5, 0.001),))
+
+
+def test_a_torn_last_journal_line_is_ignored_and_cut_before_the_next_append(tmp_path):
+    batch = _pending_batch(tmp_path)
+    path = batches.write(tmp_path, batch)
+    with journal.Journal(path) as log:
+        log.append(_answer(batch.requests[0]), ())
+        log.append(_answer(batch.requests[1]), ((batch.requests[1], "refused"),))
+    whole = journal.path_of(path).read_bytes()
+    journal.path_of(path).write_bytes(whole + journal.encode(_answer(batch.requests[2]), ())[:40])  # killed mid-write
+    loaded = batches.load(path)
+    assert [x.request_id for x in loaded.results] == [r.request_id for r in batch.requests[:2]]
+    assert loaded.failed == ((batch.requests[1], "refused"),) and loaded.todo == (batch.requests[2],)
+    with journal.Journal(path) as log:
+        log.append(_answer(batch.requests[2], 2), ())
+    loaded = batches.load(path)
+    assert [x.usage[0].input_tokens for x in loaded.results] == [100, 100, 200] and loaded.todo == ()
+
+
+def test_a_journal_line_that_does_not_parse_is_skipped_and_its_request_sent_again(tmp_path):
+    batch = _pending_batch(tmp_path)
+    path = batches.write(tmp_path, batch)
+    lines = [journal.encode(_answer(r), ()) for r in batch.requests]
+    journal.path_of(path).write_bytes(lines[0] + b"\x00" * 30 + b"\n" + lines[2])
+    loaded = batches.load(path)
+    assert [x.request_id for x in loaded.results] == [batch.requests[0].request_id, batch.requests[2].request_id]
+    assert loaded.todo == (batch.requests[1],)
+
+
+def test_a_journal_goes_with_its_batch_file(tmp_path):
+    batch = _pending_batch(tmp_path)
+    path = batches.write(tmp_path, batch)
+    with journal.Journal(path) as log:
+        log.append(_answer(batch.requests[0]), ())
+    batches.set_aside(tmp_path, batch.batch_id)
+    assert not journal.path_of(path).exists() and path.with_name(path.name + ".unreadable").exists()
+    assert journal.path_of(path).with_name("b1.journal.unreadable").exists()
+    orphan = journal.path_of(batches.path_of(tmp_path, "b2"))
+    orphan.write_bytes(b"")  # its batch committed and removed by a run killed before it removed the journal
+    batches.tidy(tmp_path)
+    assert not orphan.exists()
+
+
+# The pace --------------------------------------------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_pace_halves_on_push_back_waits_out_retry_after_and_climbs_back_one_at_a_time():
+    clock = Clock()
+    pacer = pace.Pace(8, clock=clock)
+    assert pacer.wait_seconds(0) == 0 and pacer.wait_seconds(7) == 0 and pacer.wait_seconds(8) is None
+    pacer.overloaded(429, 2.0)
+    assert pacer.limit == 4 and pacer.wait_seconds(0) == pytest.approx(2.0)
+    pacer.overloaded(529, None)
+    pacer.overloaded(529, None)
+    pacer.overloaded(529, None)
+    assert pacer.limit == 1 and pacer.lowest == 1 and pacer.overloads == 4
+    clock.now += 2.0
+    assert pacer.wait_seconds(0) == 0 and pacer.wait_seconds(1) is None
+    climbed = []
+    for _ in range(1 + 2 + 3 + 4 + 5 + 6 + 7 + 10):
+        pacer.succeeded()
+        climbed.append(pacer.limit)
+    assert climbed[0] == 2 and climbed[2] == 3 and climbed[5] == 4 and max(climbed) == 8 == pacer.ceiling
+    pacer.overloaded(429, 3600.0)  # a retry-after of an hour holds new requests for a minute at most
+    assert pacer.wait_seconds(0) == pace.MAX_PAUSE_SECONDS
