@@ -13,12 +13,12 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from secretgen import prose, texts_with_secrets
 
-from distiller import beliefs as api
+from distiller import manage as api
 from distiller.config import Settings
 from distiller.records import Belief, EvidenceItem, Message
 from distiller.redact import refusal
 from distiller.storable import unsafe
-from distiller.store import beliefs as store
+from distiller.store import writes as store
 from distiller.store import clock, migrations
 from distiller.store import keys as normalization
 from distiller.store.db import MEMORY_LIMIT, connect, transaction

@@ -8,7 +8,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from distiller.errors import DistillError
-from distiller.store import beliefs as store
+from distiller.store import writes as store
 from distiller.store import near
 from distiller.store.bulk import pack, rows
 from distiller.store.db import connect

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from conftest import append, header, wait_for
 
 from distiller.batches import files as batches
-from distiller import beliefs as beliefs_api
+from distiller import manage as beliefs_api
 from distiller import pipeline
 from distiller.pipeline import reprocess
 from distiller.cli import cli

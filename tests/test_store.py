@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from distiller.store import migrations
+from distiller.store import migrations, schema
 from distiller.store.cursors import CursorConflict
 from distiller.track import Cursor, load_cursors, save_cursors
 from distiller.store.db import connect, transaction
@@ -61,3 +61,15 @@ def test_a_database_from_the_first_version_is_migrated_in_place(tmp_path):
     with connect(path) as con:
         assert con.execute("SELECT message_id, decision FROM ingested").fetchall() == [("m", None)]
         assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(migrations.MIGRATIONS)
+
+
+def test_the_schema_description_is_where_the_migrations_end(tmp_path):
+    with connect(tmp_path / "d.duckdb") as con:
+        for table, columns in schema.COLUMNS.items():
+            migrated = con.execute("SELECT column_name, data_type FROM information_schema.columns "
+                                   "WHERE table_name = ? ORDER BY ordinal_position", [table]).fetchall()
+            described = [(name, con.execute(f"SELECT typeof(NULL::{kind})").fetchone()[0])
+                         for name, kind in columns.items()]
+            assert described == migrated
+    shared = schema.COLUMNS["beliefs"].keys() & schema.COLUMNS["evidence"].keys()
+    assert all(schema.COLUMNS["beliefs"][n] == schema.COLUMNS["evidence"][n] for n in shared)

@@ -21,7 +21,7 @@ from distiller import install, progress
 from distiller import pipeline
 from distiller.batches import admin as batches_admin
 from distiller import schedule as scheduling
-from distiller import beliefs as beliefs_api
+from distiller import manage as beliefs_api
 from distiller.cli.belief_commands import beliefs, runs_command
 from distiller.cli.reprocess_command import reprocess_command
 from distiller.config import describe, load_settings, override

@@ -1,4 +1,4 @@
-"""`distill beliefs …` and `distill runs`: thin click commands over distiller.beliefs."""
+"""`distill beliefs …` and `distill runs`: thin click commands over distiller.manage."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import click
 
-from distiller import beliefs as api
+from distiller import manage as api
 from distiller.errors import DistillError
 from distiller.events import cached_share
 from distiller.extract.base import CATEGORIES
-from distiller.store.belief_reads import SORTS, BeliefRow, Filters
-from distiller.store.beliefs import STATUSES
+from distiller.store.reads import SORTS, BeliefRow, Filters
+from distiller.store.writes import STATUSES
 from distiller.terminal import printable
 
 

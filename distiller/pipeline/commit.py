@@ -21,7 +21,7 @@ from distiller.config import Settings
 from distiller.events import Tally
 from distiller.records import Belief
 from distiller.store import batch_rows
-from distiller.store import beliefs as belief_store
+from distiller.store import writes as belief_store
 from distiller.store import clock, cursors, messages, runs
 from distiller.store.db import connect_for, transaction
 from distiller.track import save_cursors

@@ -10,7 +10,7 @@ from datetime import datetime
 import duckdb
 
 from distiller.store import tombstones
-from distiller.store.beliefs import StoreSettings, recompute
+from distiller.store.writes import StoreSettings, recompute
 from distiller.store.bulk import pack, rows
 from distiller.store.keys import belief_key, file_key, normalize, session_key, slot_message_key
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_store import START, candidates  # noqa: E402
 
-from distiller.store import beliefs as store  # noqa: E402
+from distiller.store import writes as store  # noqa: E402
 from distiller.store import near  # noqa: E402
 from distiller.store.bulk import pack, rows  # noqa: E402
 from distiller.store.db import connect, transaction  # noqa: E402

@@ -25,7 +25,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from distiller.records import Belief, EvidenceItem
-from distiller.store import beliefs as store
+from distiller.store import writes as store
 from distiller.store.bulk import pack, rows
 from distiller.store.db import connect, transaction
 from distiller.store.keys import normalize

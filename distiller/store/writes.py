@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 
 import duckdb
@@ -20,7 +20,7 @@ from distiller.errors import DistillError
 from distiller.records import Belief
 from distiller.redact import refusal
 from distiller.storable import unsafe
-from distiller.store import clock, near, tombstones
+from distiller.store import clock, near, schema, tombstones
 from distiller.store.bulk import pack, rows
 from distiller.store.keys import (
     belief_key,
@@ -196,9 +196,11 @@ class _Held:
     supersedes: str | None = None
     conflicts_with: str | None = None
     valid_to: str | None = None
-    stored_tokens: tuple[str, ...] = ()  # the words column as stored
-    loaded: tuple[str | None, str | None, str | None] = (None, None, None)  # lifecycle as stored
-    new: bool = False
+    # Not columns:
+    stored_tokens: tuple[str, ...] = field(default=(), metadata={"column": False})  # the words column as stored
+    loaded: tuple[str | None, str | None, str | None] = field(  # lifecycle as stored
+        default=(None, None, None), metadata={"column": False})
+    new: bool = field(default=False, metadata={"column": False})
 
     @property
     def slot(self) -> tuple[str, str, str] | None:
@@ -209,11 +211,9 @@ class _Held:
         return self.superseded_by, self.supersedes, self.valid_to
 
 
-_HELD_COLUMNS = (
-    "b.belief_id, b.statement, b.words, b.sig, b.category, b.scope, b.subject, b.attribute, b.status, "
-    "b.confidence, b.importance, b.decay_sensitivity, b.last_seen, b.valid_from, b.superseded_by, b.supersedes, "
-    "b.conflicts_with, b.valid_to"
-)
+# The columns a _Held is loaded from, in its field order (its tokens are the words column).
+_HELD_COLUMNS = ", ".join(f"b.{'words' if f.name == 'tokens' else f.name}" for f in fields(_Held)
+                          if f.metadata.get("column", True))
 
 
 def _held(row: tuple) -> _Held:
@@ -865,21 +865,12 @@ class _Upsert:
         )
 
 
-_NEW = {
-    "belief_id": "VARCHAR", "statement": "VARCHAR", "words": "VARCHAR", "sig": "VARCHAR", "category": "VARCHAR",
-    "scope": "VARCHAR", "subject": "VARCHAR", "attribute": "VARCHAR", "importance": "INTEGER",
-    "decay_sensitivity": "VARCHAR", "status": "VARCHAR", "valid_from": "VARCHAR", "valid_to": "VARCHAR",
-    "superseded_by": "VARCHAR", "supersedes": "VARCHAR", "conflicts_with": "VARCHAR", "extractor": "VARCHAR",
-    "model": "VARCHAR", "prompt_version": "VARCHAR",
-}
-_NEW_EVIDENCE = {"belief_id": "VARCHAR", "session_id": "VARCHAR", "ts": "TIMESTAMPTZ", "confidence": "DOUBLE",
-                 "explicit": "BOOLEAN", "decay_sensitivity": "VARCHAR", "scope": "VARCHAR"}
-_TOUCHED = {"belief_id": "VARCHAR", "importance": "INTEGER", "status": "VARCHAR", "superseded_by": "VARCHAR",
-            "decay_sensitivity": "VARCHAR", "scope": "VARCHAR"}
-_REWORDED = {"belief_id": "VARCHAR", "statement": "VARCHAR", "words": "VARCHAR"}
-_RELINKED = {"belief_id": "VARCHAR", "superseded_by": "VARCHAR", "supersedes": "VARCHAR", "valid_to": "VARCHAR"}
-_EVIDENCE = {
-    "belief_id": "VARCHAR", "session_id": "VARCHAR", "message_id": "VARCHAR", "agent": "VARCHAR", "file": "VARCHAR",
-    "byte_start": "BIGINT", "byte_end": "BIGINT", "ts": "TIMESTAMPTZ", "quote": "VARCHAR", "statement": "VARCHAR",
-    "confidence": "DOUBLE", "explicit": "BOOLEAN", "run_id": "VARCHAR",
-}
+_NEW = schema.types(
+    "belief_id statement words sig category scope subject attribute importance decay_sensitivity status valid_from "
+    "valid_to superseded_by supersedes conflicts_with extractor model prompt_version")
+_NEW_EVIDENCE = schema.types("belief_id session_id ts confidence explicit decay_sensitivity scope")
+_TOUCHED = schema.types("belief_id importance status superseded_by decay_sensitivity scope")
+_REWORDED = schema.types("belief_id statement words")
+_RELINKED = schema.types("belief_id superseded_by supersedes valid_to")
+_EVIDENCE = schema.types(
+    "belief_id session_id message_id agent file byte_start byte_end ts quote statement confidence explicit run_id")

@@ -8,7 +8,7 @@ from datetime import datetime
 import duckdb
 
 from distiller.errors import DistillError
-from distiller.store.beliefs import (
+from distiller.store.writes import (
     StoredBelief,
     StoredEvidence,
     StoreSettings,

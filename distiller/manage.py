@@ -19,9 +19,9 @@ import orjson
 
 from distiller.config import Settings
 from distiller.errors import DistillError
-from distiller.store import belief_reads, runs, tombstones
-from distiller.store.belief_reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
-from distiller.store.beliefs import StoredBelief, StoredEvidence, StoreSettings, UpsertResult, restore
+from distiller.store import reads, runs, tombstones
+from distiller.store.reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
+from distiller.store.writes import StoredBelief, StoredEvidence, StoreSettings, UpsertResult, restore
 from distiller.store.db import connect_for, private_files, transaction
 from distiller.store.forget import Forgotten, forget_beliefs, forget_source, source_sessions
 
@@ -55,7 +55,7 @@ def list_beliefs(settings: Settings, filters: Filters) -> list[BeliefRow]:
     if not settings.db_path.exists():
         return []
     with _read(settings) as con:
-        return belief_reads.select(con, filters, store_settings(settings), _now())
+        return reads.select(con, filters, store_settings(settings), _now())
 
 
 def hidden_archived(settings: Settings, filters: Filters) -> int:
@@ -63,7 +63,7 @@ def hidden_archived(settings: Settings, filters: Filters) -> int:
     if filters.status is not None or not settings.db_path.exists():
         return 0
     with _read(settings) as con:
-        return len(belief_reads.select(con, replace(filters, status="archived", limit=None),
+        return len(reads.select(con, replace(filters, status="archived", limit=None),
                                        store_settings(settings), _now()))
 
 
@@ -93,9 +93,9 @@ class BeliefDetail:
 
 def show(settings: Settings, ref: str) -> BeliefDetail:
     with _read(settings) as con:
-        belief_id = belief_reads.resolve(con, ref)
-        row = belief_reads.by_ids(con, [belief_id], store_settings(settings), _now())[0]
-        return BeliefDetail(row, tuple(e.item for e in belief_reads.evidence(con, [belief_id])))
+        belief_id = reads.resolve(con, ref)
+        row = reads.by_ids(con, [belief_id], store_settings(settings), _now())[0]
+        return BeliefDetail(row, tuple(e.item for e in reads.evidence(con, [belief_id])))
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,9 +111,9 @@ class BeliefHistory:
 
 def history(settings: Settings, ref: str) -> BeliefHistory:
     with _read(settings) as con:
-        belief_id = belief_reads.resolve(con, ref)
-        ids, events = belief_reads.slot_history(con, belief_id)
-        timeline = belief_reads.by_ids(con, ids, store_settings(settings), _now())
+        belief_id = reads.resolve(con, ref)
+        ids, events = reads.slot_history(con, belief_id)
+        timeline = reads.by_ids(con, ids, store_settings(settings), _now())
     return BeliefHistory(belief_id, tuple(timeline), tuple(events))
 
 
@@ -139,10 +139,10 @@ def forget(
                 result = forget_source(con, source, store_settings(settings), now)
             else:
                 if match:
-                    ids = [b.id for b in belief_reads.select(
+                    ids = [b.id for b in reads.select(
                         con, Filters(status="all", text=match, limit=None), store_settings(settings), now)]
                 else:
-                    ids = [belief_reads.resolve(con, ref) for ref in refs]
+                    ids = [reads.resolve(con, ref) for ref in refs]
                 result = forget_beliefs(con, ids, "forget-match" if match else "forget-id", now)
         except BaseException:
             con.execute("ROLLBACK")
@@ -161,9 +161,9 @@ class Exported:
 def _stored(settings: Settings, statuses: Sequence[str] | None) -> list[StoredBelief]:
     with _read(settings) as con:
         filters = Filters(status="all", limit=None, sort="recent")
-        ids = [b.id for b in belief_reads.select(con, filters, store_settings(settings), _now())
+        ids = [b.id for b in reads.select(con, filters, store_settings(settings), _now())
                if statuses is None or b.status in statuses]
-        return belief_reads.stored(con, ids)
+        return reads.stored(con, ids)
 
 
 def _jsonl(beliefs: list[StoredBelief]) -> bytes:
@@ -199,7 +199,7 @@ def _parquet(settings: Settings, statuses: Sequence[str] | None, path: Path, mod
     target = path if in_place else path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with _read(settings) as con, private_files():
-            written = belief_reads.copy_to(con, str(target), "parquet", None if statuses is None else list(statuses))
+            written = reads.copy_to(con, str(target), "parquet", None if statuses is None else list(statuses))
         if not in_place:
             os.chmod(target, mode)
             os.replace(target, path)
@@ -344,7 +344,7 @@ def counts(settings: Settings) -> BeliefCounts:
     if not settings.db_path.exists():
         return BeliefCounts((), ())
     with _read(settings) as con:
-        return belief_reads.counts(con)
+        return reads.counts(con)
 
 
 def recent_runs(settings: Settings, limit: int) -> list[runs.RunRecord]:
@@ -358,4 +358,4 @@ def from_run(settings: Settings, run_id: str) -> list[BeliefRow]:
     """The beliefs a run added evidence to, so a run can say what it learned."""
     with _read(settings) as con:
         ids = [r[0] for r in con.execute("SELECT DISTINCT belief_id FROM evidence WHERE run_id = ?", [run_id]).fetchall()]
-        return belief_reads.by_ids(con, ids, store_settings(settings), _now()) if ids else []
+        return reads.by_ids(con, ids, store_settings(settings), _now()) if ids else []
