@@ -41,14 +41,15 @@ def process_left_as_found(tmp_path):
     _used_state_dirs.clear()
     for state_dir in used:
         assert_no_open_connection(state_dir / "distill.duckdb")
-    assert _process_state() == before, "the test left the process changed (cwd, umask, signal handlers, stop flag)"
+    assert _process_state() == before, "the test changed the process (cwd, umask, signals, stop flag, environment)"
 
 
 def _process_state() -> tuple:
     umask = os.umask(0o077)
     os.umask(umask)
     handlers = tuple(signal.getsignal(signum) for signum in stop.SIGNALS)
-    return os.getcwd(), umask, handlers, stop.requested()
+    environ = {name: value for name, value in os.environ.items() if name != "PYTEST_CURRENT_TEST"}
+    return os.getcwd(), umask, handlers, stop.requested(), environ
 
 
 @pytest.fixture(autouse=True)
