@@ -428,6 +428,7 @@ def test_the_last_guard_keeps_beliefs_that_only_talk_about_credentials(db, state
     assert upsert(db, [belief(statement)]).refused_secret == 0
 
 
+@pytest.mark.slow  # hundreds of generated examples; CI runs it with the other slow tests
 @hypothesis_settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(texts_with_secrets(), prose()), min_size=1, max_size=6))
 def test_the_guards_one_scan_of_the_batch_equals_a_scan_of_each_belief(texts):

@@ -192,6 +192,7 @@ def test_clean_only_removes_never_raises_and_is_idempotent(text, role):
         assert clean(part, role) == Cleaned((part,), None, ())
 
 
+@pytest.mark.slow  # hundreds of generated examples; CI runs it with the other slow tests
 @settings(max_examples=400, deadline=None)
 @given(texts_with_secrets(tuple(CLEAN_MARKERS)), st.sampled_from(["user", "assistant"]))
 def test_the_trigger_shortcut_equals_running_every_rule(text, role):

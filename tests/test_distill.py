@@ -160,6 +160,7 @@ def test_dry_run_estimates_tokens_and_cost_without_calling(api, fake_anthropic, 
     assert fake_anthropic.message_requests() == [] and not settings.db_path.exists()
 
 
+@pytest.mark.slow  # a real process killed mid-run; CI runs it with the other slow tests
 def test_sigkill_after_results_are_saved_never_pays_twice(api, fake_anthropic, transcript, settings):
     fake_anthropic.enqueue_candidates([candidate("m2", "live in Lisbon", "The user lives in Lisbon.")])
     fake_anthropic.delay_seconds = 2.0

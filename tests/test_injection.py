@@ -91,6 +91,7 @@ def test_the_needle_shortcut_equals_searching_every_time(text):
     assert suspect_injection(text) == suspect_injection_every_time(text)
 
 
+@pytest.mark.slow  # hundreds of generated examples; CI runs it with the other slow tests
 @settings(max_examples=800, deadline=None)
 @given(st.one_of(st.from_regex(_OVERRIDE, alphabet=st.characters(max_codepoint=127)), st.from_regex(_OVERRIDE)))
 def test_whatever_the_pattern_matches_passes_the_shortcut(text):

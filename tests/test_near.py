@@ -44,6 +44,7 @@ def definition(con, stored: list[tuple], cands: list[tuple], jw_floor: float, ja
     return sorted(found)
 
 
+@pytest.mark.slow  # hundreds of generated examples; CI runs it with the other slow tests
 def test_the_lookup_finds_exactly_the_pairs_of_the_plain_definition(tmp_path):
     with connect(tmp_path / "d.duckdb") as con:
 

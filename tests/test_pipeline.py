@@ -301,6 +301,7 @@ def test_adapter_skips_tool_results_and_transcript_only_rows(settings, agents):
         assert con.execute("SELECT message_id, inter_session FROM ingested").fetchall() == [("0000000f", True)]
 
 
+@pytest.mark.slow  # sixty commits of one file; CI runs it with the other slow tests
 def test_chunked_commits_cover_a_file_exactly(settings, agents):
     settings = Settings(state_dir=settings.state_dir, commit_every_bytes=200)
     path = new_session(agents)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -63,6 +64,7 @@ def test_every_well_wish_starts_with_one_of_its_leads(text):
         assert words and words[0] in pf._WELL_WISH_LEADS
 
 
+@pytest.mark.slow  # hundreds of generated examples; CI runs it with the other slow tests
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(_cased(pf._VOCATIVE), st.text(max_size=20)))
 def test_the_vocative_precheck_skips_only_texts_without_one(text):

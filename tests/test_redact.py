@@ -83,6 +83,7 @@ def test_redaction_is_idempotent(text):
 # --- the needle shortcut is the plain path, and no rule has a blind spot
 
 
+@pytest.mark.slow  # hundreds of generated examples; CI runs it with the other slow tests
 @settings(max_examples=400, deadline=None)
 @given(texts_with_secrets())
 def test_the_needle_shortcut_equals_running_every_rule(text):

@@ -61,6 +61,7 @@ def test_runs_now_then_stops_on_a_signal_with_exit_0(agents, signum):
     assert "Traceback" not in err and "stopping" in err
 
 
+@pytest.mark.slow  # a real scheduler process and a full run; CI runs it with the other slow tests
 def test_a_run_in_progress_reaches_a_safe_point_before_the_exit(agents, fake_anthropic, settings):
     for agent in ("main", "work"):  # one request per agent: the stop comes between them
         path = new_session(agents, agent=agent)
