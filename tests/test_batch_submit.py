@@ -108,3 +108,19 @@ def test_a_run_killed_while_the_api_creates_its_batch_pays_once(api, fake_anthro
     assert saved.status == batch_model.SUBMITTING
     assert_quarantined_not_resent(api, fake_anthropic, settings, saved.batch_id)
 
+
+def test_batch_ids_past_9999_are_accepted_and_ordered_by_number(transcript, settings):
+    assert distill("--json", "run", "--no-llm", env={}, check=True).returncode == 0
+    (staged,) = batches.load_all(settings.state_dir)
+    run = staged.batch_id[:12]
+    for number in (9999, 10000, 10001, 99999, 100000):
+        batches.write(settings.state_dir, batch_model.Batch(**{**staged.__dict__, "batch_id": f"{run}-{number}"}))
+    batches.path_of(settings.state_dir, staged.batch_id).unlink()
+    assert [b.batch_id for b in batches.load_all(settings.state_dir)] == [
+        f"{run}-{n}" for n in (9999, 10000, 10001, 99999, 100000)]
+    assert batches.checked_id(f"{run}-10000-r2") == f"{run}-10000-r2"
+    with pytest.raises(batches.BadBatchId):
+        batches.checked_id(f"{run}-123")
+    discarded = distill("--json", "batches", "discard", f"{run}-10001", env={}, check=True)
+    assert orjson.loads(discarded.stdout)  # the batch and the ones made after it, not the ones before
+    assert [b.batch_id for b in batches.load_all(settings.state_dir)] == [f"{run}-9999", f"{run}-10000"]

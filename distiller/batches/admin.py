@@ -207,7 +207,8 @@ def discard(settings: Settings, batch_id: str) -> list[str]:
     with run_lock(settings.lock_path):
         if batches.path_of(settings.state_dir, batch_id).exists():
             # The batch itself is named even when its file does not parse: discarding it is the way out.
-            later = sorted({batch_id, *(b.batch_id for b in batches.load_all(settings.state_dir) if b.batch_id >= batch_id)})
+            later = sorted({batch_id, *(b.batch_id for b in batches.load_all(settings.state_dir)
+                                        if batches.order(b.batch_id) >= batches.order(batch_id))}, key=batches.order)
             for staged in later:
                 batches.remove(settings.state_dir, staged)
             return later
