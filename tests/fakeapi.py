@@ -157,6 +157,8 @@ class FakeAnthropic:
         self.min_cacheable_tokens = min_cacheable_tokens  # None: each model's own, from the price table
         self.delay_seconds = 0.0  # before each POST /v1/messages reply: for client timeout tests
         self.drop_results = 0  # the next N batch-results downloads break off mid-body (a dropped connection)
+        # The next batch creates answer (status, error type, whether the batch was created all the same) instead.
+        self.create_failures: deque[tuple[int, str, bool]] = deque()
         # A hostile model: called with each Messages request's items (and every item sent before) when the queue
         # is empty; returns the reply to send, or None for the default.
         self.responder: Callable[[list[SentItem], list[SentItem]], Reply | None] | None = None
@@ -338,6 +340,10 @@ class FakeAnthropic:
     def _create_batch(self, body: dict[str, Any]) -> Response:
         requests = body.get("requests") or []
         with self._lock:
+            failure = self.create_failures.popleft() if self.create_failures else None
+        if failure is not None and not failure[2]:
+            return _json(failure[0], error_body(failure[1], "scripted batch create failure"))
+        with self._lock:
             batch_id = f"msgbatch_fake_{next(self._ids):06d}"
             batch = {
                 "id": batch_id, "type": "message_batch", "processing_status": "in_progress",
@@ -351,6 +357,8 @@ class FakeAnthropic:
             public = _public(batch)
         if self.auto:
             self._end_batch(batch)
+        if failure is not None:
+            return _json(failure[0], error_body(failure[1], "scripted batch create failure after creating it"))
         return _json(200, public)
 
     def _end_batch(self, batch: dict[str, Any]) -> None:

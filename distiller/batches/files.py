@@ -26,8 +26,9 @@ from distiller.track import Cursor
 
 FORMAT_VERSION = 1
 
-# `<first 12 hex digits of the run id>-<sequence>`, and `-r<n>` for each retry of a quarantined batch.
-BATCH_ID = re.compile(r"[0-9a-f]{12}-[0-9]{4}(?:-r[0-9]+)*")
+# `<first 12 hex digits of the run id>-<sequence>` (4 digits or more), and `-r<n>` for each retry of a quarantined
+# batch.
+BATCH_ID = re.compile(r"[0-9a-f]{12}-[0-9]{4,}(?:-r[0-9]+)*")
 SET_ASIDE_SUFFIX = ".unreadable"
 
 
@@ -40,6 +41,16 @@ def checked_id(batch_id: str) -> str:
     if not BATCH_ID.fullmatch(batch_id):
         raise BadBatchId(f"not a batch id: {batch_id!r} (ids look like 0123456789ab-0001; see `distill batches list`)")
     return batch_id
+
+
+def order(batch_id: str) -> tuple:
+    """The order batches are made and committed in: by run, then by sequence number (so -10000 follows -9999), then
+    by retry; a name not shaped like a batch id sorts after the others of its run, by name."""
+    run, _, rest = batch_id.partition("-")
+    parts = rest.split("-")
+    if BATCH_ID.fullmatch(batch_id):
+        return (run, 0, int(parts[0]), *(int(p[1:]) for p in parts[1:]))
+    return (run, 1, batch_id)
 
 
 class BatchUnreadable(DistillError):
@@ -142,15 +153,15 @@ def scan(state_dir: Path) -> Waiting:
     directory = batches_dir(state_dir)
     if not directory.is_dir():
         return Waiting([], [])
-    found, unreadable = [], sorted(directory.glob(f"*.json{SET_ASIDE_SUFFIX}"))
-    for path in sorted(directory.glob("*.json")):
+    found, unreadable = [], list(directory.glob(f"*.json{SET_ASIDE_SUFFIX}"))
+    for path in sorted(directory.glob("*.json"), key=lambda p: order(p.stem)):
         try:
             found.append(load(path))
         except BatchUnreadable:
             unreadable.append(path)
         except FileNotFoundError:
             continue  # committed and removed by a run meanwhile
-    return Waiting(found, sorted(unreadable))
+    return Waiting(found, sorted(unreadable, key=lambda p: order(p.name.split(".json")[0])))
 
 
 def load_all(state_dir: Path) -> list[Batch]:
@@ -174,7 +185,7 @@ def tidy(state_dir: Path) -> list[str]:
     bad = [p for p in waiting.unreadable if p.suffix == ".json"]
     bad_ids = [p.stem for p in bad]
     later = [path_of(state_dir, b.batch_id) for b in waiting.batches
-             if any(b.batch_id[:12] == i[:12] and b.batch_id > i for i in bad_ids)]
+             if any(b.batch_id[:12] == i[:12] and order(b.batch_id) > order(i) for i in bad_ids)]
     for path in [*bad, *later]:
         _set_aside(path)
     return [p.name for p in [*bad, *later]]

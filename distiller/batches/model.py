@@ -23,6 +23,9 @@ from distiller.verify import Source
 CONTEXT_CHARS = 400
 ITEM_OVERHEAD_TOKENS = 12
 PENDING, SUBMITTED, DISTILLED = "pending", "submitted", "distilled"
+# Written just before the Message Batches API is asked to create the batch: a batch found so by a later run may be
+# held (and billed) by the API without its id having been recorded, so it is never sent again on its own.
+SUBMITTING = "submitting"
 
 
 def estimate_tokens(text: str) -> int:

@@ -29,6 +29,7 @@ from distiller.extract.base import (
     Extraction,
     ExtractionUnavailable,
     ExtractRequest,
+    SubmitUncertain,
     Truncated,
     Usage,
 )
@@ -133,11 +134,16 @@ class AnthropicExtractor:
                 raise DistillError(f"request id {request.request_id!r} appears twice in one batch")
             seen.add(request.request_id)
         try:
-            batch = self._client.messages.batches.create(
+            # No retries: the API takes no idempotency key, so a retry after a timeout could create a second batch.
+            batch = self._client.with_options(max_retries=0).messages.batches.create(
                 requests=[{"custom_id": r.request_id, "params": self._params(r)} for r in requests]
             )
+        except anthropic.APIStatusError as exc:
+            if exc.status_code >= 500:
+                raise SubmitUncertain(f"{_translate(exc)}; the batch may have been created all the same") from exc
+            raise _translate(exc) from exc  # a 4xx: refused, nothing was created
         except anthropic.AnthropicError as exc:
-            raise _translate(exc) from exc
+            raise SubmitUncertain(f"{_translate(exc)}; the batch may have been created all the same") from exc
         return batch.id
 
     def collect_batch(self, batch_id: str) -> BatchOutcome | None:

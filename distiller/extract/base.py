@@ -92,6 +92,11 @@ class ExtractionUnavailable(Unavailable):
     """Rate-limited, overloaded or unreachable after the SDK's retries: stop the run, keep the batch pending."""
 
 
+class SubmitUncertain(ExtractionUnavailable):
+    """A batch create that failed in a way that leaves open whether the API accepted it (a timeout, a dropped
+    connection, a 5xx): sending it again could pay for it twice."""
+
+
 class BadRequest(DistillError):
     """The service refused or garbled this request (400, invalid JSON, refusal, max_tokens): split and retry.
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 
 from distiller.batches import files as batches
-from distiller.batches.model import DISTILLED, PENDING, Batch, Quarantined, quarantined_from
+from distiller.batches.model import DISTILLED, PENDING, SUBMITTING, Batch, Quarantined, quarantined_from
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Committed, Tally
@@ -28,7 +28,7 @@ from distiller.verify import verify
 @dataclass(frozen=True, slots=True)
 class BatchInfo:
     batch_id: str
-    status: str  # pending | distilled | staged | quarantined
+    status: str  # pending | submitting | submitted | distilled | staged | quarantined | unreadable
     requests: int
     items: int
     path: str | None
@@ -43,7 +43,9 @@ def list_batches(settings: Settings) -> list[BatchInfo]:
     waiting = batches.scan(settings.state_dir)
     found = [
         BatchInfo(b.batch_id, "staged" if b.extractor == EXTERNAL and b.status == PENDING else b.status,
-                  len(b.requests), len(b.items), str(batches.path_of(settings.state_dir, b.batch_id)), None)
+                  len(b.requests), len(b.items), str(batches.path_of(settings.state_dir, b.batch_id)),
+                  distill.may_be_billed(b.batch_id) + " (the next run quarantines it)" if b.status == SUBMITTING
+                  else None)
         for b in waiting.batches
     ]
     found += [BatchInfo(p.name.split(".json")[0], "unreadable", 0, 0, str(p),
@@ -205,7 +207,8 @@ def discard(settings: Settings, batch_id: str) -> list[str]:
     with run_lock(settings.lock_path):
         if batches.path_of(settings.state_dir, batch_id).exists():
             # The batch itself is named even when its file does not parse: discarding it is the way out.
-            later = sorted({batch_id, *(b.batch_id for b in batches.load_all(settings.state_dir) if b.batch_id >= batch_id)})
+            later = sorted({batch_id, *(b.batch_id for b in batches.load_all(settings.state_dir)
+                                        if batches.order(b.batch_id) >= batches.order(batch_id))}, key=batches.order)
             for staged in later:
                 batches.remove(settings.state_dir, staged)
             return later

@@ -65,7 +65,8 @@ def apply(con: duckdb.DuckDBPyConnection, batch: Batch, run_id: str) -> Committe
             extractor=batch.extractor, model=batch.model, requests=len(batch.requests), items=len(batch.items),
             candidates=candidates, rejected=dict(rejected),
             usage=[u for extraction in batch.results for u in extraction.usage],
-            error="; ".join(error for _, error in batch.failed) or None, quarantine=quarantine_json(batch))
+            error="; ".join(dict.fromkeys(error for _, error in batch.failed)) or None,  # each reason once
+            quarantine=quarantine_json(batch))
     return Committed(result, candidates, tuple(sorted(rejected.items())), len(batch.failed),
                      tuple(sorted(sanitized.items())))
 

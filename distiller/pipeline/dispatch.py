@@ -124,14 +124,14 @@ class Synchronous(Dispatcher):
 
 
 class BatchApi(Synchronous):
-    """Submits the batch to the Message Batches API; later runs collect and commit submitted batches in order."""
+    """Submits the batch to the Message Batches API (its file `submitting` first, see distill.submit); later runs
+    collect and commit submitted batches in order."""
 
     def deliver(self, built: Batch, fresh: Fresh, *, final: bool, gone: Sequence[str]) -> None:
         if not built.requests:
             super().deliver(built, fresh, final=final, gone=gone)
             return
         self.check_budget(built)
-        files.write(self.files_dir, built)
         self.tally.submitted.append(distill.submit(self.files_dir, built, self.extractor).batch_id)
         self.counted(fresh)
 

@@ -21,10 +21,11 @@ from distiller import prices
 from distiller.batches import files as batches
 from distiller.batches import journal, model
 from distiller import stop
-from distiller.batches.model import DISTILLED, SUBMITTED, Batch
+from distiller.batches.model import DISTILLED, PENDING, SUBMITTED, SUBMITTING, Batch
 from distiller.errors import DistillError
 from distiller.events import Tally
-from distiller.extract.base import BadRequest, Extraction, Extractor, ExtractRequest, Truncated, Usage
+from distiller.extract.base import (BadRequest, Extraction, Extractor, ExtractRequest, SubmitUncertain, Truncated,
+                                    Usage)
 from distiller.extract.select import estimated_output_tokens, prompt_tokens
 from distiller.pipeline import pace
 
@@ -251,14 +252,43 @@ def note_pace(tally: Tally, pacer: pace.Pace) -> None:
 
 
 def submit(state_dir: Path, batch: Batch, extractor: Extractor) -> Batch:
-    """Hand the requests to the Message Batches API (half price); the batch file remembers its id."""
+    """Hand the requests to the Message Batches API (half price); the batch file remembers its id.
+
+    The file says `submitting` while the API is asked, so a kill, or a failure that leaves open whether the API
+    accepted the batch, never lets a later run send it again on its own (see `set_aside_unsubmitted`). Only a
+    definite refusal puts it back to `pending`."""
     submit_batch = getattr(extractor, "submit_batch", None)
     if submit_batch is None:
         raise DistillError(f"--batch-api needs the anthropic extractor, not {extractor.name}")
-    batch = replace(batch, status=SUBMITTED, remote_id=submit_batch(batch.requests), extractor=extractor.name,
-                    model=extractor.model, prompt_version=extractor.prompt_version)
+    batch = replace(batch, status=SUBMITTING, extractor=extractor.name, model=extractor.model,
+                    prompt_version=extractor.prompt_version)
+    batches.write(state_dir, batch)
+    try:
+        remote_id = submit_batch(batch.requests)
+    except SubmitUncertain:
+        raise
+    except DistillError:
+        batches.write(state_dir, replace(batch, status=PENDING))
+        raise
+    batch = replace(batch, status=SUBMITTED, remote_id=remote_id)
     batches.write(state_dir, batch)
     return batch
+
+
+def may_be_billed(batch_id: str) -> str:
+    return (f"batch {batch_id} may already be billed: the Message Batches API was asked to create it but its id "
+            f"was never recorded; `distill batches retry {batch_id}` sends it again (paying again if the API ran "
+            f"it), `distill batches discard {batch_id}` gives it up")
+
+
+def set_aside_unsubmitted(batch: Batch) -> Batch:
+    """A `submitting` batch a run left: every request quarantined, none sent again, so it is committed as such
+    (its messages recorded, its cursors moved) and the user decides with `distill batches retry|discard`.
+
+    The API cannot be asked about it instead: it lists batches without their requests' custom_ids, so there is no
+    reliable way to tell which batch, if any, is this one."""
+    why = may_be_billed(batch.batch_id)
+    return replace(batch, status=DISTILLED, results=(), failed=tuple((r, why) for r in batch.requests))
 
 
 def collect(state_dir: Path, batch: Batch, extractor: Extractor) -> Batch | None:

@@ -21,10 +21,10 @@ import orjson
 
 from distiller import prices, stop
 from distiller.batches import files as batches
-from distiller.batches.model import PENDING, SUBMITTED, Batch
+from distiller.batches.model import PENDING, SUBMITTED, SUBMITTING, Batch
 from distiller.config import Settings
 from distiller.errors import DistillError
-from distiller.events import Tally
+from distiller.events import Tally, log
 from distiller.extract.base import Extractor
 from distiller.extract.select import Estimator, make_extractor
 from distiller.lock import run_lock
@@ -351,6 +351,9 @@ def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, 
                 break
             collected.ended += 1
             waiting = ended
+        elif waiting.status == SUBMITTING:
+            log.warning("quarantined %s", distill.may_be_billed(waiting.batch_id))
+            waiting = distill.set_aside_unsubmitted(waiting)
         elif waiting.status == PENDING:
             waiting = distill.extract(batch_dir, waiting, extractor, pacer=pacer)
             distill.note_pace(tally, pacer)

@@ -18,7 +18,7 @@ import duckdb
 
 from distiller import stop
 from distiller.batches import files as batches
-from distiller.batches.model import PENDING, SUBMITTED, Batch
+from distiller.batches.model import PENDING, SUBMITTED, SUBMITTING, Batch
 from distiller.config import Settings
 from distiller.errors import DistillError, Unavailable
 from distiller.events import Tally, log
@@ -124,7 +124,7 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
                    waiting: list[Batch], spent_today: tuple[int, float] = (0, 0.0),
                    pacer: pace.Pace | None = None) -> None:
     """Finish what an earlier run left: commit distilled batches, extract pending ones (within the budgets),
-    before reading anything."""
+    quarantine the ones it may have submitted without recording it, before reading anything."""
     for batch in waiting:
         stop.check()
         with connect_for(settings, read_only=True) as con:
@@ -138,6 +138,9 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
                 f"`distill commit {batch.batch_id} --beliefs FILE` (or unstage it with "
                 f"`distill batches discard {batch.batch_id}`) before the next run"
             )
+        if batch.status == SUBMITTING:
+            log.warning("quarantined %s", distill.may_be_billed(batch.batch_id))
+            batch = distill.set_aside_unsubmitted(batch)
         log.warning("resuming %s batch %s", batch.status, batch.batch_id)
         if batch.status == SUBMITTED:
             collector = extractor if extractor.model == batch.model else make_extractor(
