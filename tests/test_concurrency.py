@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
@@ -243,7 +244,7 @@ def test_a_torn_last_journal_line_is_ignored_and_cut_before_the_next_append(tmp_
         log.append(_answer(batch.requests[0]), ())
         log.append(_answer(batch.requests[1]), ((batch.requests[1], "refused"),))
     whole = journal.path_of(path).read_bytes()
-    journal.path_of(path).write_bytes(whole + journal.encode(_answer(batch.requests[2]), ())[:40])  # killed mid-write
+    journal.path_of(path).write_bytes(whole + journal.encode("b1", _answer(batch.requests[2]), ())[:40])  # killed mid-write
     loaded = batches.load(path)
     assert [x.request_id for x in loaded.results] == [r.request_id for r in batch.requests[:2]]
     assert loaded.failed == ((batch.requests[1], "refused"),) and loaded.todo == (batch.requests[2],)
@@ -256,7 +257,7 @@ def test_a_torn_last_journal_line_is_ignored_and_cut_before_the_next_append(tmp_
 def test_a_journal_line_that_does_not_parse_is_skipped_and_its_request_sent_again(tmp_path):
     batch = _pending_batch(tmp_path)
     path = batches.write(tmp_path, batch)
-    lines = [journal.encode(_answer(r), ()) for r in batch.requests]
+    lines = [journal.encode("b1", _answer(r), ()) for r in batch.requests]
     journal.path_of(path).write_bytes(lines[0] + b"\x00" * 30 + b"\n" + lines[2])
     loaded = batches.load(path)
     assert [x.request_id for x in loaded.results] == [batch.requests[0].request_id, batch.requests[2].request_id]
@@ -307,3 +308,23 @@ def test_the_pace_halves_on_push_back_waits_out_retry_after_and_climbs_back_one_
     assert climbed[0] == 2 and climbed[2] == 3 and climbed[5] == 4 and max(climbed) == 8 == pacer.ceiling
     pacer.overloaded(429, 3600.0)  # a retry-after of an hour holds new requests for a minute at most
     assert pacer.wait_seconds(0) == pace.MAX_PAUSE_SECONDS
+
+
+def test_a_journal_line_of_another_batch_or_request_is_skipped_and_never_charged(tmp_path, caplog):
+    batch = _pending_batch(tmp_path)
+    path = batches.write(tmp_path, batch)
+    first, second, third = batch.requests
+    own = journal.encode("b1", _answer(first), ())
+    other_batch = journal.encode("b9", _answer(second, 1000), ())
+    unknown_request = journal.encode("b1", Extraction("0123456789ab-0007-r1", (), _answer(first, 1000).usage), ())
+    not_its_items = journal.encode("b1", _answer(third, 1000), ((replace(third, items=first.items), "refused"),))
+    before_batch_ids = orjson.loads(journal.encode("b1", _answer(second), ()))
+    del before_batch_ids["batch_id"]  # written by a version that did not record it: kept, it passes the request check
+    journal.path_of(path).write_bytes(own + other_batch + unknown_request + not_its_items
+                                      + orjson.dumps(before_batch_ids) + b"\n")
+    loaded = batches.load(path)
+    assert [x.request_id for x in loaded.results] == [first.request_id, second.request_id]
+    assert [u.input_tokens for x in loaded.results for u in x.usage] == [100, 100]
+    assert loaded.failed == () and loaded.todo == (third,)
+    assert "skipped 3 journal line(s)" in caplog.text
+

@@ -117,7 +117,8 @@ def load(path: Path) -> Batch:
 def with_journal(path: Path, batch: Batch) -> Batch:
     """The batch with the records of its journal that it does not hold yet."""
     done = {r.request_id for r in batch.results}
-    records = [r for r in journal.replay(path, {b.item.item_id: b.item for b in batch.items})
+    records = [r for r in journal.replay(path, batch.batch_id, batch.requests,
+                                         {b.item.item_id: b.item for b in batch.items})
                if r[0].request_id not in done]
     if not records:
         return batch
