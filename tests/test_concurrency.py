@@ -20,7 +20,7 @@ from fakeapi import Reply, candidate, candidates_reply, error_body
 
 from distiller.batches import files as batches
 from distiller.batches import journal
-from distiller.extract.base import Extraction, Usage
+from distiller.extract.base import Candidate, EvidenceRef, Extraction, Usage
 from distiller.pipeline import pace
 
 FILLER = " ".join(["and the notes I keep about the migration plan stay in the project wiki"] * 6)
@@ -327,4 +327,51 @@ def test_a_journal_line_of_another_batch_or_request_is_skipped_and_never_charged
     assert [u.input_tokens for x in loaded.results for u in x.usage] == [100, 100]
     assert loaded.failed == () and loaded.todo == (third,)
     assert "skipped 3 journal line(s)" in caplog.text
+
+
+SECRET = "sk-ant-api03-" + "Q7xK2mPz9LwR4tYv8NbC3dFh6JsG1aEe5UoI0pXrTqWnMkBjHgVfDcSzAyLuOiPw7e-QxZvY2bN4mK8sL1dF9gH3jQ-AA"
+
+
+def _leaky_answer(request) -> Extraction:
+    """A reply that repeats a secret in every text it writes."""
+    cand = Candidate(f"The user's key is {SECRET}.", "fact", f"key {SECRET}", f"key-{SECRET}", 0.8, "explicit", 5,
+                     "medium", f"since {SECRET}", (EvidenceRef(request.items[0].item_id, f"my key {SECRET}"),))
+    return Extraction(request.request_id, (cand,), _answer(request).usage)
+
+
+def test_the_journal_and_the_batch_file_hold_the_models_text_redacted(tmp_path):
+    batch = _pending_batch(tmp_path)
+    path = batches.write(tmp_path, batch)
+    with journal.Journal(path) as log:
+        log.append(_leaky_answer(batch.requests[0]), ((batch.requests[0], f"refused: {SECRET}"),))
+    assert SECRET.encode() not in journal.path_of(path).read_bytes()
+    replayed = batches.load(path)
+    assert "[REDACTED:" in replayed.results[0].candidates[0].statement
+    batches.write(tmp_path, replace(batch, results=(_leaky_answer(batch.requests[2]),),
+                                    failed=((batch.requests[1], f"refused: {SECRET}"),)))
+    assert SECRET.encode() not in path.read_bytes()
+
+
+@pytest.mark.slow
+def test_a_secret_in_the_models_reply_is_on_no_file_after_a_kill(api, fake_anthropic, agents, settings):
+    notes(agents, 8)
+
+    def leaky(items, _earlier):
+        time.sleep(0.5)
+        (item,) = [i for i in items if i.citable]
+        quote = note_of(items) + " in my journal"
+        return candidates_reply([candidate(item.item_id, f"{quote} {SECRET}", f"The user's key is {SECRET}.",
+                                           subject=f"key {SECRET}", attribute=SECRET)])
+
+    fake_anthropic.responder = leaky
+    run = _start(api)
+    try:
+        wait_for(lambda: journal_lines(settings.state_dir) >= 2, "two journaled answers")
+        run.send_signal(signal.SIGKILL)
+        run.wait(60)
+    finally:
+        run.kill()
+    written = list(batches.batches_dir(settings.state_dir).iterdir())
+    assert any(p.suffix == ".journal" for p in written)
+    assert [p.name for p in written if SECRET.encode() in p.read_bytes()] == []
 

@@ -6,7 +6,7 @@ pending batch replays its journal. A crash mid-append leaves a torn last line, w
 sent again: it was never saved, so never used) and cut off before the next append. A whole line that does not
 parse (a disk that lost a block) is skipped the same way, and so is a line that is not this batch's (another batch
 id, a request or failed items the batch does not have: a file copied or edited by hand): it is counted in a warning,
-and never committed or charged.
+and never committed or charged. A line holds the model's text redacted (model.redacted), like the batch file.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 
 import orjson
 
+from distiller.batches.model import redacted, redacted_failures
 from distiller.errors import os_fault
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item, Usage
 
@@ -45,9 +46,9 @@ def encode(batch_id: str, extraction: Extraction, failed: tuple[tuple[ExtractReq
     return orjson.dumps({
         "batch_id": batch_id,
         "request_id": extraction.request_id,
-        "extraction": extraction,
+        "extraction": redacted(extraction),
         "failed": [{"request_id": r.request_id, "agent": r.agent, "items": [i.item_id for i in r.items], "error": e}
-                   for r, e in failed],
+                   for r, e in redacted_failures(failed)],
     }) + b"\n"
 
 
