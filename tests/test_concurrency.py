@@ -21,6 +21,7 @@ from fakeapi import Reply, candidate, candidates_reply, error_body
 from distiller.batches import files as batches
 from distiller.batches import journal
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, Usage
+from distiller.extract.rules import RulesExtractor
 from distiller.pipeline import pace
 
 FILLER = " ".join(["and the notes I keep about the migration plan stay in the project wiki"] * 6)
@@ -375,3 +376,57 @@ def test_a_secret_in_the_models_reply_is_on_no_file_after_a_kill(api, fake_anthr
     assert any(p.suffix == ".journal" for p in written)
     assert [p.name for p in written if SECRET.encode() in p.read_bytes()] == []
 
+
+def test_a_batch_resumed_with_another_extractor_keeps_its_provenance_and_quarantines_the_rest(tmp_path, caplog):
+    from distiller.pipeline import distill as extraction
+    batch = replace(_pending_batch(tmp_path), batch_id="0123456789ab-0001", extractor="anthropic",
+                    model="claude-haiku-5-5", prompt_version="p-old")
+    path = batches.write(tmp_path, batch)
+    with journal.Journal(path) as log:
+        log.append(_answer(batch.requests[0]), ())
+    done = extraction.extract(tmp_path, batches.load(path), RulesExtractor())
+    assert (done.extractor, done.model, done.prompt_version) == ("anthropic", "claude-haiku-5-5", "p-old")
+    assert [x.request_id for x in done.results] == [r.request_id for r in batch.requests]
+    assert [x.candidates for x in done.results[1:]] == [(), ()]  # nothing drawn by the rules extractor
+    assert [r for r, _ in done.failed] == list(batch.requests[1:])
+    assert all("was started with anthropic model claude-haiku-5-5" in why for _, why in done.failed)
+    assert "batches retry 0123456789ab-0001" in caplog.text
+    assert batches.load(path) == done  # as it is on disk, for the commit
+
+
+def test_a_batch_nothing_was_answered_for_is_extracted_by_the_current_extractor(tmp_path):
+    from distiller.pipeline import distill as extraction
+    batch = replace(_pending_batch(tmp_path), extractor="anthropic", model="claude-haiku-5-5")
+    batches.write(tmp_path, batch)
+    done = extraction.extract(tmp_path, batch, RulesExtractor())
+    assert (done.extractor, done.model, done.failed) == ("rules", None, ())
+
+
+@pytest.mark.slow
+def test_resuming_offline_commits_what_the_model_answered_as_its_own_and_retry_sends_the_rest(api, fake_anthropic,
+                                                                                                agents, settings):
+    notes(agents, 16)
+    fake_anthropic.responder = lambda items, _earlier: (time.sleep(0.5), answer(items))[1]
+    run = _start(api)
+    try:
+        wait_for(lambda: journal_lines(settings.state_dir) >= 3, "three journaled answers")
+        run.send_signal(signal.SIGKILL)
+        run.wait(60)
+    finally:
+        run.kill()
+    (pending,) = batches.load_all(settings.state_dir)
+    answered = len(pending.results)
+    offline = {k: v for k, v in api.items() if k != "ANTHROPIC_API_KEY"}
+    summary = run_json(offline)
+    assert summary["quarantined_requests"] == 16 - answered
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        beliefs = con.execute("SELECT extractor, model FROM beliefs").fetchall()
+        rows = con.execute("SELECT status, extractor, model FROM batches").fetchall()
+    assert beliefs == [("anthropic", "claude-haiku-5-5")] * answered
+    assert rows == [("quarantined", "anthropic", "claude-haiku-5-5")]
+    before = len(fake_anthropic.message_requests())
+    retried = distill("batches", "retry", pending.batch_id, env=api)
+    assert retried.returncode == 0, retried.stderr
+    assert len(fake_anthropic.message_requests()) - before == 16 - answered
+    assert sorted(s for s, _ in stored(settings.db_path)) == [f"The user keeps note {i:03d} in a journal."
+                                                               for i in range(16)]
