@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from distiller import pipeline
-from distiller.batches import admin as batches_admin
+from distiller.pipeline import batches_admin
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.lock import lock_holder

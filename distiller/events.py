@@ -13,11 +13,22 @@ from distiller.screen import DEMOTIONS, Screened
 if TYPE_CHECKING:
     from distiller.batches.model import Batch, Plan
     from distiller.extract.select import Estimate
-    from distiller.pipeline.commit import Committed
+    from distiller.store.writes import UpsertResult
 
 log = logging.getLogger("distiller")
 
 MALFORMED_REASONS = ("malformed_json", "invalid_utf8")
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """What one batch commit did, for the run's counters."""
+
+    beliefs: UpsertResult
+    candidates: int
+    rejected: tuple[tuple[str, int], ...]
+    quarantined_requests: int
+    sanitized: tuple[tuple[str, int], ...] = ()
 
 
 def cached_share(counters: dict) -> float | None:

@@ -1,1 +1,1 @@
-"""Batches: the unit of work between screening and the store (model, files on disk, administration)."""
+"""Batches: the unit of work between screening and the store (the model, its files on disk, its result journal)."""

@@ -19,7 +19,7 @@ from click.core import ParameterSource
 
 from distiller import install, progress
 from distiller import pipeline
-from distiller.batches import admin as batches_admin
+from distiller.pipeline import batches_admin
 from distiller import schedule as scheduling
 from distiller import manage as beliefs_api
 from distiller.cli.belief_commands import beliefs, runs_command

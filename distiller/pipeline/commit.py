@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -18,7 +17,7 @@ import duckdb
 from distiller.batches import files
 from distiller.batches.model import Batch, quarantine_json
 from distiller.config import Settings
-from distiller.events import Tally
+from distiller.events import Committed, Tally
 from distiller.records import Belief
 from distiller.store import batch_rows
 from distiller.store import writes as belief_store
@@ -26,17 +25,6 @@ from distiller.store import clock, cursors, messages, runs
 from distiller.store.db import connect_for, transaction
 from distiller.track import save_cursors
 from distiller.verify import verify
-
-
-@dataclass(frozen=True, slots=True)
-class Committed:
-    """What one batch commit did, for the run's counters."""
-
-    beliefs: belief_store.UpsertResult
-    candidates: int
-    rejected: tuple[tuple[str, int], ...]
-    quarantined_requests: int
-    sanitized: tuple[tuple[str, int], ...] = ()
 
 
 def verified_beliefs(batch: Batch) -> tuple[list[Belief], Counter[str], Counter[str], int]:

@@ -1,9 +1,10 @@
 """Extraction of batches: pay once, and keep every paid answer.
 
-The protocol (design.md): a batch file is `pending` before any model call; each request's result is appended to
-its journal as it returns (several requests in flight at once, see pace.py), and the batch file is written again,
-`distilled`, with all of them; `commit.py` then commits it in one transaction. A refused request is split and
-retried; what still fails is quarantined in the database with its items, for `distill batches retry|discard`.
+The protocol (README, "What gets read, and the guarantees"): a batch file is `pending` before any model call; each
+request's result is appended to its journal as it returns (several requests in flight at once, see pace.py), and
+the batch file is written again, `distilled`, with all of them; `commit.py` then commits it in one transaction. A
+refused request is split and retried; what still fails is quarantined in the database with its items, for
+`distill batches retry|discard`.
 """
 
 from __future__ import annotations

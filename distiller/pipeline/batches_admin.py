@@ -12,13 +12,13 @@ from distiller.batches import files as batches
 from distiller.batches.model import DISTILLED, PENDING, Batch, Quarantined, quarantined_from
 from distiller.config import Settings
 from distiller.errors import DistillError
-from distiller.events import Tally
+from distiller.events import Committed, Tally
 from distiller.extract.base import Candidate, Extraction, Extractor
 from distiller.extract.candidates import candidate
 from distiller.extract.select import EXTERNAL
 from distiller.lock import run_lock
 from distiller.pipeline import distill
-from distiller.pipeline.commit import Committed, commit_batch
+from distiller.pipeline.commit import commit_batch
 from distiller.store import batch_rows
 from distiller.store import runs
 from distiller.store.db import connect_for, transaction
