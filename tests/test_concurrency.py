@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
@@ -19,7 +20,8 @@ from fakeapi import Reply, candidate, candidates_reply, error_body
 
 from distiller.batches import files as batches
 from distiller.batches import journal
-from distiller.extract.base import Extraction, Usage
+from distiller.extract.base import Candidate, EvidenceRef, Extraction, Usage
+from distiller.extract.rules import RulesExtractor
 from distiller.pipeline import pace
 
 FILLER = " ".join(["and the notes I keep about the migration plan stay in the project wiki"] * 6)
@@ -243,7 +245,7 @@ def test_a_torn_last_journal_line_is_ignored_and_cut_before_the_next_append(tmp_
         log.append(_answer(batch.requests[0]), ())
         log.append(_answer(batch.requests[1]), ((batch.requests[1], "refused"),))
     whole = journal.path_of(path).read_bytes()
-    journal.path_of(path).write_bytes(whole + journal.encode(_answer(batch.requests[2]), ())[:40])  # killed mid-write
+    journal.path_of(path).write_bytes(whole + journal.encode("b1", _answer(batch.requests[2]), ())[:40])  # killed mid-write
     loaded = batches.load(path)
     assert [x.request_id for x in loaded.results] == [r.request_id for r in batch.requests[:2]]
     assert loaded.failed == ((batch.requests[1], "refused"),) and loaded.todo == (batch.requests[2],)
@@ -256,7 +258,7 @@ def test_a_torn_last_journal_line_is_ignored_and_cut_before_the_next_append(tmp_
 def test_a_journal_line_that_does_not_parse_is_skipped_and_its_request_sent_again(tmp_path):
     batch = _pending_batch(tmp_path)
     path = batches.write(tmp_path, batch)
-    lines = [journal.encode(_answer(r), ()) for r in batch.requests]
+    lines = [journal.encode("b1", _answer(r), ()) for r in batch.requests]
     journal.path_of(path).write_bytes(lines[0] + b"\x00" * 30 + b"\n" + lines[2])
     loaded = batches.load(path)
     assert [x.request_id for x in loaded.results] == [batch.requests[0].request_id, batch.requests[2].request_id]
@@ -307,3 +309,124 @@ def test_the_pace_halves_on_push_back_waits_out_retry_after_and_climbs_back_one_
     assert climbed[0] == 2 and climbed[2] == 3 and climbed[5] == 4 and max(climbed) == 8 == pacer.ceiling
     pacer.overloaded(429, 3600.0)  # a retry-after of an hour holds new requests for a minute at most
     assert pacer.wait_seconds(0) == pace.MAX_PAUSE_SECONDS
+
+
+def test_a_journal_line_of_another_batch_or_request_is_skipped_and_never_charged(tmp_path, caplog):
+    batch = _pending_batch(tmp_path)
+    path = batches.write(tmp_path, batch)
+    first, second, third = batch.requests
+    own = journal.encode("b1", _answer(first), ())
+    other_batch = journal.encode("b9", _answer(second, 1000), ())
+    unknown_request = journal.encode("b1", Extraction("0123456789ab-0007-r1", (), _answer(first, 1000).usage), ())
+    not_its_items = journal.encode("b1", _answer(third, 1000), ((replace(third, items=first.items), "refused"),))
+    before_batch_ids = orjson.loads(journal.encode("b1", _answer(second), ()))
+    del before_batch_ids["batch_id"]  # written by a version that did not record it: kept, it passes the request check
+    journal.path_of(path).write_bytes(own + other_batch + unknown_request + not_its_items
+                                      + orjson.dumps(before_batch_ids) + b"\n")
+    loaded = batches.load(path)
+    assert [x.request_id for x in loaded.results] == [first.request_id, second.request_id]
+    assert [u.input_tokens for x in loaded.results for u in x.usage] == [100, 100]
+    assert loaded.failed == () and loaded.todo == (third,)
+    assert "skipped 3 journal line(s)" in caplog.text
+
+
+SECRET = "sk-ant-api03-" + "Q7xK2mPz9LwR4tYv8NbC3dFh6JsG1aEe5UoI0pXrTqWnMkBjHgVfDcSzAyLuOiPw7e-QxZvY2bN4mK8sL1dF9gH3jQ-AA"
+
+
+def _leaky_answer(request) -> Extraction:
+    """A reply that repeats a secret in every text it writes."""
+    cand = Candidate(f"The user's key is {SECRET}.", "fact", f"key {SECRET}", f"key-{SECRET}", 0.8, "explicit", 5,
+                     "medium", f"since {SECRET}", (EvidenceRef(request.items[0].item_id, f"my key {SECRET}"),))
+    return Extraction(request.request_id, (cand,), _answer(request).usage)
+
+
+def test_the_journal_and_the_batch_file_hold_the_models_text_redacted(tmp_path):
+    batch = _pending_batch(tmp_path)
+    path = batches.write(tmp_path, batch)
+    with journal.Journal(path) as log:
+        log.append(_leaky_answer(batch.requests[0]), ((batch.requests[0], f"refused: {SECRET}"),))
+    assert SECRET.encode() not in journal.path_of(path).read_bytes()
+    replayed = batches.load(path)
+    assert "[REDACTED:" in replayed.results[0].candidates[0].statement
+    batches.write(tmp_path, replace(batch, results=(_leaky_answer(batch.requests[2]),),
+                                    failed=((batch.requests[1], f"refused: {SECRET}"),)))
+    assert SECRET.encode() not in path.read_bytes()
+
+
+@pytest.mark.slow
+def test_a_secret_in_the_models_reply_is_on_no_file_after_a_kill(api, fake_anthropic, agents, settings):
+    notes(agents, 8)
+
+    def leaky(items, _earlier):
+        time.sleep(0.5)
+        (item,) = [i for i in items if i.citable]
+        quote = note_of(items) + " in my journal"
+        return candidates_reply([candidate(item.item_id, f"{quote} {SECRET}", f"The user's key is {SECRET}.",
+                                           subject=f"key {SECRET}", attribute=SECRET)])
+
+    fake_anthropic.responder = leaky
+    run = _start(api)
+    try:
+        wait_for(lambda: journal_lines(settings.state_dir) >= 2, "two journaled answers")
+        run.send_signal(signal.SIGKILL)
+        run.wait(60)
+    finally:
+        run.kill()
+    written = list(batches.batches_dir(settings.state_dir).iterdir())
+    assert any(p.suffix == ".journal" for p in written)
+    assert [p.name for p in written if SECRET.encode() in p.read_bytes()] == []
+
+
+def test_a_batch_resumed_with_another_extractor_keeps_its_provenance_and_quarantines_the_rest(tmp_path, caplog):
+    from distiller.pipeline import distill as extraction
+    batch = replace(_pending_batch(tmp_path), batch_id="0123456789ab-0001", extractor="anthropic",
+                    model="claude-haiku-5-5", prompt_version="p-old")
+    path = batches.write(tmp_path, batch)
+    with journal.Journal(path) as log:
+        log.append(_answer(batch.requests[0]), ())
+    done = extraction.extract(tmp_path, batches.load(path), RulesExtractor())
+    assert (done.extractor, done.model, done.prompt_version) == ("anthropic", "claude-haiku-5-5", "p-old")
+    assert [x.request_id for x in done.results] == [r.request_id for r in batch.requests]
+    assert [x.candidates for x in done.results[1:]] == [(), ()]  # nothing drawn by the rules extractor
+    assert [r for r, _ in done.failed] == list(batch.requests[1:])
+    assert all("was started with anthropic model claude-haiku-5-5" in why for _, why in done.failed)
+    assert "batches retry 0123456789ab-0001" in caplog.text
+    assert batches.load(path) == done  # as it is on disk, for the commit
+
+
+def test_a_batch_nothing_was_answered_for_is_extracted_by_the_current_extractor(tmp_path):
+    from distiller.pipeline import distill as extraction
+    batch = replace(_pending_batch(tmp_path), extractor="anthropic", model="claude-haiku-5-5")
+    batches.write(tmp_path, batch)
+    done = extraction.extract(tmp_path, batch, RulesExtractor())
+    assert (done.extractor, done.model, done.failed) == ("rules", None, ())
+
+
+@pytest.mark.slow
+def test_resuming_offline_commits_what_the_model_answered_as_its_own_and_retry_sends_the_rest(api, fake_anthropic,
+                                                                                                agents, settings):
+    notes(agents, 16)
+    fake_anthropic.responder = lambda items, _earlier: (time.sleep(0.5), answer(items))[1]
+    run = _start(api)
+    try:
+        wait_for(lambda: journal_lines(settings.state_dir) >= 3, "three journaled answers")
+        run.send_signal(signal.SIGKILL)
+        run.wait(60)
+    finally:
+        run.kill()
+    (pending,) = batches.load_all(settings.state_dir)
+    answered = len(pending.results)
+    offline = {k: v for k, v in api.items() if k != "ANTHROPIC_API_KEY"}
+    summary = run_json(offline)
+    assert summary["quarantined_requests"] == 16 - answered
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        beliefs = con.execute("SELECT extractor, model FROM beliefs").fetchall()
+        rows = con.execute("SELECT status, extractor, model FROM batches").fetchall()
+    assert beliefs == [("anthropic", "claude-haiku-5-5")] * answered
+    assert rows == [("quarantined", "anthropic", "claude-haiku-5-5")]
+    before = len(fake_anthropic.message_requests())
+    retried = distill("batches", "retry", pending.batch_id, env=api)
+    assert retried.returncode == 0, retried.stderr
+    assert len(fake_anthropic.message_requests()) - before == 16 - answered
+    assert sorted(s for s, _ in stored(settings.db_path)) == [f"The user keeps note {i:03d} in a journal."
+                                                               for i in range(16)]

@@ -17,7 +17,7 @@ from pathlib import Path
 import orjson
 
 from distiller.batches import journal
-from distiller.batches.model import PENDING, Batch, BatchItem, LedgerRow
+from distiller.batches.model import PENDING, Batch, BatchItem, LedgerRow, redacted, redacted_failures
 from distiller.errors import EXIT_USAGE, DistillError, os_fault
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item, Usage
 from distiller.records import EvidenceItem, Message
@@ -128,7 +128,8 @@ def load(path: Path) -> Batch:
 def with_journal(path: Path, batch: Batch) -> Batch:
     """The batch with the records of its journal that it does not hold yet."""
     done = {r.request_id for r in batch.results}
-    records = [r for r in journal.replay(path, {b.item.item_id: b.item for b in batch.items})
+    records = [r for r in journal.replay(path, batch.batch_id, batch.requests,
+                                         {b.item.item_id: b.item for b in batch.items})
                if r[0].request_id not in done]
     if not records:
         return batch
@@ -219,9 +220,9 @@ def _to_json(batch: Batch) -> dict:
         "requests": [{"request_id": r.request_id, "agent": r.agent, "items": [i.item_id for i in r.items]}
                      for r in batch.requests],
         "cursors": [{"cursor": c, "expected": e} for c, e in batch.cursors],
-        "results": batch.results,
+        "results": [redacted(x) for x in batch.results],
         "failed": [{"request_id": r.request_id, "agent": r.agent, "items": [i.item_id for i in r.items], "error": e}
-                   for r, e in batch.failed],
+                   for r, e in redacted_failures(batch.failed)],
         "attempts": batch.attempts,
         "estimated_tokens": batch.estimated_tokens,
         "remote_id": batch.remote_id,

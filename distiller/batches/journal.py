@@ -4,7 +4,9 @@ A paid answer is on disk before the next request can be lost with it, without re
 request: the batch file is written only when its status changes (pending, submitted, distilled), and loading a
 pending batch replays its journal. A crash mid-append leaves a torn last line, which is ignored (its request is
 sent again: it was never saved, so never used) and cut off before the next append. A whole line that does not
-parse (a disk that lost a block) is skipped the same way.
+parse (a disk that lost a block) is skipped the same way, and so is a line that is not this batch's (another batch
+id, a request or failed items the batch does not have: a file copied or edited by hand): it is counted in a warning,
+and never committed or charged. A line holds the model's text redacted (model.redacted), like the batch file.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import orjson
 
+from distiller.batches.model import redacted, redacted_failures
 from distiller.errors import os_fault
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item, Usage
 
@@ -39,20 +42,21 @@ def _extraction(x: dict) -> Extraction:
     )
 
 
-def encode(extraction: Extraction, failed: tuple[tuple[ExtractRequest, str], ...]) -> bytes:
+def encode(batch_id: str, extraction: Extraction, failed: tuple[tuple[ExtractRequest, str], ...]) -> bytes:
     return orjson.dumps({
+        "batch_id": batch_id,
         "request_id": extraction.request_id,
-        "extraction": extraction,
+        "extraction": redacted(extraction),
         "failed": [{"request_id": r.request_id, "agent": r.agent, "items": [i.item_id for i in r.items], "error": e}
-                   for r, e in failed],
+                   for r, e in redacted_failures(failed)],
     }) + b"\n"
 
 
-def _decode(line: bytes, by_id: dict[str, Item]) -> Record:
+def _decode(line: bytes, by_id: dict[str, Item]) -> tuple[dict, Record]:
     data = orjson.loads(line)
     failed = tuple((ExtractRequest(f["request_id"], f["agent"], tuple(by_id[i] for i in f["items"])), f["error"])
                    for f in data["failed"])
-    return _extraction(data["extraction"]), failed
+    return data, (_extraction(data["extraction"]), failed)
 
 
 def _complete(data: bytes) -> int:
@@ -60,22 +64,48 @@ def _complete(data: bytes) -> int:
     return data.rfind(b"\n") + 1
 
 
-def replay(batch_file: Path, by_id: dict[str, Item]) -> list[Record]:
-    """The records of a batch's journal in the order they were appended (none when there is no journal)."""
+def _part_of(request: ExtractRequest, part: ExtractRequest) -> bool:
+    """A failed request is the request itself or one of its halves (`<id>a`, `<id>ab`, …), of its agent and items."""
+    suffix = part.request_id[len(request.request_id):]
+    own = {i.item_id for i in request.items}
+    return (part.request_id.startswith(request.request_id) and set(suffix) <= {"a", "b"}
+            and part.agent == request.agent and all(i.item_id in own for i in part.items))
+
+
+def _belongs(batch_id: str, requests: dict[str, ExtractRequest], data: dict, record: Record) -> bool:
+    """Whether a line is this batch's: its batch id (lines written before it was recorded have none), and a
+    request of the batch, answered for it, whose failed parts are that request's."""
+    request = requests.get(data["request_id"])
+    return (data.get("batch_id", batch_id) == batch_id and request is not None
+            and record[0].request_id == request.request_id
+            and all(_part_of(request, part) for part, _ in record[1]))
+
+
+def replay(batch_file: Path, batch_id: str, requests: tuple[ExtractRequest, ...],
+           by_id: dict[str, Item]) -> list[Record]:
+    """The records of a batch's journal in the order they were appended (none when there is no journal); a line
+    that is not one of this batch's requests is skipped, with a warning."""
     try:
         data = path_of(batch_file).read_bytes()
     except FileNotFoundError:
         return []
-    records, seen = [], set()
+    by_request = {r.request_id: r for r in requests}
+    records, seen, foreign = [], set(), 0
     for line in data[:_complete(data)].splitlines():
         try:
-            record = _decode(line, by_id)
+            fields, record = _decode(line, by_id)
+            ours = _belongs(batch_id, by_request, fields, record)
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
             log.warning("skipped a journal line of %s that does not parse: its request is sent again", batch_file)
             continue
-        if record[0].request_id not in seen:
+        if not ours:
+            foreign += 1
+        elif record[0].request_id not in seen:
             seen.add(record[0].request_id)
             records.append(record)
+    if foreign:
+        log.warning("skipped %d journal line(s) of %s that are not answers to this batch's requests", foreign,
+                    batch_file)
     return records
 
 
@@ -84,6 +114,7 @@ class Journal:
 
     def __init__(self, batch_file: Path) -> None:
         self.path = path_of(batch_file)
+        self.batch_id = batch_file.stem
         self.bytes_written = 0
         self._fd: int | None = None
         self._lock = threading.Lock()  # worker threads append their answers
@@ -111,7 +142,7 @@ class Journal:
         from distiller.batches.files import _write_all  # the one short-write-safe writer
 
         assert self._fd is not None, "the journal is not open"
-        line = encode(extraction, failed)
+        line = encode(self.batch_id, extraction, failed)
         with self._lock:
             try:
                 end = os.lseek(self._fd, 0, os.SEEK_END)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import orjson
 
-from distiller.extract.base import Extraction, Extractor, ExtractRequest, Item
+from distiller.extract.base import Candidate, EvidenceRef, Extraction, Extractor, ExtractRequest, Item
+from distiller.redact import redact
 from distiller.records import EvidenceItem
 from distiller.screen import Decision, Screened
 from distiller.screen.prefilter import DROP, KEEP
@@ -22,6 +24,7 @@ from distiller.verify import Source
 
 CONTEXT_CHARS = 400
 ITEM_OVERHEAD_TOKENS = 12
+T = TypeVar("T")
 PENDING, SUBMITTED, DISTILLED = "pending", "submitted", "distilled"
 # Written just before the Message Batches API is asked to create the batch: a batch found so by a later run may be
 # held (and billed) by the API without its id having been recorded, so it is never sent again on its own.
@@ -166,6 +169,28 @@ def build(
             estimated += prompt_tokens + used
     return Batch(batch_id, run_id, PENDING, extractor.name, extractor.model, extractor.prompt_version, ledger,
                  tuple(items), tuple(requests), tuple(cursors), estimated_tokens=estimated)
+
+
+def _clean(value: T) -> T:
+    return redact(value).text if isinstance(value, str) else value  # type: ignore[return-value]
+
+
+def _redacted_candidate(c: Candidate) -> Candidate:
+    return replace(c, statement=_clean(c.statement), category=_clean(c.category), subject=_clean(c.subject),
+                   attribute=_clean(c.attribute), evidence_type=_clean(c.evidence_type),
+                   decay_sensitivity=_clean(c.decay_sensitivity), valid_from=_clean(c.valid_from),
+                   evidence=tuple(EvidenceRef(_clean(e.item_id), _clean(e.quote)) for e in c.evidence))
+
+
+def redacted(extraction: Extraction) -> Extraction:
+    """An extraction with every text the model wrote redacted, as the one form a journal line or a batch file
+    holds: the model may repeat, or make up, a secret the screen kept out of its items."""
+    return replace(extraction, candidates=tuple(_redacted_candidate(c) for c in extraction.candidates))
+
+
+def redacted_failures(failed: Iterable[tuple[ExtractRequest, str]]) -> list[tuple[ExtractRequest, str]]:
+    """The reasons requests failed may quote the model's reply: redacted like its candidates."""
+    return [(request, redact(error).text) for request, error in failed]
 
 
 def split(request: ExtractRequest) -> tuple[ExtractRequest, ...]:

@@ -9,6 +9,7 @@ refused request is split and retried; what still fails is quarantined in the dat
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import deque
@@ -30,6 +31,7 @@ from distiller.extract.select import estimated_output_tokens, prompt_tokens
 from distiller.pipeline import pace
 
 MAX_SPLIT_DEPTH = 3
+log = logging.getLogger("distiller")
 
 
 @dataclass
@@ -168,19 +170,29 @@ def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allo
     A stop, ExtractionUnavailable or AuthenticationFailed sends nothing more, waits for the calls in flight (their
     answers are journaled) and propagates: the batch stays pending with what it has."""
     allowance = allowance or Allowance()
-    batch = replace(batch, attempts=batch.attempts + 1, extractor=extractor.name, model=extractor.model,
-                    prompt_version=extractor.prompt_version)
-    path = batches.write(state_dir, batch)
     finished: dict[str, tuple[Extraction, tuple[tuple[ExtractRequest, str], ...]]] = {}
-    if batch.todo:
+    if batch.results and _provenance(batch) != _provenance(extractor):
+        # Answers already paid for keep the extractor, model and prompt that drew them; one batch has one
+        # provenance, so the rest is not sent with another but quarantined, for `distill batches retry`.
+        why = (f"not sent: batch {batch.batch_id} was started with {_named(batch)}, this run uses "
+               f"{_named(extractor)}")
+        log.warning("%s; its %d unanswered request(s) are quarantined (`distill batches retry %s` sends them)",
+                    why, len(batch.todo), batch.batch_id)
+        finished = {r.request_id: (Extraction(r.request_id, (), ()), ((r, why),)) for r in batch.todo}
+        batch = replace(batch, attempts=batch.attempts + 1)
+    else:
+        batch = replace(batch, attempts=batch.attempts + 1, extractor=extractor.name, model=extractor.model,
+                        prompt_version=extractor.prompt_version)
+    path = batches.write(state_dir, batch)
+    if batch.todo and not finished:
         if extractor.model is None:  # an offline answer costs nothing to redo: no journal, one at a time
             for request in batch.todo:
                 stop.check()
                 extraction, failures = extract_splitting(extractor, request, allowance=allowance)
                 finished[request.request_id] = (extraction, tuple(failures))
         else:
-            with journal.Journal(path) as log:
-                _dispatch(extractor, batch.todo, allowance, pacer or pace.Pace(1), log, finished)
+            with journal.Journal(path) as answers:
+                _dispatch(extractor, batch.todo, allowance, pacer or pace.Pace(1), answers, finished)
     order = {r.request_id: n for n, r in enumerate(batch.requests)}
     results = sorted((*batch.results, *(x for x, _ in finished.values())),
                      key=lambda x: order.get(x.request_id, len(order)))
@@ -190,6 +202,16 @@ def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allo
     batches.write(state_dir, batch)
     journal.remove(path)  # the batch file holds all of it now
     return batch
+
+
+def _provenance(source: Batch | Extractor) -> tuple[str, str | None, str]:
+    name = source.extractor if isinstance(source, Batch) else source.name
+    return name, source.model, source.prompt_version
+
+
+def _named(source: Batch | Extractor) -> str:
+    name, model_name, prompt_version = _provenance(source)
+    return f"{name}" + (f" model {model_name}" if model_name else "") + f" prompt {prompt_version}"
 
 
 def _dispatch(extractor: Extractor, todo: Sequence[ExtractRequest], allowance: Allowance, pacer: pace.Pace,
