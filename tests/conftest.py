@@ -73,6 +73,25 @@ def agents(tmp_path) -> Path:
     return root
 
 
+FACT = "I'm allergic to peanuts and I live in Lisbon"
+
+
+@pytest.fixture
+def api(fake_anthropic):
+    """The environment that points the real SDK at the fake Messages API."""
+    return {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_anthropic.base_url}
+
+
+@pytest.fixture
+def transcript(agents):
+    """One session: an assistant question, a fact of the user's, and a thank-you."""
+    path = new_session(agents)
+    append(path, message_line("Where do you live these days?", role="assistant", message_id="a0000001"))
+    append(path, message_line(FACT, message_id="u0000001"))
+    append(path, message_line("thanks!", message_id="u0000002"))
+    return path
+
+
 def header(session_id: str | None = None) -> bytes:
     return orjson.dumps(
         {"type": "session", "version": 3, "id": session_id or str(uuid.uuid4()),

@@ -11,28 +11,13 @@ from pathlib import Path
 import duckdb
 import orjson
 import pytest
-from conftest import append, distill, ingested, message_line, new_session, wait_for
+from conftest import FACT, append, distill, ingested, message_line, new_session, wait_for
 from fakeapi import candidate, candidates_reply
 
 from distiller.batches import files as batches
 from distiller.batches import model as batch_model
 from distiller.config import Settings
 
-FACT = "I'm allergic to peanuts and I live in Lisbon"
-
-
-@pytest.fixture
-def api(fake_anthropic):
-    return {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_anthropic.base_url}
-
-
-@pytest.fixture
-def transcript(agents):
-    path = new_session(agents)
-    append(path, message_line("Where do you live these days?", role="assistant", message_id="a0000001"))
-    append(path, message_line(FACT, message_id="u0000001"))
-    append(path, message_line("thanks!", message_id="u0000002"))
-    return path
 
 
 def run_json(api, *args, check=True):
