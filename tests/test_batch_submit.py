@@ -12,7 +12,7 @@ import time
 
 import orjson
 import pytest
-from conftest import FACT, append, distill, ingested, message_line, new_session, wait_for
+from conftest import distill, ingested, wait_for
 from fakeapi import candidate
 
 from distiller.batches import files as batches
