@@ -307,3 +307,21 @@ def test_the_pace_halves_on_push_back_waits_out_retry_after_and_climbs_back_one_
     assert climbed[0] == 2 and climbed[2] == 3 and climbed[5] == 4 and max(climbed) == 8 == pacer.ceiling
     pacer.overloaded(429, 3600.0)  # a retry-after of an hour holds new requests for a minute at most
     assert pacer.wait_seconds(0) == pace.MAX_PAUSE_SECONDS
+
+
+@pytest.mark.parametrize("usage", [{"input_tokens": -50_000_000}, {"input_tokens": None}, {"output_tokens": "12"},
+                                   {"input_tokens": 2**64 - 1}, {"cache_read_input_tokens": 3.5}], ids=repr)
+def test_a_reply_with_hostile_usage_is_journaled_once_counted_at_its_estimate_and_never_a_credit(
+        api, fake_anthropic, agents, settings, usage):
+    notes(agents, 2)
+    fake_anthropic.responder = lambda items, _e: answer(items, **usage)
+
+    first = run_json(api, "--concurrency", "1", "--budget-tokens", "1000000")
+    again = run_json(api)
+
+    assert len(fake_anthropic.message_requests()) == 2  # each paid answer kept: nothing paid for twice
+    assert first["estimated_calls"] == 2 and first["tokens"] > 0 and first["cost_usd"] > 0
+    assert again["cost_usd"] == 0
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        assert con.execute("SELECT min(cost_usd) FROM batches").fetchone()[0] >= 0
+    assert len(stored(settings.db_path)) == 2
