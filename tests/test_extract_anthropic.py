@@ -3,16 +3,20 @@ the SDK's retries and every error translation, Message Batches; plus the price t
 
 from __future__ import annotations
 
+import email.utils
 import math
 import time
 
 import anthropic
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 from fakeapi import FakeAnthropic, candidate
 
 from distiller import prices
 from distiller.errors import EXIT_UNAVAILABLE, DistillError
-from distiller.extract.anthropic import AnthropicExtractor, BatchOutcome
+from distiller.extract.anthropic import AnthropicExtractor, BatchOutcome, retry_after
 from distiller.extract.base import (
     AuthenticationFailed,
     BadRequest,
@@ -471,3 +475,37 @@ def test_an_unreadable_usage_in_batch_results_is_estimated_from_the_batchs_reque
         assert usage.estimated
     assert good.input_tokens == ex.estimated_usage(requests[0]).input_tokens
     assert refused.input_tokens == ex.estimated_usage(requests[1]).input_tokens
+
+
+# --- retry-after
+
+
+NOW = 1_780_000_000.0  # a fixed clock for the HTTP-date cases
+
+
+@pytest.mark.parametrize("headers,expected", [
+    ({"retry-after": "2"}, 2.0),
+    ({"retry-after": "0.25"}, 0.25),
+    ({"retry-after-ms": "1500", "retry-after": "9"}, 1.5),
+    ({"retry-after-ms": "soon", "retry-after": "9"}, 9.0),
+    ({"retry-after": email.utils.formatdate(NOW + 30, usegmt=True)}, 30.0),
+    ({"retry-after": email.utils.formatdate(NOW - 30, usegmt=True)}, 0.0),  # already past: no wait
+    ({"retry-after": "Wed, 21 Oct 2015 07:28:00"}, 0.0),  # no zone: read as GMT
+    ({"retry-after": "-5"}, None), ({"retry-after": "nan"}, None), ({"retry-after": "inf"}, None),
+    ({"retry-after": "-inf"}, None), ({"retry-after": "1e400"}, None), ({"retry-after-ms": "-1"}, None),
+    ({"retry-after": "soon"}, None), ({"retry-after": ""}, None), ({"retry-after": "Mon, 99 Foo 2026"}, None),
+    ({"retry-after": "Fri, 31 Dec 9999 23:59:59 GMT"}, 253402300799.0 - NOW),  # pace.py clamps it
+    ({"retry-after-ms": email.utils.formatdate(NOW + 30, usegmt=True)}, None),  # milliseconds are never a date
+    ({}, None),
+])
+def test_retry_after_reads_seconds_milliseconds_and_http_dates(headers, expected):
+    assert retry_after(headers, now=lambda: NOW) == (None if expected is None else pytest.approx(expected))
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["retry-after", "retry-after-ms"]),
+                       st.one_of(st.text(), st.floats().map(str), st.integers().map(str),
+                                 st.datetimes().map(lambda d: email.utils.format_datetime(d)))))
+def test_retry_after_is_none_or_a_finite_non_negative_wait_whatever_the_headers(headers):
+    seconds = retry_after(headers, now=lambda: NOW)
+    assert seconds is None or (isinstance(seconds, float) and 0 <= seconds < math.inf)
