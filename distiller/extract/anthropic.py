@@ -106,7 +106,7 @@ class AnthropicExtractor:
         except anthropic.AnthropicError as exc:
             raise _translate(exc) from exc
         latency_ms = round((time.monotonic() - started) * 1000)
-        usage = (self._usage(_reported_usage(orjson.loads(raw.http_response.content)),
+        usage = (self._usage(_reported_usage(_body(raw.http_response)),
                              self._fallback(request, max_tokens), latency_ms, batch=False, retries=raw.retries_taken),)
         try:
             candidates = parse_message(message)
@@ -236,6 +236,14 @@ class AnthropicExtractor:
             retries=retries,
             estimated=estimated,
         )
+
+
+def _body(response: httpx2.Response) -> object:
+    """The reply's JSON, parsed as the SDK parsed it (so a figure it could read, such as 1e400, parses here too)."""
+    try:
+        return response.json()
+    except ValueError:
+        return None
 
 
 def _reported_usage(message: object) -> Mapping[str, object]:
