@@ -20,6 +20,8 @@ from distiller.errors import DistillError
 
 CONFIG_FILE = "distill.toml"
 DEFAULT = "default"
+# Model requests in flight at once: the one range and default the config, the CLI and the pace use.
+MIN_CONCURRENCY, MAX_CONCURRENCY, DEFAULT_CONCURRENCY = 1, 16, 4
 BUILTIN_EXCLUDED_AGENTS = ("memory-distiller",)  # the distiller's own agent: never read its transcripts
 
 
@@ -52,7 +54,7 @@ class Settings:
     budget_tokens_per_day: int = 0
     budget_usd_per_day: float = 0.0
     batch_api: bool = False
-    concurrency: int = 4  # model requests in flight at once (fewer while the API answers 429/529)
+    concurrency: int = DEFAULT_CONCURRENCY  # model requests in flight at once (fewer while the API answers 429/529)
     # Where each value came from: "default", "file PATH", "env NAME" or "flag --name".
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -119,7 +121,7 @@ RULES: dict[str, Rule] = {
     "budget_tokens_per_day": Rule("int", 0, 10**12),
     "budget_usd_per_day": Rule("float", 0, 1_000_000),
     "batch_api": Rule("bool"),
-    "concurrency": Rule("int", 1, 16),
+    "concurrency": Rule("int", MIN_CONCURRENCY, MAX_CONCURRENCY),
 }
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 _INT_TEXT = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*")

@@ -73,7 +73,7 @@ class Tally:
     cost_usd: float = 0.0
     model_calls: int = 0
     sdk_retries: int = 0  # attempts the SDK repeated before a reply: each may have been billed
-    estimated_calls: int = 0  # refused calls that report no usage, counted at their estimated input
+    estimated_calls: int = 0  # calls whose usage was missing (a 400) or unreadable, counted at the estimate
     estimated_tokens: int = 0
     estimated_cost_usd: float = 0.0
     estimated_cache_read_tokens: int = 0

@@ -430,3 +430,44 @@ def test_resuming_offline_commits_what_the_model_answered_as_its_own_and_retry_s
     assert len(fake_anthropic.message_requests()) - before == 16 - answered
     assert sorted(s for s, _ in stored(settings.db_path)) == [f"The user keeps note {i:03d} in a journal."
                                                                for i in range(16)]
+
+
+@pytest.mark.parametrize("usage", [{"input_tokens": -50_000_000}, {"input_tokens": None}, {"output_tokens": "12"},
+                                   {"input_tokens": 2**64 - 1}, {"cache_read_input_tokens": 3.5}], ids=repr)
+def test_a_reply_with_hostile_usage_is_journaled_once_counted_at_its_estimate_and_never_a_credit(
+        api, fake_anthropic, agents, settings, usage):
+    notes(agents, 2)
+    fake_anthropic.responder = lambda items, _e: answer(items, **usage)
+
+    first = run_json(api, "--concurrency", "1", "--budget-tokens", "1000000")
+    again = run_json(api)
+
+    assert len(fake_anthropic.message_requests()) == 2  # each paid answer kept: nothing paid for twice
+    assert first["estimated_calls"] == 2 and first["tokens"] > 0 and first["cost_usd"] > 0
+    assert again["cost_usd"] == 0
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        assert con.execute("SELECT min(cost_usd) FROM batches").fetchone()[0] >= 0
+    assert len(stored(settings.db_path)) == 2
+
+
+def test_a_retry_after_given_as_an_http_date_holds_every_new_request(api, fake_anthropic, agents, settings):
+    from email.utils import formatdate
+
+    notes(agents, 8)
+    calls = []
+
+    def responder(items, _earlier):
+        calls.append(note_of(items))
+        if len(calls) == 1:  # a whole second more than asked, since the date drops the fraction
+            return Reply(429, body=error_body("rate_limit_error", "slow down"),
+                         headers={"retry-after": formatdate(time.time() + 3, usegmt=True)})
+        time.sleep(0.3)
+        return answer(items)
+
+    fake_anthropic.responder = responder
+    summary = run_json(api, "--concurrency", "4")
+    assert summary["beliefs"] == {"inserted": 8} and summary["overloaded"] == 1
+    posts = [r for r in fake_anthropic.requests if r.path == "/v1/messages"]
+    refused_at = posts[0].at
+    later = posts[4:]
+    assert later and min(r.at for r in later) >= refused_at + 1.5, [r.at - refused_at for r in later]

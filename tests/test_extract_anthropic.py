@@ -3,16 +3,20 @@ the SDK's retries and every error translation, Message Batches; plus the price t
 
 from __future__ import annotations
 
+import email.utils
 import math
 import time
 
 import anthropic
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 from fakeapi import FakeAnthropic, candidate
 
 from distiller import prices
 from distiller.errors import EXIT_UNAVAILABLE, DistillError
-from distiller.extract.anthropic import AnthropicExtractor, BatchOutcome
+from distiller.extract.anthropic import AnthropicExtractor, BatchOutcome, retry_after
 from distiller.extract.base import (
     AuthenticationFailed,
     BadRequest,
@@ -391,3 +395,117 @@ def test_a_truncated_reply_can_be_retried_with_more_room(fake_anthropic):
     fake_anthropic.enqueue_candidates([])
     ex.extract(make_request(), max_tokens=8192)
     assert fake_anthropic.message_requests()[-1]["max_tokens"] == 8192
+
+
+# --- hostile usage figures: never a credit, never a TypeError
+
+
+HOSTILE_COUNTS = [-50_000_000, -1, "12", 12.0, 1.5, True, 2**64 - 1, [3], {"n": 1}]
+USAGE_FIELDS = {"input_tokens": "input_tokens", "output_tokens": "output_tokens",
+                "cache_read_input_tokens": "cache_read_tokens", "cache_creation_input_tokens": "cache_write_tokens"}
+
+
+def _assert_sane(usage) -> None:
+    for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
+        value = getattr(usage, name)
+        assert type(value) is int and value >= 0, (name, value)
+    assert usage.cost_usd >= 0 and math.isfinite(usage.cost_usd)
+
+
+@pytest.mark.parametrize("value", HOSTILE_COUNTS, ids=repr)
+@pytest.mark.parametrize("api_field", list(USAGE_FIELDS))
+def test_an_unreadable_usage_field_is_taken_from_the_estimate_and_marked(fake_anthropic, api_field, value):
+    fake_anthropic.enqueue_candidates([candidate("m1", "I'm Dana, by the way.")], **{api_field: value})
+    ex = extractor(fake_anthropic, max_tokens=1000)
+    request = make_request()
+
+    (usage,) = ex.extract(request).usage
+
+    _assert_sane(usage)
+    assert usage.estimated
+    estimate = ex.estimated_usage(request)
+    expected = {"input_tokens": estimate.input_tokens, "output_tokens": 1000, "cache_read_tokens": 0,
+                "cache_write_tokens": 0}[USAGE_FIELDS[api_field]]
+    assert getattr(usage, USAGE_FIELDS[api_field]) == expected
+    assert usage.cost_usd == pytest.approx(prices.cost_usd(
+        "claude-haiku-5-5", usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
+        usage.cache_write_tokens))
+
+
+def test_a_null_input_count_is_estimated_and_null_cache_counts_are_none(fake_anthropic):
+    fake_anthropic.enqueue_candidates([candidate("m1", "I'm Dana, by the way.")], input_tokens=None,
+                                      cache_creation_input_tokens=None, cache_read_input_tokens=None)
+    ex = extractor(fake_anthropic)
+    (usage,) = ex.extract(make_request()).usage
+    assert usage.estimated and usage.input_tokens == ex.estimated_usage(make_request()).input_tokens
+    assert (usage.cache_read_tokens, usage.cache_write_tokens) == (0, 0)
+
+
+def test_plausible_usage_is_taken_as_reported_and_not_marked(fake_anthropic):
+    fake_anthropic.enqueue_candidates([candidate("m1", "I'm Dana, by the way.")], input_tokens=0, output_tokens=7,
+                                      cache_read_input_tokens=None, cache_creation_input_tokens=0)
+    (usage,) = extractor(fake_anthropic).extract(make_request()).usage
+    assert (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens) == (0, 7, 0) and not usage.estimated
+
+
+@pytest.mark.parametrize("value", [-50_000_000, None, "12", 2**64 - 1, 2.5], ids=repr)
+def test_an_unreadable_usage_of_a_refused_reply_is_estimated_too(fake_anthropic, value):
+    fake_anthropic.enqueue_stop_reason("refusal", input_tokens=value)
+    with pytest.raises(BadRequest) as raised:
+        extractor(fake_anthropic).extract(make_request())
+    (usage,) = raised.value.usage
+    _assert_sane(usage)
+    assert usage.estimated and usage.input_tokens > 0
+
+
+@pytest.mark.parametrize("value", [-50_000_000, None, "12", 2**64 - 1, 2.5], ids=repr)
+def test_an_unreadable_usage_in_batch_results_is_estimated_from_the_batchs_request(fake_anthropic, value):
+    ex = extractor(fake_anthropic)
+    requests = [make_request("r1"), make_request("r2")]
+    batch_id = ex.submit_batch(requests)
+    fake_anthropic.enqueue_candidates([candidate("m1", "I'm Dana, by the way.")], input_tokens=value)
+    fake_anthropic.enqueue_stop_reason("refusal", input_tokens=value)
+    fake_anthropic.end_batches()
+
+    outcome = ex.collect_batch(batch_id, requests)
+
+    good, refused = outcome.extractions["r1"].usage[0], outcome.unusable["r2"]
+    for usage in (good, refused):
+        _assert_sane(usage)
+        assert usage.estimated
+    assert good.input_tokens == ex.estimated_usage(requests[0]).input_tokens
+    assert refused.input_tokens == ex.estimated_usage(requests[1]).input_tokens
+
+
+# --- retry-after
+
+
+NOW = 1_780_000_000.0  # a fixed clock for the HTTP-date cases
+
+
+@pytest.mark.parametrize("headers,expected", [
+    ({"retry-after": "2"}, 2.0),
+    ({"retry-after": "0.25"}, 0.25),
+    ({"retry-after-ms": "1500", "retry-after": "9"}, 1.5),
+    ({"retry-after-ms": "soon", "retry-after": "9"}, 9.0),
+    ({"retry-after": email.utils.formatdate(NOW + 30, usegmt=True)}, 30.0),
+    ({"retry-after": email.utils.formatdate(NOW - 30, usegmt=True)}, 0.0),  # already past: no wait
+    ({"retry-after": "Wed, 21 Oct 2015 07:28:00"}, 0.0),  # no zone: read as GMT
+    ({"retry-after": "-5"}, None), ({"retry-after": "nan"}, None), ({"retry-after": "inf"}, None),
+    ({"retry-after": "-inf"}, None), ({"retry-after": "1e400"}, None), ({"retry-after-ms": "-1"}, None),
+    ({"retry-after": "soon"}, None), ({"retry-after": ""}, None), ({"retry-after": "Mon, 99 Foo 2026"}, None),
+    ({"retry-after": "Fri, 31 Dec 9999 23:59:59 GMT"}, 253402300799.0 - NOW),  # pace.py clamps it
+    ({"retry-after-ms": email.utils.formatdate(NOW + 30, usegmt=True)}, None),  # milliseconds are never a date
+    ({}, None),
+])
+def test_retry_after_reads_seconds_milliseconds_and_http_dates(headers, expected):
+    assert retry_after(headers, now=lambda: NOW) == (None if expected is None else pytest.approx(expected))
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["retry-after", "retry-after-ms"]),
+                       st.one_of(st.text(), st.floats().map(str), st.integers().map(str),
+                                 st.datetimes().map(lambda d: email.utils.format_datetime(d)))))
+def test_retry_after_is_none_or_a_finite_non_negative_wait_whatever_the_headers(headers):
+    seconds = retry_after(headers, now=lambda: NOW)
+    assert seconds is None or (isinstance(seconds, float) and 0 <= seconds < math.inf)

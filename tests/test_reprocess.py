@@ -195,3 +195,54 @@ def test_cli_refuses_a_missing_source_or_an_empty_window(history, tmp_path):
     assert empty.exit_code == 1 and "not before" in empty.output
     bad = runner.invoke(cli, ["--state-dir", state, "reprocess", "--source", str(history), "--since", "yesterday"])
     assert bad.exit_code == 2
+
+
+def test_reprocess_counts_what_today_already_spent_against_the_day_budget(history, settings, fake_anthropic):
+    from conftest import distill
+    from fakeapi import candidates_reply
+
+    fake_anthropic.responder = lambda items, _e: candidates_reply([], input_tokens=2_000_000)
+    api = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_anthropic.base_url}
+    first = orjson.loads(distill("--json", "run", env=api, check=True).stdout)
+    assert first["cost_usd"] > 0
+    sent = len(fake_anthropic.message_requests())
+    fake_anthropic.responder = None
+
+    out = distill("--json", "reprocess", "--source", str(history), "-y",
+                  env={**api, "DISTILL_BUDGET_USD_PER_DAY": f"{first['cost_usd'] * 0.9:.6f}"})
+
+    assert out.returncode == 0, out.stderr
+    assert orjson.loads(out.stdout)["status"] == "budget"
+    assert len(fake_anthropic.message_requests()) == sent  # today's budget was already spent by the run
+
+
+@pytest.mark.slow
+def test_a_resumed_reprocess_batch_spends_only_what_the_budget_leaves(history, settings, fake_anthropic):
+    fake_anthropic.auto = True
+    fake_anthropic.delay_seconds = 1.0
+    env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_anthropic.base_url,
+           "DISTILL_STATE_DIR": str(settings.state_dir), "DISTILL_CONCURRENCY": "1"}
+    args = ["reprocess", "--source", str(history), "--yes"]
+    distill = [sys.executable, "-m", "distiller"]
+    job_dirs = settings.state_dir / "reprocess"
+
+    def saved_one() -> bool:
+        return any(b.results for d in job_dirs.glob("*") for b in batches.load_all(d))
+
+    process = subprocess.Popen([*distill, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(saved_one, "the first paid answer saved")
+        process.send_signal(signal.SIGKILL)  # the second request in flight: its answer is never saved
+        process.wait()
+    finally:
+        process.kill()
+    fake_anthropic.delay_seconds = 0
+    paid = len(fake_anthropic.message_requests())
+
+    resumed = subprocess.run([*distill, "--json", *args], env={**env, "DISTILL_BUDGET_TOKENS": "1"},
+                             capture_output=True, text=True, timeout=120)
+
+    assert resumed.returncode == 0, resumed.stderr
+    summary = orjson.loads(resumed.stdout)
+    assert summary["status"] == "budget" and summary["resumed_batches"] == 1, summary
+    assert len(fake_anthropic.message_requests()) == paid  # nothing the budget does not cover was sent

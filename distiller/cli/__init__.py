@@ -24,7 +24,14 @@ from distiller import schedule as scheduling
 from distiller import manage as beliefs_api
 from distiller.cli.belief_commands import beliefs, runs_command
 from distiller.cli.reprocess_command import reprocess_command
-from distiller.config import describe, load_settings, override
+from distiller.config import (
+    DEFAULT_CONCURRENCY,
+    MAX_CONCURRENCY,
+    MIN_CONCURRENCY,
+    describe,
+    load_settings,
+    override,
+)
 from distiller.doctor import diagnose
 from distiller.errors import EXIT_ERROR, DistillError, os_fault
 from distiller.extract.select import make_extractor
@@ -271,8 +278,9 @@ def _run_summary(d: dict, dry_run: bool) -> str:
 @click.option("--no-llm", is_flag=True, help="Stage batches for an external agent (see `distill commit`).")
 @click.option("--batch-api", is_flag=True, default=None,
               help="Submit through the Message Batches API (half price); later runs collect the results.")
-@click.option("--concurrency", type=click.IntRange(1, 16),
-              help="Model requests in flight at once, 1-16 (fewer while the API answers 429/529).  [default: 4]")
+@click.option("--concurrency", type=click.IntRange(MIN_CONCURRENCY, MAX_CONCURRENCY),
+              help=f"Model requests in flight at once, {MIN_CONCURRENCY}-{MAX_CONCURRENCY} (fewer while the API "
+                   f"answers 429/529).  [default: {DEFAULT_CONCURRENCY}]")
 @click.option("--show-beliefs", is_flag=True,
               help="Print the statements learned by this run (also with -v); by default only their counts, so a "
               "scheduled run's log holds no belief text.")

@@ -10,7 +10,7 @@ import click
 from distiller import progress
 from distiller.pipeline import reprocess as api
 from distiller.cli.belief_commands import _since as _when
-from distiller.config import override
+from distiller.config import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, MIN_CONCURRENCY, override
 from distiller.extract.select import make_extractor
 
 
@@ -35,8 +35,9 @@ def _estimate_line(e: api.Estimate) -> str:
               "and commit.")
 @click.option("--collect", is_flag=True,
               help="Only collect and commit what the Message Batches API has ended; read and submit nothing new.")
-@click.option("--concurrency", type=click.IntRange(1, 16),
-              help="Model requests in flight at once, 1-16 (fewer while the API answers 429/529).  [default: 4]")
+@click.option("--concurrency", type=click.IntRange(MIN_CONCURRENCY, MAX_CONCURRENCY),
+              help=f"Model requests in flight at once, {MIN_CONCURRENCY}-{MAX_CONCURRENCY} (fewer while the API "
+                   f"answers 429/529).  [default: {DEFAULT_CONCURRENCY}]")
 @click.option("--dry-run", is_flag=True, help="Only the estimate: requests, tokens and cost; nothing is sent or recorded.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation after the estimate.")
 @click.option("--keep-old", is_flag=True, help="Keep beliefs only older extractors drew and this pass did not.")

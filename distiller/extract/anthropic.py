@@ -6,11 +6,13 @@ Every SDK failure is translated at this boundary into the pipeline's three outco
 
 from __future__ import annotations
 
+import email.utils
 import os
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import timezone
 from typing import TYPE_CHECKING, Any
 
 import anthropic
@@ -40,6 +42,8 @@ DEFAULT_MODEL = "claude-haiku-5-5"
 MAX_TOKENS_CEILING = 16_000  # the most a truncated reply is retried with: the SDK wants streaming above ~21k
 CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 OVERLOADED = (429, 529)
+# More tokens than any model's context window and reply together: a usage count above it is not believed.
+MAX_REPORTED_TOKENS = 100_000_000
 
 _OUTPUT_CONFIG = {"format": {"type": "json_schema", "schema": OUTPUT_SCHEMA}}
 
@@ -103,7 +107,8 @@ class AnthropicExtractor:
         except anthropic.AnthropicError as exc:
             raise _translate(exc) from exc
         latency_ms = round((time.monotonic() - started) * 1000)
-        usage = (self._usage(message.usage, latency_ms, batch=False, retries=raw.retries_taken),)
+        usage = (self._usage(_reported_usage(_body(raw.http_response)),
+                             self._fallback(request, max_tokens), latency_ms, batch=False, retries=raw.retries_taken),)
         try:
             candidates = parse_message(message)
         except BadRequest as exc:
@@ -120,6 +125,13 @@ class AnthropicExtractor:
         """A refused call's cost as the budget must assume it: the request's estimated input, no output."""
         tokens = (len(SYSTEM_PROMPT) + len(render_request(request))) // 4 + 1
         return Usage(self.model, tokens, 0, 0, 0, 0, prices.cost_usd(self.model, tokens, 0, 0, 0), estimated=True)
+
+    def _fallback(self, request: ExtractRequest | None, max_tokens: int) -> Usage:
+        """What a reply's unreadable usage fields are counted as: the request's estimated input and all the output
+        it was allowed, as the budget held for it (nothing for a result of no request we know)."""
+        if request is None:
+            return Usage(self.model, 0, 0, 0, 0, 0, 0.0, estimated=True)
+        return replace(self.estimated_usage(request), output_tokens=max_tokens)
 
     def submit_batch(self, requests: Sequence[ExtractRequest]) -> str:
         """Submit requests as one Message Batch (half price, results within 24 h); returns the batch id."""
@@ -146,12 +158,15 @@ class AnthropicExtractor:
             raise SubmitUncertain(f"{_translate(exc)}; the batch may have been created all the same") from exc
         return batch.id
 
-    def collect_batch(self, batch_id: str) -> BatchOutcome | None:
+    def collect_batch(self, batch_id: str,
+                      requests: Sequence[ExtractRequest] = ()) -> BatchOutcome | None:
         """The batch's results once it has ended; None while it is still in progress (or canceling).
 
         Costs are priced at this extractor's model with the batch discount, so collect with the model the batch
-        was submitted with; latency_ms is 0, since a batch has no per-request latency.
+        was submitted with; latency_ms is 0, since a batch has no per-request latency. `requests` (the batch's)
+        give the estimates that stand in for any usage the API reports unreadably.
         """
+        by_id = {r.request_id: r for r in requests}
         try:
             batch = self._client.messages.batches.retrieve(batch_id)
             if batch.processing_status != "ended":
@@ -162,8 +177,8 @@ class AnthropicExtractor:
             # connection dropped mid-body is then retried by the SDK and surfaces as its APIConnectionError.
             body = self._client.get(batch.results_url, cast_to=bytes,
                                     options={"headers": {"Accept": "application/binary"}})
-            results = [MessageBatchIndividualResponse.construct(**orjson.loads(line))
-                       for line in body.splitlines() if line.strip()]
+            lines = [orjson.loads(line) for line in body.splitlines() if line.strip()]
+            results = [(MessageBatchIndividualResponse.construct(**line), line) for line in lines]
         except anthropic.AnthropicError as exc:
             raise _translate(exc) from exc
         except (ValueError, TypeError) as exc:  # orjson's JSONDecodeError is a ValueError; a line not an object
@@ -171,10 +186,11 @@ class AnthropicExtractor:
         extractions: dict[str, Extraction] = {}
         errors: dict[str, str] = {}
         unusable: dict[str, Usage] = {}
-        for entry in results:
+        for entry, line in results:
             result = entry.result
             if result.type == "succeeded":
-                usage = self._usage(result.message.usage, 0, batch=True)
+                fallback = self._fallback(by_id.get(entry.custom_id), self.max_tokens)
+                usage = self._usage(_reported_usage(line.get("result", {}).get("message")), fallback, 0, batch=True)
                 try:
                     candidates = parse_message(result.message)
                 except BadRequest as exc:
@@ -199,36 +215,91 @@ class AnthropicExtractor:
             "messages": [{"role": "user", "content": render_request(request)}],
         }
 
-    def _usage(self, usage: anthropic.types.Usage, latency_ms: int, *, batch: bool, retries: int = 0) -> Usage:
-        cache_read = usage.cache_read_input_tokens or 0
-        cache_write = usage.cache_creation_input_tokens or 0
+    def _usage(self, usage: Mapping[str, object], fallback: Usage, latency_ms: int, *, batch: bool,
+               retries: int = 0) -> Usage:
+        """The reply's usage, trusted only as far as it is a plausible count: any field that is not a non-negative
+        int (a negative, a null, a string, a float, a bool, an absurd size) is taken from `fallback`, and the usage
+        is then marked estimated, so the budget is never credited nor a paid answer lost to a TypeError. `usage` is
+        the reply's JSON as sent, not the SDK's model of it, which coerces some fields and passes others through."""
+        input_tokens = _count(usage.get("input_tokens"))
+        output_tokens = _count(usage.get("output_tokens"))
+        # absent or null cache fields are the API's way of saying none: only a present, unreadable one is suspect
+        cache_read = _count(_or_zero(usage.get("cache_read_input_tokens")))
+        cache_write = _count(_or_zero(usage.get("cache_creation_input_tokens")))
+        estimated = None in (input_tokens, output_tokens, cache_read, cache_write)
+        input_tokens = fallback.input_tokens if input_tokens is None else input_tokens
+        output_tokens = fallback.output_tokens if output_tokens is None else output_tokens
+        cache_read = fallback.cache_read_tokens if cache_read is None else cache_read
+        cache_write = fallback.cache_write_tokens if cache_write is None else cache_write
         return Usage(
             model=self.model,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
             cache_read_tokens=cache_read,
             cache_write_tokens=cache_write,
             latency_ms=latency_ms,
-            cost_usd=prices.cost_usd(self.model, usage.input_tokens, usage.output_tokens, cache_read, cache_write,
-                                     batch=batch),
+            cost_usd=prices.cost_usd(self.model, input_tokens, output_tokens, cache_read, cache_write, batch=batch),
             retries=retries,
+            estimated=estimated,
         )
 
 
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """The wait a response asks for, in seconds: `retry-after-ms`, else `retry-after` in seconds (an HTTP date is
-    left to the SDK); None when it names none or an unreadable one."""
+def _body(response: httpx2.Response) -> object:
+    """The reply's JSON, parsed as the SDK parsed it (so a figure it could read, such as 1e400, parses here too)."""
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def _reported_usage(message: object) -> Mapping[str, object]:
+    """The `usage` object of a message as the API sent it (empty when there is none to read)."""
+    usage = message.get("usage") if isinstance(message, dict) else None
+    return usage if isinstance(usage, dict) else {}
+
+
+def _or_zero(value: object) -> object:
+    return 0 if value is None else value
+
+
+def _count(value: object) -> int | None:
+    """A token count as the API should report it, or None: only a non-negative int (not a bool) within reason."""
+    if type(value) is int and 0 <= value <= MAX_REPORTED_TOKENS:
+        return value
+    return None
+
+
+def retry_after(headers: Mapping[str, str], now: Callable[[], float] = time.time) -> float | None:
+    """The wait a response asks for, in seconds: `retry-after-ms`, else `retry-after` in seconds or as an HTTP date
+    (a date already past is no wait); None when it names none or only unreadable ones (negative, NaN, infinite,
+    garbage). How long a wait is honoured is the pace's business (pipeline/pace.py clamps it)."""
     for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
         value = headers.get(name)
         if value is None:
             continue
         try:
             seconds = float(value) / scale
-        except ValueError:
-            continue
+        except (ValueError, OverflowError):
+            seconds = _seconds_until(value, now) if scale == 1.0 else None
+            if seconds is None:
+                continue
         if seconds == seconds and 0 <= seconds < float("inf"):  # not NaN, not negative, finite
             return seconds
     return None
+
+
+def _seconds_until(http_date: str, now: Callable[[], float]) -> float | None:
+    """Seconds from now until an HTTP date (0 once it is past); None when it is not one."""
+    try:
+        when = email.utils.parsedate_to_datetime(http_date)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:  # RFC 9110 dates are in GMT; one without a zone is read as UTC
+        when = when.replace(tzinfo=timezone.utc)
+    try:
+        return max(0.0, when.timestamp() - now())
+    except (OverflowError, ValueError, OSError):
+        return None
 
 
 def system_blocks(model: str, prefix_tokens: int = STATIC_PREFIX_TOKENS) -> list[dict[str, Any]]:

@@ -317,7 +317,7 @@ def collect(state_dir: Path, batch: Batch, extractor: Extractor) -> Batch | None
     """The results of a submitted batch once the API has ended it (None while it is still running).
 
     Failed requests are quarantined as they are: `distill batches retry` sends them again, one by one."""
-    outcome = extractor.collect_batch(batch.remote_id)
+    outcome = extractor.collect_batch(batch.remote_id, batch.requests)
     if outcome is None:
         return None
     results = tuple(outcome.extractions[r.request_id] if r.request_id in outcome.extractions

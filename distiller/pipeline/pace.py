@@ -12,13 +12,13 @@ import threading
 import time
 from collections.abc import Callable
 
-MIN_CONCURRENCY, MAX_CONCURRENCY, DEFAULT_CONCURRENCY = 1, 16, 4
+from distiller.config import MIN_CONCURRENCY
+
 # The pause after a 429/529 that names no retry-after: about what the SDK waits before its first retry.
 DEFAULT_PAUSE_SECONDS = 0.5
 # A pushed-back request waits this long at most before the pause is over (a retry-after of hours is the SDK's
 # and the next run's business, not a reason to hold a run's other requests).
 MAX_PAUSE_SECONDS = 60.0
-OVERLOADED = (429, 529)
 
 
 class Pace:

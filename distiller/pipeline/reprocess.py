@@ -28,7 +28,7 @@ from distiller.events import Tally, log
 from distiller.extract.base import Extractor
 from distiller.extract.select import Estimator, make_extractor
 from distiller.lock import run_lock
-from distiller.pipeline import distill, pace
+from distiller.pipeline import budget, distill, pace
 from distiller.pipeline.budget import BudgetReached
 from distiller.pipeline.chunk import Chunk
 from distiller.pipeline.commit import commit_batch
@@ -202,7 +202,7 @@ def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally)
 
 def _pass(settings: Settings, scope: Scope, extractor: Extractor, *, dry_run: bool, job_id: str, run_id: str,
           done: dict[str, int], tally: Tally, progress: Progress | None = None,
-          pacer: pace.Pace | None = None) -> None:
+          pacer: pace.Pace | None = None, spent_today: tuple[int, float] = (0, 0.0)) -> None:
     plans, session_keys = _plans(settings, scope, done, tally)
     batch_dir = _job_dir(settings, job_id)
 
@@ -210,7 +210,8 @@ def _pass(settings: Settings, scope: Scope, extractor: Extractor, *, dry_run: bo
         commit_job_batch(settings, job_id, built, run_id, tally, batch_dir, final=final)
 
     dispatcher = mode(settings, extractor, dry_run=dry_run)(settings, run_id, tally, extractor, batch_dir=batch_dir,
-                                                            progress=progress, commit=commit,
+                                                            spent_today=spent_today, progress=progress,
+                                                            commit=commit,
                                                             pacer=pacer or pace.Pace(settings.concurrency))
     if progress is not None:
         progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
@@ -289,26 +290,28 @@ def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str
     tally = Tally(extractor=extractor.name, model=extractor.model)
     with connect_for(settings) as con:
         resumed = jobs.find(con, job_id) is not None
+        spent = batch_rows.spent_today(con)  # the day budgets count what every run and job spent today
         with transaction(con):
             jobs.start(con, job_id, scope.as_dict(), extractor.name, extractor.model, extractor.prompt_version)
             runs.start(con, run_id, [f"reprocess:{job_id}", *scope.sources])
     try:
         pacer = pace.Pace(settings.concurrency)
-        collected = _resume(settings, job_id, run_id, extractor, tally, pacer)
-        with connect_for(settings, read_only=True) as con:
-            done = jobs.progress(con, job_id)
-        unread = collect and bool(_plans(settings, scope, done, Tally())[0])  # only collecting: never read
-        if not collected.waiting and not unread:
-            try:
+        collected = Collected()
+        try:
+            _resume(settings, job_id, run_id, extractor, tally, pacer, collected, spent)
+            with connect_for(settings, read_only=True) as con:
+                done = jobs.progress(con, job_id)
+            unread = collect and bool(_plans(settings, scope, done, Tally())[0])  # only collecting: never read
+            if not collected.waiting and not unread:
                 _pass(settings, scope, extractor, dry_run=False, job_id=job_id, run_id=run_id, done=done,
-                      tally=tally, progress=progress, pacer=pacer)
-            except BudgetReached as reached:
-                tally.budget_stop = str(reached)
-                with connect_for(settings) as con:
-                    runs.update(con, run_id, tally.as_dict(), "budget")
-                return ReprocessSummary(job_id, "budget", plan, resumed, 0, run_id, tally, collected)
-            collected.submitted = len(tally.submitted)
-            collected.waiting += len(tally.submitted)
+                      tally=tally, progress=progress, pacer=pacer, spent_today=spent)
+                collected.submitted = len(tally.submitted)
+                collected.waiting += len(tally.submitted)
+        except BudgetReached as reached:
+            tally.budget_stop = str(reached)
+            with connect_for(settings) as con:
+                runs.update(con, run_id, tally.as_dict(), "budget")
+            return ReprocessSummary(job_id, "budget", plan, resumed, 0, run_id, tally, collected)
         if collected.waiting or unread:
             # Batches still at the API, or (only collecting) files not read to the end: the job goes on later.
             status = "submitted" if collected.waiting else "partial"
@@ -331,11 +334,11 @@ def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str
 
 
 def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, tally: Tally,
-            pacer: pace.Pace) -> Collected:
+            pacer: pace.Pace, collected: Collected, spent_today: tuple[int, float]) -> None:
     """Finish the batches a killed job left (what was paid for is in them) and those submitted to the Message
-    Batches API, in order, up to the first the API has not ended yet."""
+    Batches API, in order, up to the first the API has not ended yet, counting into `collected`. A pending batch
+    spends only what the budgets leave: BudgetReached once it has been committed with what its calls could pay."""
     batch_dir = _job_dir(settings, job_id)
-    collected = Collected()
     left = batches.load_all(batch_dir)
     for n, waiting in enumerate(left):
         stop.check()
@@ -351,13 +354,15 @@ def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, 
                 break
             collected.ended += 1
             waiting = ended
-        elif waiting.status == SUBMITTING:
+        allowance = budget.allowance(settings, tally, spent_today)
+        if waiting.status == SUBMITTING:
             log.warning("quarantined %s", distill.may_be_billed(waiting.batch_id))
             waiting = distill.set_aside_unsubmitted(waiting)
         elif waiting.status == PENDING:
-            waiting = distill.extract(batch_dir, waiting, extractor, pacer=pacer)
+            waiting = distill.extract(batch_dir, waiting, extractor, allowance, pacer=pacer)
             distill.note_pace(tally, pacer)
         tally.resumed += 1
         commit_job_batch(settings, job_id, waiting, run_id, tally, batch_dir)
         collected.committed += 1
-    return collected
+        if allowance.stopped:
+            raise budget.stopped(allowance)
