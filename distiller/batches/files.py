@@ -16,7 +16,7 @@ from pathlib import Path
 
 import orjson
 
-from distiller.batches import journal
+from distiller.batches import disk, journal
 from distiller.batches.model import PENDING, Batch, BatchItem, LedgerRow, redacted, redacted_failures
 from distiller.errors import EXIT_USAGE, DistillError, os_fault
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item, Usage
@@ -65,16 +65,6 @@ def path_of(state_dir: Path, batch_id: str) -> Path:
     return batches_dir(state_dir) / f"{batch_id}.json"
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    """os.write may write less than asked (a full disk, a file size limit): loop until all is written."""
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        if written <= 0:
-            raise OSError(28, "No space left on device")
-        view = view[written:]
-
-
 def write(state_dir: Path, batch: Batch) -> Path:
     """Written whole or not at all: a failed write removes its tmp file and leaves the previous version intact."""
     directory = batches_dir(state_dir)
@@ -84,16 +74,12 @@ def write(state_dir: Path, batch: Batch) -> Path:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            _write_all(fd, orjson.dumps(_to_json(batch)))
+            disk.write_all(fd, orjson.dumps(_to_json(batch)))
             os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, target)
-        dir_fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        disk.fsync_dir(directory)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise os_fault("write batch file", target, exc,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import orjson
 
+from distiller.batches import disk
 from distiller.batches.model import redacted, redacted_failures
 from distiller.errors import os_fault
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item, Usage
@@ -131,7 +132,7 @@ class Journal:
                     os.ftruncate(self._fd, keep)
             os.lseek(self._fd, 0, os.SEEK_END)
             if not existed:
-                _fsync_dir(self.path.parent)
+                disk.fsync_dir(self.path.parent)
         except OSError as exc:
             self.close()
             raise os_fault("open batch journal", self.path, exc,
@@ -139,15 +140,13 @@ class Journal:
         return self
 
     def append(self, extraction: Extraction, failed: tuple[tuple[ExtractRequest, str], ...]) -> None:
-        from distiller.batches.files import _write_all  # the one short-write-safe writer
-
         assert self._fd is not None, "the journal is not open"
         line = encode(self.batch_id, extraction, failed)
         with self._lock:
             try:
                 end = os.lseek(self._fd, 0, os.SEEK_END)
                 try:
-                    _write_all(self._fd, line)
+                    disk.write_all(self._fd, line)
                     os.fsync(self._fd)
                 except OSError:
                     os.ftruncate(self._fd, end)  # no half line for the next append to be glued to
@@ -175,14 +174,6 @@ def _read_all(fd: int, size: int) -> bytes:
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)
-
-
-def _fsync_dir(directory: Path) -> None:
-    dir_fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 def remove(batch_file: Path) -> None:
