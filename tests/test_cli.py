@@ -211,6 +211,7 @@ def test_quiet_prints_no_summary(agents):
     assert orjson.loads(invoke("-q", "--json", "status").stdout)["files_tracked"] == 1
 
 
+@pytest.mark.slow  # real processes, one per time zone; CI runs it with the other slow tests
 def test_timestamps_are_rfc3339_utc_whatever_the_zone(agents):
     new_session(agents, n_messages=1)
     env = {"TZ": "America/New_York"}  # read once per process: real processes

@@ -69,6 +69,7 @@ def journal_lines(state_dir: Path) -> int:
     return sum(p.read_bytes().count(b"\n") for p in batches.batches_dir(state_dir).glob("*.journal"))
 
 
+@pytest.mark.slow  # answers held back for seconds; CI runs it with the other slow tests
 def test_answers_out_of_order_are_journaled_at_once_and_committed_in_request_order(api, fake_anthropic, agents,
                                                                                    settings, tmp_path):
     notes(agents, 8)
@@ -100,6 +101,7 @@ def test_answers_out_of_order_are_journaled_at_once_and_committed_in_request_ord
                                                                for i in range(8)]
 
 
+@pytest.mark.slow  # real waits of the retry-after; CI runs it with the other slow tests
 def test_retry_after_holds_every_new_request(api, fake_anthropic, agents, settings):
     notes(agents, 8)
     calls = []
@@ -450,6 +452,7 @@ def test_a_reply_with_hostile_usage_is_journaled_once_counted_at_its_estimate_an
     assert len(stored(settings.db_path)) == 2
 
 
+@pytest.mark.slow  # real waits of the retry-after; CI runs it with the other slow tests
 def test_a_retry_after_given_as_an_http_date_holds_every_new_request(api, fake_anthropic, agents, settings):
     from email.utils import formatdate
 

@@ -48,6 +48,7 @@ _HOLLOW_TEXTS = st.lists(st.one_of(st.sampled_from(_HOLLOW_WORDS), st.text(max_s
     lambda words: st.sampled_from([" ".join(words), ", ".join(words), "".join(words), "! ".join(words)]))
 
 
+@pytest.mark.slow  # hundreds of generated examples; CI runs it with the other slow tests
 @settings(max_examples=500, deadline=None)
 @given(st.one_of(_HOLLOW_TEXTS, _cased(pf._HOLLOW_FIRST_PERSON, fullmatch=False)))
 def test_hollow_phrases_are_found_only_after_their_first_words(text):
