@@ -183,9 +183,21 @@ def distill_process(*args: str, state_dir: Path | None = None, env: dict | None 
 
 
 def assert_no_open_connection(db: Path) -> None:
-    """Fail if this process still holds a connection to `db`: DuckDB refuses a second one with another
-    configuration while any is open (a cheap probe; it opens nothing when none is)."""
+    """Fail if this process still holds a connection to `db`. DuckDB keeps the file open while any connection is:
+    where the process's open files can be listed (/proc), that is checked without opening anything; elsewhere a
+    probe connection with another configuration, which DuckDB refuses while one is open."""
     if not db.exists():
+        return
+    fds = Path("/proc/self/fd")
+    if fds.is_dir():
+        target = os.path.realpath(db)
+        for fd in os.listdir(fds):
+            try:
+                held = os.readlink(fds / fd)
+            except OSError:
+                continue
+            if held == target:
+                pytest.fail(f"a connection to {db} was left open")
         return
     try:
         duckdb.connect(str(db), read_only=True, config={"threads": 1}).close()
