@@ -188,6 +188,7 @@ def test_forget_source_never_ingested_writes_no_tombstone(seeded, tmp_path):
         assert con.execute("SELECT count(*) FROM tombstones").fetchone()[0] == 0
 
 
+@pytest.mark.slow  # a real process on a pseudo-terminal; CI runs it with the other slow tests
 def test_bulk_forget_asks_on_a_terminal(seeded):
     import os
     import pty

@@ -27,6 +27,7 @@ def _run_json(state, agents, timeout: float | None = None) -> dict:
     return orjson.loads(result.stdout)
 
 
+@pytest.mark.slow  # a real process and its timeout; CI runs it with the other slow tests
 def test_a_fifo_at_a_tracked_path_or_named_like_its_archive_is_never_opened(tmp_path, agents):
     state = tmp_path / "state"
     path = new_session(agents)

@@ -85,6 +85,7 @@ _TEXTS = st.lists(st.tuples(_PIECE, st.booleans()), max_size=10).map(
 )
 
 
+@pytest.mark.slow  # hundreds of generated examples; CI runs it with the other slow tests
 @settings(max_examples=1500, deadline=None)
 @given(_TEXTS)
 def test_the_needle_shortcut_equals_searching_every_time(text):

@@ -213,6 +213,7 @@ def test_a_50_mb_single_line_is_streamed_past_and_counted(settings, agents):
     assert ingested_ids(settings) == ["00000001"]
 
 
+@pytest.mark.slow  # a real process as an unprivileged user; CI runs it with the other slow tests
 @pytest.mark.skipif(os.geteuid() == 0 and shutil.which("setpriv") is None, reason="needs non-root or setpriv")
 def test_permission_denied_is_reported_and_skipped(tmp_path):
     world = Path(tempfile.mkdtemp(prefix="distill-perm-"))
