@@ -172,6 +172,17 @@ def _start(api, *args):
                             env={**os.environ, **api}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+def _kill_after_journaled(api, settings, answers: int) -> None:
+    """A real run, SIGKILLed once at least `answers` answers are in its journal."""
+    run = _start(api)
+    try:
+        wait_for(lambda: journal_lines(settings.state_dir) >= answers, f"{answers} journaled answers")
+        run.send_signal(signal.SIGKILL)
+        run.wait(60)
+    finally:
+        run.kill()
+
+
 def _sent_notes(fake) -> list[str]:
     from fakeapi import request_items
     return [note_of(request_items(body)) for body in fake.message_requests()]
@@ -201,13 +212,7 @@ def test_sigterm_mid_batch_waits_for_the_calls_in_flight_and_the_resume_pays_for
 def test_sigkill_mid_batch_never_sends_a_journaled_request_again(api, fake_anthropic, agents, settings):
     notes(agents, 16)
     fake_anthropic.responder = lambda items, _earlier: (time.sleep(0.5), answer(items))[1]
-    run = _start(api)
-    try:
-        wait_for(lambda: journal_lines(settings.state_dir) >= 5, "five journaled answers")
-        run.send_signal(signal.SIGKILL)
-        run.wait(60)
-    finally:
-        run.kill()
+    _kill_after_journaled(api, settings, 5)
     (pending,) = batches.load_all(settings.state_dir)
     by_id = {r.request_id: r for r in pending.requests}
     saved = {note_of_request(by_id[x.request_id]) for x in pending.results}
@@ -367,13 +372,7 @@ def test_a_secret_in_the_models_reply_is_on_no_file_after_a_kill(api, fake_anthr
                                            subject=f"key {SECRET}", attribute=SECRET)])
 
     fake_anthropic.responder = leaky
-    run = _start(api)
-    try:
-        wait_for(lambda: journal_lines(settings.state_dir) >= 2, "two journaled answers")
-        run.send_signal(signal.SIGKILL)
-        run.wait(60)
-    finally:
-        run.kill()
+    _kill_after_journaled(api, settings, 2)
     written = list(batches.batches_dir(settings.state_dir).iterdir())
     assert any(p.suffix == ".journal" for p in written)
     assert [p.name for p in written if SECRET.encode() in p.read_bytes()] == []
@@ -409,13 +408,7 @@ def test_resuming_offline_commits_what_the_model_answered_as_its_own_and_retry_s
                                                                                                 agents, settings):
     notes(agents, 16)
     fake_anthropic.responder = lambda items, _earlier: (time.sleep(0.5), answer(items))[1]
-    run = _start(api)
-    try:
-        wait_for(lambda: journal_lines(settings.state_dir) >= 3, "three journaled answers")
-        run.send_signal(signal.SIGKILL)
-        run.wait(60)
-    finally:
-        run.kill()
+    _kill_after_journaled(api, settings, 3)
     (pending,) = batches.load_all(settings.state_dir)
     answered = len(pending.results)
     offline = {k: v for k, v in api.items() if k != "ANTHROPIC_API_KEY"}
