@@ -1,0 +1,388 @@
+"""A big scan spread over worker processes: whole small files read, parsed and screened ahead of the main process.
+
+A worker reads a file exactly as the main process would (read.py's reader, then `chunk.screen_read` message after
+message: screening depends only on the message, the session skip in force when it was read and the file's last
+user text, all carried along the file) and hands back what the main process needs to replay it: the messages with
+their screened result, the counted skips (those logged, with their offsets, in order), the lines and bytes read and
+the cursor at the end. The main process consumes the results strictly in plan order into the same chunk and
+dispatcher (`replay`), so batches, batch ids, cursors, counters, decisions shown and progress are those of a plain
+read. It reads a file itself, in order, as always, when the file is big (a worker hands a whole file back at once),
+when its messages would fill the chunk (a mid-file commit needs the reader's open file for its cursor), when the
+workers are still starting, and when a worker could not read it as planned or failed (the main process then does
+what the plain reader does: skips it, counted, or raises its error).
+
+Workers are fresh interpreters running `serve()` (not forks of a process that may hold DuckDB's threads, and not
+multiprocessing's children, which import the caller's main script again), talking pickled frames over their stdin
+and stdout. They start while the main process reads the first files itself; they ignore SIGINT and SIGTERM (the
+main process stops at its safe points and closes them), and end when their stdin closes: when the main process is
+done, stops, fails or is killed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import queue
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from operator import attrgetter
+from pathlib import Path
+from typing import BinaryIO, NamedTuple
+
+from distiller import sources as registry
+from distiller.config import AUTO, Settings
+from distiller.events import LOGGED_SKIPS, Tally, log
+from distiller.pipeline.chunk import Chunk, Window, cost, screen_read
+from distiller.pipeline.read import open_reading, session_key
+from distiller.progress import Progress
+from distiller.records import Message
+from distiller.screen import Decision, Screened
+from distiller.tail import tail_digest
+from distiller.track import Cursor, ReadPlan
+
+# A scan is spread over workers (scan_workers = auto) only when it plans at least this much: an hourly run's tails
+# stay in the main process, and no process is started for them.
+MIN_SCAN_BYTES = 8 * 1024 * 1024
+# Files of up to this many planned bytes are read by workers; bigger ones by the main process, in order.
+MAX_FILE_BYTES = 2 * 1024 * 1024
+# A task is consecutive files of up to this many planned bytes, or TASK_FILES files, for one worker.
+TASK_BYTES = 1024 * 1024
+TASK_FILES = 256
+# Tasks handed out and not yet consumed, per worker: bounds the results waiting in memory.
+TASKS_AHEAD = 3
+# How long closing waits for a worker to end before it is killed.
+CLOSE_SECONDS = 2.0
+_FRAME = struct.Struct("<Q")  # a pickled frame's length, before it on the pipes
+
+# A file as a worker gets it: path, device, inode, agent, session id, the session skip known, start, stop, format
+# and the index's session key.
+FileTask = tuple[str, int, int, str, str, "str | None", int, int, str, "str | None"]
+
+
+class FileScan(NamedTuple):
+    """What a worker read of one file: the offset after its last line read, the lines read, the tail digest at
+    that offset, the session skip in force there, the skips counted (reason, count) apart from those logged
+    (reason, offset, in order), what its messages count toward the chunk, and its messages with their screened
+    result, packed as plain tuples (pickled an order of magnitude faster than the records)."""
+
+    end: int
+    lines: int
+    digest: str
+    skip: str | None
+    counted: tuple[tuple[str, int], ...]
+    logged: tuple[tuple[str, int], ...]
+    size: int
+    messages: list[tuple]
+
+
+_MESSAGE = attrgetter(*(f.name for f in fields(Message)))
+_DECISION_FIELDS = tuple(f.name for f in fields(Decision))
+assert _DECISION_FIELDS[0] == "message"  # a packed decision is the rest, in order
+_DECISION = attrgetter(*_DECISION_FIELDS[1:])
+
+
+def _packed(screened: Screened) -> tuple:
+    return (_MESSAGE(screened.decisions[0].message), tuple(map(_DECISION, screened.decisions)),
+            screened.clean_events, screened.redactions)
+
+
+def _unpacked(packed: tuple) -> Screened:
+    message_fields, decisions, clean_events, redactions = packed
+    message = Message(*message_fields)
+    return Screened(tuple([Decision(message, *decision) for decision in decisions]), clean_events, redactions)
+
+
+# --- the worker side ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Job:
+    settings: Settings
+    window: Window | None
+
+
+_job: list[_Job] = []  # the worker's one job, read first
+
+
+class _Noted(Tally):
+    """A worker's counters for one file, which note each logged skip with its offset for the main process to log."""
+
+    __slots__ = ("noted",)
+
+    def __init__(self) -> None:
+        Tally.__init__(self)
+        self.noted: list[tuple[str, int]] = []
+
+    def line_skipped(self, reason: str, path: str, start: int) -> None:
+        self.skipped[reason] += 1
+        if reason in LOGGED_SKIPS:
+            self.noted.append((reason, start))
+
+
+def _write(out: BinaryIO, value: object) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    out.write(_FRAME.pack(len(data)))
+    out.write(data)
+    out.flush()
+
+
+def _read(inp: BinaryIO) -> object:
+    """The next frame's value; EOFError when the other side closed."""
+    head = inp.read(_FRAME.size)
+    if len(head) < _FRAME.size:
+        raise EOFError
+    size = _FRAME.unpack(head)[0]
+    data = inp.read(size)
+    if len(data) < size:
+        raise EOFError
+    return pickle.loads(data)
+
+
+def _take(inp: BinaryIO, tasks: queue.SimpleQueue) -> None:
+    """Read tasks as they come (the main process never blocks writing one); None once stdin closes."""
+    try:
+        while True:
+            tasks.put(_read(inp))
+    except (EOFError, OSError):
+        tasks.put(None)
+
+
+def serve() -> None:
+    """A worker's life: its job, then tasks on stdin, each task's scans on stdout, until stdin closes (the main
+    process is done or gone) or stdout does. Anything else written to stdout goes to stderr instead."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
+    logging.disable(logging.CRITICAL)
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    inp = sys.stdin.buffer
+    try:
+        settings, window = _read(inp)
+    except EOFError:
+        return
+    _job[:] = [_Job(settings, window)]
+    _write(out, (os.getpid(), __file__))
+    tasks: queue.SimpleQueue = queue.SimpleQueue()
+    threading.Thread(target=_take, args=(inp, tasks), daemon=True).start()
+    try:
+        while (task := tasks.get()) is not None:
+            _write(out, scan_files(task))
+    except BrokenPipeError:  # the main process stopped reading: it is done
+        pass
+
+
+def scan_files(tasks: list[FileTask]) -> list[FileScan | None]:
+    """A task: its files, each scanned or None (the main process reads it)."""
+    return [_scan_file(task) for task in tasks]
+
+
+def _scan_file(task: FileTask) -> FileScan | None:
+    path, dev, inode, agent, session_id, known_skip, start, stop, format_name, key = task
+    job = _job[0]
+    target = Cursor("", path, agent, session_id, dev, inode, 0, 0, 0, "", session_skip=known_skip)
+    plan = ReadPlan(target, start, stop, None, "", format_name)
+    tally = _Noted()
+    try:
+        reading = open_reading(plan, job.settings, {session_id: key} if key else {}, tally)
+        if reading is None:
+            return None  # not the file planned, or unreadable: the main process finds so itself, and counts it
+        with reading.file:
+            offset, size, messages = start, 0, []
+            settings, window = job.settings, job.window
+            for message, offset in reading:
+                if message is None:
+                    continue
+                if window is not None and (reason := window.excludes(message)) is not None:
+                    tally.line_skipped(reason, path, message.byte_start)
+                    continue
+                size += cost(message)
+                messages.append(_packed(screen_read(message, reading.skip, reading.state, settings)))
+            digest = tail_digest(reading.file, offset)
+    except Exception:  # a read error, or a fault: the main process reads the file and meets it itself
+        return None
+    counted = tuple((reason, n) for reason, n in tally.skipped.items() if reason not in LOGGED_SKIPS)
+    return FileScan(offset, tally.lines, digest, reading.skip, counted, tuple(tally.noted), size, messages)
+
+
+# --- the main process side ---------------------------------------------------------------------------------------
+
+def replay(scanned: FileScan, plan: ReadPlan, chunk: Chunk, tally: Tally, progress: Progress | None) -> None:
+    """Count a file a worker read and put its messages in the chunk, as reading it here would have (the caller
+    made sure they do not fill the chunk)."""
+    target = plan.target
+    tally.files += 1
+    chunk.begin(plan)
+    before = tally.lines
+    tally.lines += scanned.lines
+    tally.bytes_read += scanned.end - plan.start
+    if progress is not None and before >> 10 != tally.lines >> 10:
+        progress.tick()
+    skipped = tally.skipped
+    for reason, n in scanned.counted:
+        skipped[reason] += n
+    for reason, offset in scanned.logged:
+        tally.line_skipped(reason, target.path, offset)
+    chunk.add_screened([_unpacked(packed) for packed in scanned.messages], target.file_id, scanned.size)
+    chunk.move(replace(target, offset=scanned.end, tail_digest=scanned.digest, session_skip=scanned.skip))
+
+
+def workers_for(settings: Settings, planned_bytes: int) -> int:
+    """How many workers a scan of `planned_bytes` uses (0: it is read in the main process)."""
+    if settings.scan_workers != AUTO:
+        return int(settings.scan_workers)
+    if os.name != "posix":  # the workers' pipes are waited on with select
+        return 0
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return usable if usable >= 2 and planned_bytes >= MIN_SCAN_BYTES else 0
+
+
+class InProcess:
+    """No workers: every file is read by the main process."""
+
+    def result(self, index: int) -> FileScan | None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> InProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# Each worker is this interpreter running serve(); it ignores SIGINT and SIGTERM from its first statement on.
+_WORKER = ("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+           "from distiller.pipeline.scan import serve; serve()")
+
+
+class Scanner(InProcess):
+    """Hands the small files of the plans to worker processes, a bounded window of tasks ahead of the main process
+    (round robin, each worker's answers in the order of its tasks), and gives their results back in plan order."""
+
+    def __init__(self, plans: Sequence[ReadPlan], session_keys: dict[str, str], settings: Settings,
+                 window: Window | None, workers: int) -> None:
+        self.plans, self.session_keys = plans, session_keys
+        self.eligible = [plan.stop - plan.start <= MAX_FILE_BYTES and registry.builtin(plan.format) for plan in plans]
+        self.next_plan = 0  # the first plan not handed out (nor passed over while the workers started)
+        self.tasks: deque[tuple[list[int], subprocess.Popen]] = deque()
+        self.handed = 0  # tasks handed out: the next goes to worker handed % workers
+        self.done: dict[int, FileScan | None] = {}
+        self.ready = False
+        self.failed = False
+        self.workers: list[subprocess.Popen] = []
+        self._ready_workers: set[subprocess.Popen] = set()
+        package_root = str(Path(__file__).resolve().parents[2])  # the workers run this very code
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root,
+                                                                          os.environ.get("PYTHONPATH")]))}
+        try:
+            for _ in range(workers):
+                worker = subprocess.Popen([sys.executable, "-c", _WORKER], stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, close_fds=True)
+                self.workers.append(worker)
+                _write(worker.stdin, (settings, window))
+        except OSError as exc:  # no processes here (a sandbox, a limit): everything is read in the main process
+            log.info("scan workers could not start (%s): reading in the main process", exc)
+            self._fail()
+
+    def _started(self) -> bool:
+        """Whether every worker has said it is ready, waiting for none (the main process reads on meanwhile)."""
+        waiting = [w for w in self.workers if w not in self._ready_workers]
+        if waiting:
+            readable, _, _ = select.select([w.stdout for w in waiting], [], [], 0)
+            for worker in waiting:
+                if worker.stdout in readable:
+                    pid, module = _read(worker.stdout)
+                    if module != __file__:
+                        raise EOFError(f"worker {pid} runs {module}, not {__file__}")
+                    self._ready_workers.add(worker)
+        return len(self._ready_workers) == len(self.workers)
+
+    def result(self, index: int) -> FileScan | None:
+        """The worker's scan of plan `index`, or None: the main process reads that file itself."""
+        if index in self.done:
+            return self.done.pop(index)
+        if self.failed or not self.eligible[index]:
+            return None
+        try:
+            if not self.ready:
+                self.ready = self._started()
+                if not self.ready:
+                    return None
+            self.next_plan = max(self.next_plan, index)
+            self._hand_out()
+            while self.tasks and self.tasks[0][0][0] <= index:
+                indices, worker = self.tasks.popleft()
+                self.done.update(zip(indices, _read(worker.stdout)))
+                self._hand_out()
+        except (EOFError, OSError, pickle.UnpicklingError, ValueError, TypeError) as exc:
+            # A worker died (killed, out of memory) or answered nonsense: the rest is read here.
+            log.warning("a scan worker failed (%s): reading the rest in the main process", exc or type(exc).__name__)
+            self._fail()
+            return None
+        return self.done.pop(index, None)
+
+    def _hand_out(self) -> None:
+        """Keep TASKS_AHEAD tasks per worker handed out."""
+        plans, eligible = self.plans, self.eligible
+        while len(self.tasks) < TASKS_AHEAD * len(self.workers) and self.next_plan < len(plans):
+            indices, tasks, planned = [], [], 0
+            i = self.next_plan
+            while i < len(plans) and planned < TASK_BYTES and len(indices) < TASK_FILES:
+                if eligible[i]:
+                    plan = plans[i]
+                    target = plan.target
+                    indices.append(i)
+                    tasks.append((target.path, target.dev, target.inode, target.agent, target.session_id,
+                                  target.session_skip, plan.start, plan.stop, plan.format,
+                                  session_key(target, self.session_keys)))
+                    planned += plan.stop - plan.start
+                i += 1
+            self.next_plan = i
+            if indices:
+                worker = self.workers[self.handed % len(self.workers)]
+                self.handed += 1
+                _write(worker.stdin, tasks)
+                self.tasks.append((indices, worker))
+
+    def _fail(self) -> None:
+        self.failed = True
+        self.done.clear()
+        self.tasks.clear()
+        self.close()
+
+    def close(self) -> None:
+        """Stop the workers: closing their pipes ends them (a task running is cut off at its next write); one that
+        does not end within CLOSE_SECONDS is killed."""
+        workers, self.workers = self.workers, []
+        for worker in workers:
+            for pipe in (worker.stdin, worker.stdout):
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+        deadline = time.monotonic() + CLOSE_SECONDS
+        for worker in workers:
+            try:
+                worker.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+
+
+def scanner(plans: Sequence[ReadPlan], session_keys: dict[str, str], settings: Settings,
+            window: Window | None = None) -> InProcess:
+    """Workers for the plans when the scan is worth spreading (see `workers_for`), else the main process alone."""
+    workers = workers_for(settings, sum(plan.stop - plan.start for plan in plans))
+    if workers < 1 or not plans:
+        return InProcess()
+    return Scanner(plans, session_keys, settings, window, workers)
