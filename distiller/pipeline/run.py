@@ -101,10 +101,11 @@ def flush(chunk: Chunk, dedup: Dedup, dispatcher: Dispatcher, *, final: bool = F
 
 def distill_plans(plans: Sequence[ReadPlan], session_keys: dict[str, str], settings: Settings, tally: Tally,
                   chunk: Chunk, dedup: Dedup, dispatcher: Dispatcher, *, gone: Sequence[str] = (),
-                  window: Window | None = None) -> None:
+                  window: Window | None = None, started: scan.Scanner | None = None) -> None:
     """Read every plan in order into chunks, and dispatch each full chunk and the last one. A big scan has its small
-    files read ahead by worker processes (scan.py), replayed here exactly as reading them here would be."""
-    with scan.scanner(plans, session_keys, settings, window) as scanned:
+    files read ahead by worker processes (scan.py; `started` early, or now), replayed here exactly as reading them
+    here would be."""
+    with scan.scanner(plans, session_keys, settings, window, started) as scanned:
         for index, plan in enumerate(plans):
             stop.check()
             found = scanned.result(index)
@@ -250,6 +251,8 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
     elif settings.db_path.exists():
         with connect_for(settings, read_only=True) as con:
             tracked = load_cursors(con)
+    # A first run reads whole histories: its scan workers start while the reads are planned.
+    started = scan.early(settings) if not tracked and not waiting else None
     try:
         if waiting:
             resume_batches(settings, run_id, extractor, tally, waiting, spent, pacer)
@@ -267,7 +270,7 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
         if progress is not None:
             progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
         distill_plans(plans, discovery.session_keys, settings, tally, Chunk(settings), unread(settings, tally),
-                      dispatcher, gone=gone)
+                      dispatcher, gone=gone, started=started)
     except BudgetReached as reached:
         tally.budget_stop = str(reached)
         log.warning("budget reached: %s; the rest stays ahead of the cursors for the next run", reached)
@@ -277,6 +280,9 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
         if not dry_run:
             _finish(settings, run_id, tally, _ended_as(exc), f"{type(exc).__name__}: {exc}")
         raise
+    finally:
+        if started is not None:
+            started.close()
     return RunSummary(None if dry_run else run_id, dry_run, tuple(roots), tally)
 
 

@@ -31,9 +31,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
-from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
 from operator import attrgetter
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -42,7 +42,7 @@ from distiller import sources as registry
 from distiller.config import AUTO, Settings
 from distiller.events import LOGGED_SKIPS, Tally, log
 from distiller.pipeline.chunk import Chunk, Window, cost, screen_read
-from distiller.pipeline.read import open_reading, session_key
+from distiller.pipeline.read import FileRead, open_reading, session_key
 from distiller.progress import Progress
 from distiller.records import Message
 from distiller.screen import Decision, Screened
@@ -72,7 +72,7 @@ class FileScan(NamedTuple):
     """What a worker read of one file: the offset after its last line read, the lines read, the tail digest at
     that offset, the session skip in force there, the skips counted (reason, count) apart from those logged
     (reason, offset, in order), what its messages count toward the chunk, and its messages with their screened
-    result, packed as plain tuples (pickled an order of magnitude faster than the records)."""
+    result: from a worker packed as plain tuples (pickled an order of magnitude faster than the records)."""
 
     end: int
     lines: int
@@ -81,7 +81,8 @@ class FileScan(NamedTuple):
     counted: tuple[tuple[str, int], ...]
     logged: tuple[tuple[str, int], ...]
     size: int
-    messages: list[tuple]
+    messages: list  # packed tuples from a worker, Screened records when the main process scanned it
+    packed: bool
 
 
 _MESSAGE = attrgetter(*(f.name for f in fields(Message)))
@@ -93,6 +94,10 @@ _DECISION = attrgetter(*_DECISION_FIELDS[1:])
 def _packed(screened: Screened) -> tuple:
     return (_MESSAGE(screened.decisions[0].message), tuple(map(_DECISION, screened.decisions)),
             screened.clean_events, screened.redactions)
+
+
+def _kept(screened: Screened) -> Screened:
+    return screened
 
 
 def _unpacked(packed: tuple) -> Screened:
@@ -112,19 +117,24 @@ class _Job:
 _job: list[_Job] = []  # the worker's one job, read first
 
 
-class _Noted(Tally):
-    """A worker's counters for one file, which note each logged skip with its offset for the main process to log."""
+class _FileTally:
+    """What reading one file counts, in a worker (a whole Tally per file costs more than reading a small one); the
+    skips that are logged are noted with their offsets, for the main process to log them in order."""
 
-    __slots__ = ("noted",)
+    __slots__ = ("files", "lines", "bytes_read", "skipped", "noted")
 
     def __init__(self) -> None:
-        Tally.__init__(self)
+        self.files = self.lines = self.bytes_read = 0
+        self.skipped: Counter[str] = Counter()
         self.noted: list[tuple[str, int]] = []
 
     def line_skipped(self, reason: str, path: str, start: int) -> None:
         self.skipped[reason] += 1
         if reason in LOGGED_SKIPS:
             self.noted.append((reason, start))
+
+    def file_skipped(self, reason: str, path: str, detail: str = "") -> None:
+        """The main process reads such a file itself, and counts it."""
 
 
 def _write(out: BinaryIO, value: object) -> None:
@@ -134,16 +144,21 @@ def _write(out: BinaryIO, value: object) -> None:
     out.flush()
 
 
+def _exactly(inp: BinaryIO, size: int) -> bytearray:
+    """`size` bytes (a raw pipe returns what it has); EOFError when the other side closed first."""
+    data = bytearray(size)
+    view, got = memoryview(data), 0
+    while got < size:
+        n = inp.readinto(view[got:])
+        if not n:
+            raise EOFError("the scan worker ended")
+        got += n
+    return data
+
+
 def _read(inp: BinaryIO) -> object:
     """The next frame's value; EOFError when the other side closed."""
-    head = inp.read(_FRAME.size)
-    if len(head) < _FRAME.size:
-        raise EOFError
-    size = _FRAME.unpack(head)[0]
-    data = inp.read(size)
-    if len(data) < size:
-        raise EOFError
-    return pickle.loads(data)
+    return pickle.loads(_exactly(inp, _FRAME.unpack(_exactly(inp, _FRAME.size))[0]))
 
 
 def _take(inp: BinaryIO, tasks: queue.SimpleQueue) -> None:
@@ -174,29 +189,35 @@ def serve() -> None:
     threading.Thread(target=_take, args=(inp, tasks), daemon=True).start()
     try:
         while (task := tasks.get()) is not None:
-            _write(out, scan_files(task))
+            _write(out, scan_files(task, _job[0], _packed))
     except BrokenPipeError:  # the main process stopped reading: it is done
         pass
 
 
-def scan_files(tasks: list[FileTask]) -> list[FileScan | None]:
-    """A task: its files, each scanned or None (the main process reads it)."""
-    return [_scan_file(task) for task in tasks]
+def scan_files(tasks: list[FileTask], job: _Job, pack: Callable[[Screened], object]) -> list[FileScan | None]:
+    """A task: its files, each scanned or None (the main process reads it); a worker packs each screened message
+    for the pipe, the main process keeps the records. All files are read first, then all their messages screened:
+    screening message after message keeps its code and patterns in the CPU caches (as a chunk does)."""
+    return [None if read is None else _screened(read, job, pack) for read in [_read_file(task, job) for task in tasks]]
 
 
-def _scan_file(task: FileTask) -> FileScan | None:
+# A file read, its messages not screened yet: its scan but for the messages, its reading's state, and each message
+# with the session skip it was read under.
+_Read = tuple[FileScan, FileRead, list[tuple[Message, "str | None"]]]
+
+
+def _read_file(task: FileTask, job: _Job) -> _Read | None:
     path, dev, inode, agent, session_id, known_skip, start, stop, format_name, key = task
-    job = _job[0]
     target = Cursor("", path, agent, session_id, dev, inode, 0, 0, 0, "", session_skip=known_skip)
     plan = ReadPlan(target, start, stop, None, "", format_name)
-    tally = _Noted()
+    tally = _FileTally()
     try:
         reading = open_reading(plan, job.settings, {session_id: key} if key else {}, tally)
         if reading is None:
             return None  # not the file planned, or unreadable: the main process finds so itself, and counts it
         with reading.file:
-            offset, size, messages = start, 0, []
-            settings, window = job.settings, job.window
+            offset, size, pending = start, 0, []
+            window = job.window
             for message, offset in reading:
                 if message is None:
                     continue
@@ -204,12 +225,23 @@ def _scan_file(task: FileTask) -> FileScan | None:
                     tally.line_skipped(reason, path, message.byte_start)
                     continue
                 size += cost(message)
-                messages.append(_packed(screen_read(message, reading.skip, reading.state, settings)))
+                pending.append((message, reading.skip))
             digest = tail_digest(reading.file, offset)
     except Exception:  # a read error, or a fault: the main process reads the file and meets it itself
         return None
     counted = tuple((reason, n) for reason, n in tally.skipped.items() if reason not in LOGGED_SKIPS)
-    return FileScan(offset, tally.lines, digest, reading.skip, counted, tuple(tally.noted), size, messages)
+    scanned = FileScan(offset, tally.lines, digest, reading.skip, counted, tuple(tally.noted), size, [], False)
+    return scanned, reading.state, pending
+
+
+def _screened(read: _Read, job: _Job, pack: Callable[[Screened], object]) -> FileScan | None:
+    scanned, state, pending = read
+    settings = job.settings
+    try:
+        messages = [pack(screen_read(message, skip, state, settings)) for message, skip in pending]
+    except Exception:  # a fault: the main process reads the file and meets it itself
+        return None
+    return scanned._replace(messages=messages, packed=pack is _packed)
 
 
 # --- the main process side ---------------------------------------------------------------------------------------
@@ -230,8 +262,10 @@ def replay(scanned: FileScan, plan: ReadPlan, chunk: Chunk, tally: Tally, progre
         skipped[reason] += n
     for reason, offset in scanned.logged:
         tally.line_skipped(reason, target.path, offset)
-    chunk.add_screened([_unpacked(packed) for packed in scanned.messages], target.file_id, scanned.size)
-    chunk.move(replace(target, offset=scanned.end, tail_digest=scanned.digest, session_skip=scanned.skip))
+    chunk.add_screened([_unpacked(packed) for packed in scanned.messages] if scanned.packed else scanned.messages,
+                       target.file_id, scanned.size)
+    chunk.move(Cursor(target.file_id, target.path, target.agent, target.session_id, target.dev, target.inode,
+                      target.size, target.mtime_ns, scanned.end, scanned.digest, target.state, scanned.skip))
 
 
 def workers_for(settings: Settings, planned_bytes: int) -> int:
@@ -241,7 +275,7 @@ def workers_for(settings: Settings, planned_bytes: int) -> int:
     if os.name != "posix":  # the workers' pipes are waited on with select
         return 0
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return usable if usable >= 2 and planned_bytes >= MIN_SCAN_BYTES else 0
+    return usable - 1 if usable >= 2 and planned_bytes >= MIN_SCAN_BYTES else 0  # the main process scans too
 
 
 class InProcess:
@@ -265,17 +299,28 @@ _WORKER = ("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); signal.
            "from distiller.pipeline.scan import serve; serve()")
 
 
-class Scanner(InProcess):
-    """Hands the small files of the plans to worker processes, a bounded window of tasks ahead of the main process
-    (round robin, each worker's answers in the order of its tasks), and gives their results back in plan order."""
+@dataclass(slots=True)
+class _Task:
+    """Consecutive plans scanned together: by a worker (its answer still to be read) or by the main process."""
 
-    def __init__(self, plans: Sequence[ReadPlan], session_keys: dict[str, str], settings: Settings,
-                 window: Window | None, workers: int) -> None:
-        self.plans, self.session_keys = plans, session_keys
-        self.eligible = [plan.stop - plan.start <= MAX_FILE_BYTES and registry.builtin(plan.format) for plan in plans]
-        self.next_plan = 0  # the first plan not handed out (nor passed over while the workers started)
-        self.tasks: deque[tuple[list[int], subprocess.Popen]] = deque()
-        self.handed = 0  # tasks handed out: the next goes to worker handed % workers
+    indices: list[int]
+    worker: subprocess.Popen | None
+    results: list[FileScan | None] | None = None
+
+
+class Scanner(InProcess):
+    """Hands the small files of the plans to worker processes, TASKS_AHEAD tasks each ahead of the main process
+    (each worker answers in the order of its tasks), and gives their results back in plan order. Whenever the
+    result it needs next is not there yet, the main process scans the next task itself instead of waiting."""
+
+    def __init__(self, settings: Settings, window: Window | None, workers: int) -> None:
+        self.job = _Job(settings, window)
+        self.plans: Sequence[ReadPlan] = ()
+        self.session_keys: dict[str, str] = {}
+        self.eligible: list[bool] = []
+        self.next_plan = 0  # the first plan in no task (nor passed over while the workers started)
+        self.tasks: deque[_Task] = deque()  # in plan order
+        self.handed: dict[subprocess.Popen, int] = {}  # the tasks each worker has not answered yet
         self.done: dict[int, FileScan | None] = {}
         self.ready = False
         self.failed = False
@@ -286,13 +331,20 @@ class Scanner(InProcess):
                                                                           os.environ.get("PYTHONPATH")]))}
         try:
             for _ in range(workers):
+                # Unbuffered: whether an answer is there is asked of the pipe itself (select), no buffer hides one.
                 worker = subprocess.Popen([sys.executable, "-c", _WORKER], stdin=subprocess.PIPE,
-                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, close_fds=True)
+                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0)
                 self.workers.append(worker)
+                self.handed[worker] = 0
                 _write(worker.stdin, (settings, window))
         except OSError as exc:  # no processes here (a sandbox, a limit): everything is read in the main process
             log.info("scan workers could not start (%s): reading in the main process", exc)
             self._fail()
+
+    def read(self, plans: Sequence[ReadPlan], session_keys: dict[str, str]) -> None:
+        """The plans to scan (the workers may have been started before they were made)."""
+        self.plans, self.session_keys = plans, session_keys
+        self.eligible = [plan.stop - plan.start <= MAX_FILE_BYTES and registry.builtin(plan.format) for plan in plans]
 
     def _started(self) -> bool:
         """Whether every worker has said it is ready, waiting for none (the main process reads on meanwhile)."""
@@ -308,7 +360,7 @@ class Scanner(InProcess):
         return len(self._ready_workers) == len(self.workers)
 
     def result(self, index: int) -> FileScan | None:
-        """The worker's scan of plan `index`, or None: the main process reads that file itself."""
+        """The scan of plan `index`, or None: the main process reads that file itself, as always."""
         if index in self.done:
             return self.done.pop(index)
         if self.failed or not self.eligible[index]:
@@ -320,9 +372,16 @@ class Scanner(InProcess):
                     return None
             self.next_plan = max(self.next_plan, index)
             self._hand_out()
-            while self.tasks and self.tasks[0][0][0] <= index:
-                indices, worker = self.tasks.popleft()
-                self.done.update(zip(indices, _read(worker.stdout)))
+            while self.tasks and self.tasks[0].indices[0] <= index:
+                task = self.tasks[0]
+                if (task.worker is not None and len(self.tasks) < TASKS_AHEAD * (len(self.workers) + 1)
+                        and not select.select([task.worker.stdout], [], [], 0)[0] and self._scan_next_here()):
+                    continue
+                self.tasks.popleft()
+                if task.worker is not None:
+                    task.results = _read(task.worker.stdout)
+                    self.handed[task.worker] -= 1
+                self.done.update(zip(task.indices, task.results))
                 self._hand_out()
         except (EOFError, OSError, pickle.UnpicklingError, ValueError, TypeError) as exc:
             # A worker died (killed, out of memory) or answered nonsense: the rest is read here.
@@ -331,28 +390,41 @@ class Scanner(InProcess):
             return None
         return self.done.pop(index, None)
 
-    def _hand_out(self) -> None:
-        """Keep TASKS_AHEAD tasks per worker handed out."""
+    def _next_task(self) -> tuple[list[int], list[FileTask]]:
+        """The eligible plans from `next_plan` on, up to TASK_BYTES or TASK_FILES."""
         plans, eligible = self.plans, self.eligible
-        while len(self.tasks) < TASKS_AHEAD * len(self.workers) and self.next_plan < len(plans):
-            indices, tasks, planned = [], [], 0
-            i = self.next_plan
-            while i < len(plans) and planned < TASK_BYTES and len(indices) < TASK_FILES:
-                if eligible[i]:
-                    plan = plans[i]
-                    target = plan.target
-                    indices.append(i)
-                    tasks.append((target.path, target.dev, target.inode, target.agent, target.session_id,
-                                  target.session_skip, plan.start, plan.stop, plan.format,
-                                  session_key(target, self.session_keys)))
-                    planned += plan.stop - plan.start
-                i += 1
-            self.next_plan = i
-            if indices:
-                worker = self.workers[self.handed % len(self.workers)]
-                self.handed += 1
-                _write(worker.stdin, tasks)
-                self.tasks.append((indices, worker))
+        indices, tasks, planned = [], [], 0
+        i = self.next_plan
+        while i < len(plans) and planned < TASK_BYTES and len(indices) < TASK_FILES:
+            if eligible[i]:
+                plan = plans[i]
+                target = plan.target
+                indices.append(i)
+                tasks.append((target.path, target.dev, target.inode, target.agent, target.session_id,
+                              target.session_skip, plan.start, plan.stop, plan.format,
+                              session_key(target, self.session_keys)))
+                planned += plan.stop - plan.start
+            i += 1
+        self.next_plan = i
+        return indices, tasks
+
+    def _hand_out(self) -> None:
+        """Keep TASKS_AHEAD tasks handed to each worker."""
+        for worker in self.workers:
+            while self.handed[worker] < TASKS_AHEAD and self.next_plan < len(self.plans):
+                indices, tasks = self._next_task()
+                if indices:
+                    _write(worker.stdin, tasks)
+                    self.handed[worker] += 1
+                    self.tasks.append(_Task(indices, worker))
+
+    def _scan_next_here(self) -> bool:
+        """Scan the next task in the main process (while the workers are busy); False when none is left."""
+        indices, tasks = self._next_task()
+        if not indices:
+            return False
+        self.tasks.append(_Task(indices, None, scan_files(tasks, self.job, _kept)))
+        return True
 
     def _fail(self) -> None:
         self.failed = True
@@ -379,10 +451,23 @@ class Scanner(InProcess):
                 worker.wait()
 
 
+def early(settings: Settings) -> Scanner | None:
+    """Workers started before the reads are planned (their start overlaps the planning), for a run that is likely
+    big: the caller says so (a first run), and closes them if the plans turn out small."""
+    workers = workers_for(settings, MIN_SCAN_BYTES)
+    return Scanner(settings, None, workers) if workers >= 1 else None
+
+
 def scanner(plans: Sequence[ReadPlan], session_keys: dict[str, str], settings: Settings,
-            window: Window | None = None) -> InProcess:
-    """Workers for the plans when the scan is worth spreading (see `workers_for`), else the main process alone."""
+            window: Window | None = None, started: Scanner | None = None) -> InProcess:
+    """Workers for the plans when the scan is worth spreading (see `workers_for`), else the main process alone;
+    `started` are workers started early for them (without a window)."""
     workers = workers_for(settings, sum(plan.stop - plan.start for plan in plans))
+    if started is not None and (workers < 1 or window is not None):
+        started.close()
+        started = None
     if workers < 1 or not plans:
         return InProcess()
-    return Scanner(plans, session_keys, settings, window, workers)
+    scanning = started or Scanner(settings, window, workers)
+    scanning.read(plans, session_keys)
+    return scanning
