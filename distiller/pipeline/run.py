@@ -251,14 +251,15 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
     elif settings.db_path.exists():
         with connect_for(settings, read_only=True) as con:
             tracked = load_cursors(con)
-    # A first run reads whole histories: its scan workers start while the reads are planned.
-    started = scan.early(settings) if not tracked and not waiting else None
+    started = None
     try:
         if waiting:
             resume_batches(settings, run_id, extractor, tally, waiting, spent, pacer)
             with connect_for(settings, read_only=True) as con:
                 tracked = load_cursors(con)  # the resumed batches moved them
         discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents)
+        if not tracked:  # a first run reads whole files: scan workers for them start while the reads are planned
+            started = scan.early(settings, [found.path for found in discovery.live])
         tally.files_skipped.update(discovery.skipped)
         for missing in discovery.missing:
             tally.file_skipped("missing_source", missing)

@@ -184,7 +184,7 @@ def serve() -> None:
     except EOFError:
         return
     _job[:] = [_Job(settings, window)]
-    _write(out, (os.getpid(), __file__))
+    _write(out, (os.getpid(), os.path.realpath(__file__)))
     tasks: queue.SimpleQueue = queue.SimpleQueue()
     threading.Thread(target=_take, args=(inp, tasks), daemon=True).start()
     try:
@@ -322,6 +322,7 @@ class Scanner(InProcess):
         self.tasks: deque[_Task] = deque()  # in plan order
         self.handed: dict[subprocess.Popen, int] = {}  # the tasks each worker has not answered yet
         self.done: dict[int, FileScan | None] = {}
+        self.by_workers = self.by_main = 0  # files handed to the workers, and scanned alongside them here
         self.ready = False
         self.failed = False
         self.workers: list[subprocess.Popen] = []
@@ -346,6 +347,21 @@ class Scanner(InProcess):
         self.plans, self.session_keys = plans, session_keys
         self.eligible = [plan.stop - plan.start <= MAX_FILE_BYTES and registry.builtin(plan.format) for plan in plans]
 
+    def wait_started(self, timeout: float = 30.0) -> bool:
+        """Wait until every worker is ready (a test or a benchmark that wants the workers to read from the first
+        file on); False if one failed or the time ran out."""
+        deadline = time.monotonic() + timeout
+        try:
+            while not self.failed and not self._started():
+                if time.monotonic() > deadline:
+                    return False
+                select.select([w.stdout for w in self.workers if w not in self._ready_workers], [], [],
+                              max(0.0, deadline - time.monotonic()))
+        except (EOFError, OSError, pickle.UnpicklingError, ValueError, TypeError):
+            self._fail()
+        self.ready = not self.failed
+        return self.ready
+
     def _started(self) -> bool:
         """Whether every worker has said it is ready, waiting for none (the main process reads on meanwhile)."""
         waiting = [w for w in self.workers if w not in self._ready_workers]
@@ -354,8 +370,8 @@ class Scanner(InProcess):
             for worker in waiting:
                 if worker.stdout in readable:
                     pid, module = _read(worker.stdout)
-                    if module != __file__:
-                        raise EOFError(f"worker {pid} runs {module}, not {__file__}")
+                    if module != os.path.realpath(__file__):
+                        raise EOFError(f"worker {pid} runs {module}, not this code")
                     self._ready_workers.add(worker)
         return len(self._ready_workers) == len(self.workers)
 
@@ -416,6 +432,7 @@ class Scanner(InProcess):
                 if indices:
                     _write(worker.stdin, tasks)
                     self.handed[worker] += 1
+                    self.by_workers += len(indices)
                     self.tasks.append(_Task(indices, worker))
 
     def _scan_next_here(self) -> bool:
@@ -424,6 +441,7 @@ class Scanner(InProcess):
         if not indices:
             return False
         self.tasks.append(_Task(indices, None, scan_files(tasks, self.job, _kept)))
+        self.by_main += len(indices)
         return True
 
     def _fail(self) -> None:
@@ -436,6 +454,9 @@ class Scanner(InProcess):
         """Stop the workers: closing their pipes ends them (a task running is cut off at its next write); one that
         does not end within CLOSE_SECONDS is killed."""
         workers, self.workers = self.workers, []
+        if workers:
+            log.info("scan: %d file(s) handed to %d worker(s), %d scanned alongside them", self.by_workers,
+                     len(workers), self.by_main)
         for worker in workers:
             for pipe in (worker.stdin, worker.stdout):
                 try:
@@ -451,10 +472,18 @@ class Scanner(InProcess):
                 worker.wait()
 
 
-def early(settings: Settings) -> Scanner | None:
-    """Workers started before the reads are planned (their start overlaps the planning), for a run that is likely
-    big: the caller says so (a first run), and closes them if the plans turn out small."""
-    workers = workers_for(settings, MIN_SCAN_BYTES)
+def early(settings: Settings, paths: Sequence[str]) -> Scanner | None:
+    """Workers started before the reads are planned (their start overlaps the planning) for a first run, whose
+    plans are whole files: when the files at `paths` hold enough for `workers_for`. The caller closes them."""
+    total = 0
+    for path in paths:
+        try:
+            total += os.stat(path).st_size
+        except OSError:
+            continue
+        if total >= MIN_SCAN_BYTES:
+            break
+    workers = workers_for(settings, total)
     return Scanner(settings, None, workers) if workers >= 1 else None
 
 
