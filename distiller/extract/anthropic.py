@@ -79,6 +79,7 @@ class AnthropicExtractor:
         self.model = model
         self.max_tokens = max_tokens
         self._system = system_blocks(model)
+        self.caches_prefix = "cache_control" in self._system[0]  # every request reads the prefix the first wrote
         # Told of every 429 (rate limited) and 529 (overloaded) response with its retry-after in seconds, the
         # ones the SDK retries itself included: the pipeline's pace (pipeline/pace.py) listens here.
         self.on_overload: Callable[[int, float | None], None] | None = None

@@ -238,10 +238,14 @@ def _named(source: Batch | Extractor) -> str:
 def _dispatch(extractor: Extractor, todo: Sequence[ExtractRequest], allowance: Allowance, pacer: pace.Pace,
               log: journal.Journal, finished: dict) -> None:
     """The request loop: hand requests to worker threads while the pace allows (each journals its answer before
-    it is done); on a stop or an error, send nothing more, wait for what is in flight, then raise."""
+    it is done); on a stop or an error, send nothing more, wait for what is in flight, then raise.
+
+    Where requests share a cached prefix, the first goes alone: the API caches it only once a reply to it has
+    begun, so requests sent beside it would each pay to write the cache again."""
     queue = deque(todo)
     in_flight: dict[Future, ExtractRequest] = {}
     error: BaseException | None = None
+    warming = bool(getattr(extractor, "caches_prefix", False))
     listen = hasattr(extractor, "on_overload")
     if listen:
         extractor.on_overload = pacer.overloaded  # type: ignore[attr-defined]
@@ -249,7 +253,7 @@ def _dispatch(extractor: Extractor, todo: Sequence[ExtractRequest], allowance: A
         with ThreadPoolExecutor(max_workers=pacer.ceiling, thread_name_prefix="distill-request") as pool:
             while queue or in_flight:
                 timeout = None
-                while queue and error is None and not stop.requested():
+                while queue and error is None and not stop.requested() and not (warming and in_flight):
                     wait_for = pacer.wait_seconds(len(in_flight))
                     if wait_for != 0:
                         timeout = wait_for
@@ -271,6 +275,7 @@ def _dispatch(extractor: Extractor, todo: Sequence[ExtractRequest], allowance: A
                         continue
                     finished[request.request_id] = (extraction, tuple(failures))
                     pacer.succeeded()
+                    warming = False
     finally:
         if listen:
             extractor.on_overload = None  # type: ignore[attr-defined]
