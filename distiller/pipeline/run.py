@@ -93,7 +93,9 @@ def flush(chunk: Chunk, dedup: Dedup, dispatcher: Dispatcher, *, final: bool = F
     """Screen the chunk, drop what was seen, dispatch the rest; the next chunk starts where this one ends."""
     stop.check()
     try:
-        dispatcher.send(dedup(chunk.screened()), chunk.moves(), final=final, gone=gone)
+        screened = chunk.screened()
+        with dispatcher.quick():
+            dispatcher.send(dedup(screened), chunk.moves(), final=final, gone=gone)
     finally:
         chunk.advance()
 

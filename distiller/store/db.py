@@ -7,6 +7,7 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 import duckdb
@@ -138,6 +139,24 @@ def _ensure_migrated(path: Path, wait_seconds: float) -> None:
     _MIGRATED.add(_identity(path))
 
 
+# The database files this context holds open (see `held`).
+_HELD: ContextVar[frozenset[Path]] = ContextVar("held_databases", default=frozenset())
+
+
+@contextmanager
+def held(path: Path, *, wait_seconds: float = 5.0) -> Iterator[None]:
+    """Keep the database open across a span of quick steps: DuckDB shares one open database among a process's
+    connections to it, so each `connect` inside the span costs microseconds instead of opening the file again
+    (~11 ms). Connections inside are opened for writing, read-only ones included (one open database has one
+    mode). Other processes wait for the span as for any connection: keep it short, never across model calls."""
+    with connect(path, wait_seconds=wait_seconds):
+        token = _HELD.set(_HELD.get() | {path})
+        try:
+            yield
+        finally:
+            _HELD.reset(token)
+
+
 @contextmanager
 def connect(path: Path, *, read_only: bool = False, wait_seconds: float = 5.0) -> Iterator[duckdb.DuckDBPyConnection]:
     """A migrated connection, closed on exit; a read-only open migrates first through a brief write open. Each
@@ -145,6 +164,7 @@ def connect(path: Path, *, read_only: bool = False, wait_seconds: float = 5.0) -
 
     Every command reaches the database through here, so each one reports a full disk, a read-only state dir or a
     damaged file the same way: one line naming the file and what to do."""
+    read_only = read_only and path not in _HELD.get()
     with private_files():
         try:
             con = None
@@ -202,3 +222,8 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 def connect_for(settings, *, read_only: bool = False) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
     """connect() to the settings' database (a `config.Settings`: its db_path and db_wait_seconds)."""
     return connect(settings.db_path, read_only=read_only, wait_seconds=settings.db_wait_seconds)
+
+
+def held_for(settings) -> AbstractContextManager[None]:
+    """held() for the settings' database."""
+    return held(settings.db_path, wait_seconds=settings.db_wait_seconds)
