@@ -80,7 +80,9 @@ def _parse_candidates(path: Path) -> list[tuple[int, Candidate]]:
 
 
 def _quarantined(con) -> list[Quarantined]:
-    return [quarantined_from(*row) for row in batch_rows.quarantined(con)]
+    """In batch order (-10000 after -9999, not before it as the ids sort as text)."""
+    rows = sorted(batch_rows.quarantined(con), key=lambda row: batches.order(row[0]))
+    return [quarantined_from(*row) for row in rows]
 
 
 @dataclass(frozen=True, slots=True)
