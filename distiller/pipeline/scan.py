@@ -55,10 +55,13 @@ MIN_SCAN_BYTES = 8 * 1024 * 1024
 # Files of up to this many planned bytes are read by workers; bigger ones by the main process, in order.
 MAX_FILE_BYTES = 2 * 1024 * 1024
 # A task is consecutive files of up to this many planned bytes, or TASK_FILES files, for one worker.
-TASK_BYTES = 1024 * 1024
+TASK_BYTES = 512 * 1024
 TASK_FILES = 256
-# Tasks handed out and not yet consumed, per worker: bounds the results waiting in memory.
-TASKS_AHEAD = 3
+# Tasks handed to each worker and not yet consumed: enough to keep it busy while the main process dispatches a
+# chunk; bounds the results waiting in memory.
+TASKS_AHEAD = 6
+# The main process scans smaller tasks alongside the workers, to be back soon for their answers.
+TASK_BYTES_HERE = TASK_BYTES // 4
 # How long closing waits for a worker to end before it is killed.
 CLOSE_SECONDS = 2.0
 _FRAME = struct.Struct("<Q")  # a pickled frame's length, before it on the pipes
@@ -390,7 +393,7 @@ class Scanner(InProcess):
             self._hand_out()
             while self.tasks and self.tasks[0].indices[0] <= index:
                 task = self.tasks[0]
-                if (task.worker is not None and len(self.tasks) < TASKS_AHEAD * (len(self.workers) + 1)
+                if (task.worker is not None and len(self.tasks) < 4 * TASKS_AHEAD * len(self.workers)
                         and not select.select([task.worker.stdout], [], [], 0)[0] and self._scan_next_here()):
                     continue
                 self.tasks.popleft()
@@ -406,12 +409,12 @@ class Scanner(InProcess):
             return None
         return self.done.pop(index, None)
 
-    def _next_task(self) -> tuple[list[int], list[FileTask]]:
-        """The eligible plans from `next_plan` on, up to TASK_BYTES or TASK_FILES."""
+    def _next_task(self, task_bytes: int = TASK_BYTES) -> tuple[list[int], list[FileTask]]:
+        """The eligible plans from `next_plan` on, up to `task_bytes` or TASK_FILES."""
         plans, eligible = self.plans, self.eligible
         indices, tasks, planned = [], [], 0
         i = self.next_plan
-        while i < len(plans) and planned < TASK_BYTES and len(indices) < TASK_FILES:
+        while i < len(plans) and planned < task_bytes and len(indices) < TASK_FILES:
             if eligible[i]:
                 plan = plans[i]
                 target = plan.target
@@ -437,7 +440,8 @@ class Scanner(InProcess):
 
     def _scan_next_here(self) -> bool:
         """Scan the next task in the main process (while the workers are busy); False when none is left."""
-        indices, tasks = self._next_task()
+        self._hand_out()
+        indices, tasks = self._next_task(TASK_BYTES_HERE)
         if not indices:
             return False
         self.tasks.append(_Task(indices, None, scan_files(tasks, self.job, _kept)))
