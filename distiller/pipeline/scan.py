@@ -13,9 +13,11 @@ what the plain reader does: skips it, counted, or raises its error).
 
 Workers are fresh interpreters running `serve()` (not forks of a process that may hold DuckDB's threads, and not
 multiprocessing's children, which import the caller's main script again), talking pickled frames over their stdin
-and stdout. They start while the main process reads the first files itself; they ignore SIGINT and SIGTERM (the
-main process stops at its safe points and closes them), and end when their stdin closes: when the main process is
-done, stops, fails or is killed.
+and stdout. They start during the planning of a first run (`early`), or when the scan begins while the main
+process reads the first files itself; whenever the result it needs next is not back yet, the main process scans the
+next files itself (the same functions, no pipe) rather than wait. They ignore SIGINT and SIGTERM (the main process
+stops at its safe points and closes them), and end when their stdin closes: when the main process is done, stops,
+fails or is killed.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ FileTask = tuple[str, int, int, str, str, "str | None", int, int, str, "str | No
 
 
 class FileScan(NamedTuple):
-    """What a worker read of one file: the offset after its last line read, the lines read, the tail digest at
+    """What a worker (or the main process alongside) read of one file: the offset after its last line read, the lines read, the tail digest at
     that offset, the session skip in force there, the skips counted (reason, count) apart from those logged
     (reason, offset, in order), what its messages count toward the chunk, and its messages with their screened
     result: from a worker packed as plain tuples (pickled an order of magnitude faster than the records)."""
@@ -496,7 +498,7 @@ def scanner(plans: Sequence[ReadPlan], session_keys: dict[str, str], settings: S
     """Workers for the plans when the scan is worth spreading (see `workers_for`), else the main process alone;
     `started` are workers started early for them (without a window)."""
     workers = workers_for(settings, sum(plan.stop - plan.start for plan in plans))
-    if started is not None and (workers < 1 or window is not None):
+    if started is not None and (workers < 1 or window is not None or not plans):
         started.close()
         started = None
     if workers < 1 or not plans:
