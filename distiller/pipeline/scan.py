@@ -395,7 +395,7 @@ class Scanner(InProcess):
             self._hand_out()
             while self.tasks and self.tasks[0].indices[0] <= index:
                 task = self.tasks[0]
-                if (task.worker is not None and len(self.tasks) < 4 * TASKS_AHEAD * len(self.workers)
+                if (task.worker is not None and len(self.tasks) < 8 * TASKS_AHEAD * len(self.workers)
                         and not select.select([task.worker.stdout], [], [], 0)[0] and self._scan_next_here()):
                     continue
                 self.tasks.popleft()
