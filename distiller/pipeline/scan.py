@@ -273,6 +273,11 @@ def replay(scanned: FileScan, plan: ReadPlan, chunk: Chunk, tally: Tally, progre
                       target.size, target.mtime_ns, scanned.end, scanned.digest, target.state, scanned.skip))
 
 
+def _for_workers(plan: ReadPlan) -> bool:
+    """Whether a worker may read the plan: small enough, and of a format a fresh process knows."""
+    return plan.stop - plan.start <= MAX_FILE_BYTES and registry.builtin(plan.format)
+
+
 def workers_for(settings: Settings, planned_bytes: int) -> int:
     """How many workers a scan of `planned_bytes` uses (0: it is read in the main process)."""
     if settings.scan_workers != AUTO:
@@ -350,7 +355,7 @@ class Scanner(InProcess):
     def read(self, plans: Sequence[ReadPlan], session_keys: dict[str, str]) -> None:
         """The plans to scan (the workers may have been started before they were made)."""
         self.plans, self.session_keys = plans, session_keys
-        self.eligible = [plan.stop - plan.start <= MAX_FILE_BYTES and registry.builtin(plan.format) for plan in plans]
+        self.eligible = [_for_workers(plan) for plan in plans]
 
     def wait_started(self, timeout: float = 30.0) -> bool:
         """Wait until every worker is ready (a test or a benchmark that wants the workers to read from the first
@@ -495,13 +500,14 @@ def early(settings: Settings, paths: Sequence[str]) -> Scanner | None:
 
 def scanner(plans: Sequence[ReadPlan], session_keys: dict[str, str], settings: Settings,
             window: Window | None = None, started: Scanner | None = None) -> InProcess:
-    """Workers for the plans when the scan is worth spreading (see `workers_for`), else the main process alone;
-    `started` are workers started early for them (without a window)."""
-    workers = workers_for(settings, sum(plan.stop - plan.start for plan in plans))
-    if started is not None and (workers < 1 or window is not None or not plans):
+    """Workers for the plans when what they may read is worth spreading (see `workers_for`), else the main process
+    alone; `started` are workers started early for them (without a window)."""
+    for_workers = sum(plan.stop - plan.start for plan in plans if _for_workers(plan))
+    workers = workers_for(settings, for_workers) if for_workers else 0
+    if started is not None and (workers < 1 or window is not None):
         started.close()
         started = None
-    if workers < 1 or not plans:
+    if workers < 1:
         return InProcess()
     scanning = started or Scanner(settings, window, workers)
     scanning.read(plans, session_keys)
