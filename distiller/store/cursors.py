@@ -4,10 +4,12 @@ reader's `track.Cursor` is one such row)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from distiller.errors import DistillError
+
+if TYPE_CHECKING:  # connections are only handed in: a scan worker (track.py imports this) loads no DuckDB
+    import duckdb
 
 FIELDS = (
     "file_id", "path", "agent", "session_id", "dev", "inode", "size", "mtime_ns", "offset", "tail_digest", "state",
