@@ -29,6 +29,7 @@ from distiller import sources as registry
 from distiller.config import Settings
 from distiller.events import Tally
 from distiller.extract.select import Estimator
+from distiller.lock import run_lock
 from distiller.pipeline import scan
 from distiller.pipeline.chunk import Chunk, Window
 from distiller.pipeline.dispatch import DryRun
@@ -106,6 +107,16 @@ def _change(path: Path, how: str) -> None:
         path.unlink()
 
 
+def _fork_or_spawn(fork: bool) -> bool:
+    if fork and not scan.can_fork():
+        pytest.skip("workers are not forked here (not Linux, or threads running)")
+    return fork
+
+
+# Every worker test runs with forked workers (where they are forked: Linux) and with fresh interpreters.
+FORK_OR_SPAWN = pytest.mark.parametrize("fork", [True, False], ids=["fork", "spawn"])
+
+
 class Recorded(DryRun):
     """A dry run that also keeps everything it is handed: each chunk's screened messages and cursor moves."""
 
@@ -127,28 +138,30 @@ def _scan(settings: Settings, root: Path, plans, session_keys, *, window=None, s
     return dispatcher.sent, tally.as_dict()
 
 
+@FORK_OR_SPAWN
 @hypothesis_settings(max_examples=8, deadline=None,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                             HealthCheck.function_scoped_fixture])
 @given(files=st.lists(FILE, min_size=1, max_size=7), changes=st.lists(CHANGE, max_size=7),
        commit_every=st.sampled_from([700, 3000, 20000, 4 * 1024 * 1024]), windowed=st.booleans())
 def test_the_workers_dispatch_count_and_move_cursors_as_the_plain_reading(tmp_path_factory, files, changes,
-                                                                         commit_every, windowed):
-    _assert_same(tmp_path_factory.mktemp("scan"), files, changes, commit_every, windowed)
+                                                                         commit_every, windowed, fork):
+    _assert_same(tmp_path_factory.mktemp("scan"), files, changes, commit_every, windowed, _fork_or_spawn(fork))
 
 
 @pytest.mark.slow  # many generated corpora, two worker processes each; CI runs it with the other slow tests
+@FORK_OR_SPAWN
 @hypothesis_settings(max_examples=60, deadline=None,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                             HealthCheck.function_scoped_fixture])
 @given(files=st.lists(FILE, min_size=1, max_size=12), changes=st.lists(CHANGE, max_size=12),
        commit_every=st.sampled_from([1, 700, 3000, 20000, 4 * 1024 * 1024]), windowed=st.booleans())
 def test_the_workers_equal_the_plain_reading_on_many_corpora(tmp_path_factory, files, changes, commit_every,
-                                                            windowed):
-    _assert_same(tmp_path_factory.mktemp("scan"), files, changes, commit_every, windowed)
+                                                            windowed, fork):
+    _assert_same(tmp_path_factory.mktemp("scan"), files, changes, commit_every, windowed, _fork_or_spawn(fork))
 
 
-def _assert_same(tmp: Path, files, changes, commit_every, windowed) -> None:
+def _assert_same(tmp: Path, files, changes, commit_every, windowed, fork) -> None:
     root = tmp / "agents"
     paths = _write_corpus(root, files, "s")
     plain_settings = Settings(state_dir=tmp / "state", max_line_bytes=1024, commit_every_bytes=commit_every,
@@ -163,8 +176,8 @@ def _assert_same(tmp: Path, files, changes, commit_every, windowed) -> None:
     shown_plain: list = []
     plain = _scan(plain_settings, root, plans, discovery.session_keys, window=window, log=shown_plain)
     worker_settings = replace(plain_settings, scan_workers=2)
-    started = scan.Scanner(worker_settings, window, 2)
-    assert started.wait_started()
+    started = scan.Scanner(worker_settings, window, 2, fork=fork)
+    assert started.forked is fork and started.wait_started()
     shown: list = []
     spread = _scan(worker_settings, root, plans, discovery.session_keys, window=window, started=started, log=shown)
     assert started.workers == []  # closed
@@ -172,7 +185,8 @@ def _assert_same(tmp: Path, files, changes, commit_every, windowed) -> None:
     assert shown == shown_plain
 
 
-def test_a_worker_killed_mid_scan_leaves_the_rest_to_the_main_process(tmp_path, caplog):
+@FORK_OR_SPAWN
+def test_a_worker_killed_mid_scan_leaves_the_rest_to_the_main_process(tmp_path, caplog, fork):
     root = tmp_path / "agents"
     _write_corpus(root, [[("user", TEXTS[i % len(TEXTS)], i) for i in range(20)]] * 60, "k")
     settings = Settings(state_dir=tmp_path / "state", scan_workers=0)
@@ -180,7 +194,7 @@ def test_a_worker_killed_mid_scan_leaves_the_rest_to_the_main_process(tmp_path, 
     plans, _ = plan_reads(discovery, [], [str(root)], settings.excluded_agents, Tally())
     plain = _scan(settings, root, plans, discovery.session_keys)
     workers = replace(settings, scan_workers=2)
-    started = scan.Scanner(workers, None, 2)
+    started = scan.Scanner(workers, None, 2, fork=_fork_or_spawn(fork))
     assert started.wait_started()
     os.kill(started.workers[0].pid, signal.SIGKILL)
     with caplog.at_level(logging.WARNING, logger="distiller"):
@@ -297,3 +311,38 @@ def test_workers_of_a_killed_run_end_by_themselves(tmp_path):
         assert time.monotonic() < deadline, "a scan worker outlived its run"
         time.sleep(0.05)
     shutil.rmtree(tmp_path / "agents")
+
+
+@pytest.mark.skipif(not scan.can_fork(), reason="workers are forked on Linux only")
+def test_a_forked_worker_keeps_only_its_pipes_and_ignores_stop_signals(tmp_path):
+    settings = Settings(state_dir=tmp_path / "state", scan_workers=1)
+    with run_lock(settings.lock_path):
+        started = scan.Scanner(settings, None, 1, fork=True)
+        try:
+            assert started.forked and started.wait_started()
+            pid = started.workers[0].pid
+            fds = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+            assert [fds.pop(fd) for fd in (0, 1, 2)] == [os.devnull] * 3
+            assert len(fds) == 2 and all(target.startswith("pipe:") for target in fds.values()), fds
+            os.kill(pid, signal.SIGTERM)
+            os.kill(pid, signal.SIGINT)
+            time.sleep(0.1)
+            assert _alive(pid)
+        finally:
+            started.close()
+    assert not _alive(pid) and started.workers == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="lists child processes through /proc")
+def test_the_lock_of_a_killed_run_is_free_at_once_though_a_worker_lives_on(tmp_path):
+    proc, workers = _run_until_workers(tmp_path)
+    own = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
+    assert all(Path(f"/proc/{pid}/cmdline").read_bytes() == own for pid in workers), "the workers were not forked"
+    proc.kill()
+    proc.wait(timeout=30)
+    with run_lock(Settings(state_dir=tmp_path / "state").lock_path):  # not Unavailable
+        pass
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers):
+        assert time.monotonic() < deadline, "a scan worker outlived its run"
+        time.sleep(0.05)

@@ -144,8 +144,10 @@ class _FileTally:
 
 def _write(out: BinaryIO, value: object) -> None:
     data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    out.write(_FRAME.pack(len(data)))
-    out.write(data)
+    for part in (_FRAME.pack(len(data)), data):
+        view = memoryview(part)
+        while view:  # an unbuffered pipe may take part of it (a signal mid-write)
+            view = view[out.write(view) or 0:]
     out.flush()
 
 
@@ -176,14 +178,18 @@ def _take(inp: BinaryIO, tasks: queue.SimpleQueue) -> None:
 
 
 def serve() -> None:
-    """A worker's life: its job, then tasks on stdin, each task's scans on stdout, until stdin closes (the main
-    process is done or gone) or stdout does. Anything else written to stdout goes to stderr instead."""
+    """A fresh worker's life (`_serve` on its stdin and stdout); anything else written to stdout goes to stderr."""
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.SIG_IGN)
-    logging.disable(logging.CRITICAL)
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    inp = sys.stdin.buffer
+    _serve(sys.stdin.buffer, out)
+
+
+def _serve(inp: BinaryIO, out: BinaryIO) -> None:
+    """A worker's life: its job, then tasks on `inp`, each task's scans on `out`, until `inp` closes (the main
+    process is done or gone) or `out` does."""
+    logging.disable(logging.CRITICAL)
     try:
         settings, window = _read(inp)
     except EOFError:
@@ -304,9 +310,101 @@ class InProcess:
         self.close()
 
 
-# Each worker is this interpreter running serve(); it ignores SIGINT and SIGTERM from its first statement on.
+# A spawned worker is this interpreter running serve(); it ignores SIGINT and SIGTERM from its first statement on.
 _WORKER = ("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); signal.signal(signal.SIGTERM, signal.SIG_IGN); "
            "from distiller.pipeline.scan import serve; serve()")
+
+
+def _spawned() -> subprocess.Popen:
+    """A worker started as a fresh interpreter running this very code (where a fork is not safe)."""
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    # Unbuffered: whether an answer is there is asked of the pipe itself (select), no buffer hides one.
+    return subprocess.Popen([sys.executable, "-c", _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=env, bufsize=0)
+
+
+def can_fork() -> bool:
+    """Whether workers may be forked from this process: on Linux (fork without exec is unsafe on macOS), with no
+    other thread, of Python or native (a DuckDB connection's), that a child would inherit in whatever state it
+    was in."""
+    if sys.platform != "linux" or threading.active_count() != 1:
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+class _Forked:
+    """A worker forked from the main process: no interpreter to start, nothing to import; it runs `_serve` on two
+    pipes, with the handle the main process needs of a subprocess.Popen."""
+
+    def __init__(self) -> None:
+        task_read, task_write = os.pipe()
+        result_read, result_write = os.pipe()
+        try:
+            self.pid = os.fork()
+        except OSError:
+            for fd in (task_read, task_write, result_read, result_write):
+                os.close(fd)
+            raise
+        if self.pid == 0:
+            _forked_life(task_read, result_write)  # never returns
+        os.close(task_read)
+        os.close(result_write)
+        self.stdin = os.fdopen(task_write, "wb", buffering=0)
+        self.stdout = os.fdopen(result_read, "rb", buffering=0)
+        self.returncode: int | None = None
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.returncode is None:
+            pid, status = os.waitpid(self.pid, 0 if deadline is None else os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+            elif time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"scan worker {self.pid}", timeout or 0.0)
+            else:
+                time.sleep(0.005)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _forked_life(task_read: int, result_write: int) -> None:
+    """The forked child: every inherited descriptor closed but its two pipe ends (the run lock's above all, so a
+    worker that outlives a killed run never holds it) and stdio on /dev/null; SIGINT and SIGTERM ignored (the main
+    process stops it by closing its pipe), the other signals as a fresh process has them; it never returns into
+    the code of the main process."""
+    code = 1
+    try:
+        signal.set_wakeup_fd(-1)
+        for signum in signal.valid_signals():
+            if callable(signal.getsignal(signum)):
+                signal.signal(signum, signal.SIG_DFL)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            if fd not in (task_read, result_write):
+                os.dup2(null, fd)
+        low, high = sorted((task_read, result_write))
+        os.closerange(3, low)
+        os.closerange(low + 1, high)
+        os.closerange(high + 1, os.sysconf("SC_OPEN_MAX"))
+        _serve(os.fdopen(task_read, "rb", buffering=0), os.fdopen(result_write, "wb"))
+        code = 0
+    finally:
+        os._exit(code)
+
+
+_Worker = subprocess.Popen | _Forked
 
 
 @dataclass(slots=True)
@@ -314,7 +412,7 @@ class _Task:
     """Consecutive plans scanned together: by a worker (its answer still to be read) or by the main process."""
 
     indices: list[int]
-    worker: subprocess.Popen | None
+    worker: _Worker | None
     results: list[FileScan | None] | None = None
 
 
@@ -323,28 +421,24 @@ class Scanner(InProcess):
     (each worker answers in the order of its tasks), and gives their results back in plan order. Whenever the
     result it needs next is not there yet, the main process scans the next task itself instead of waiting."""
 
-    def __init__(self, settings: Settings, window: Window | None, workers: int) -> None:
+    def __init__(self, settings: Settings, window: Window | None, workers: int, fork: bool | None = None) -> None:
         self.job = _Job(settings, window)
         self.plans: Sequence[ReadPlan] = ()
         self.session_keys: dict[str, str] = {}
         self.eligible: list[bool] = []
         self.next_plan = 0  # the first plan in no task (nor passed over while the workers started)
         self.tasks: deque[_Task] = deque()  # in plan order
-        self.handed: dict[subprocess.Popen, int] = {}  # the tasks each worker has not answered yet
+        self.handed: dict[_Worker, int] = {}  # the tasks each worker has not answered yet
         self.done: dict[int, FileScan | None] = {}
         self.by_workers = self.by_main = 0  # files handed to the workers, and scanned alongside them here
         self.ready = False
         self.failed = False
-        self.workers: list[subprocess.Popen] = []
-        self._ready_workers: set[subprocess.Popen] = set()
-        package_root = str(Path(__file__).resolve().parents[2])  # the workers run this very code
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root,
-                                                                          os.environ.get("PYTHONPATH")]))}
+        self.workers: list[_Worker] = []
+        self._ready_workers: set[_Worker] = set()
+        self.forked = can_fork() if fork is None else fork
         try:
             for _ in range(workers):
-                # Unbuffered: whether an answer is there is asked of the pipe itself (select), no buffer hides one.
-                worker = subprocess.Popen([sys.executable, "-c", _WORKER], stdin=subprocess.PIPE,
-                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0)
+                worker = _Forked() if self.forked else _spawned()
                 self.workers.append(worker)
                 self.handed[worker] = 0
                 _write(worker.stdin, (settings, window))
