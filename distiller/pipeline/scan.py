@@ -22,6 +22,8 @@ fails or is killed.
 
 from __future__ import annotations
 
+import fcntl
+import gc
 import logging
 import os
 import pickle
@@ -64,6 +66,8 @@ TASK_FILES = 256
 TASKS_AHEAD = 6
 # The main process scans smaller tasks alongside the workers, to be back soon for their answers.
 TASK_BYTES_HERE = TASK_BYTES // 4
+# The size asked of the workers' pipes (Linux; 1 MiB is the default limit for unprivileged processes).
+PIPE_BYTES = 1024 * 1024
 # How long closing waits for a worker to end before it is killed.
 CLOSE_SECONDS = 2.0
 _FRAME = struct.Struct("<Q")  # a pickled frame's length, before it on the pipes
@@ -324,6 +328,17 @@ def _spawned() -> subprocess.Popen:
                             stderr=subprocess.DEVNULL, env=env, bufsize=0)
 
 
+def _widen(fd: int) -> None:
+    """A pipe that holds PIPE_BYTES where the system lets it: the main process hands out its tasks without waiting
+    for a busy worker to take them, and a worker writes its results ahead without waiting for the main process to
+    consume them (a default pipe holds 64 KiB, less than one task's results)."""
+    if hasattr(fcntl, "F_SETPIPE_SZ"):
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        except OSError:  # above the system's limit (fs.pipe-max-size): the default size only slows the scan
+            pass
+
+
 def can_fork() -> bool:
     """Whether workers may be forked from this process: on Linux (fork without exec is unsafe on macOS), with no
     other thread, of Python or native (a DuckDB connection's), that a child would inherit in whatever state it
@@ -398,6 +413,7 @@ def _forked_life(task_read: int, result_write: int) -> None:
         os.closerange(3, low)
         os.closerange(low + 1, high)
         os.closerange(high + 1, os.sysconf("SC_OPEN_MAX"))
+        gc.freeze()  # what it inherited is never collected here: no collection walks it, no page of it is copied
         _serve(os.fdopen(task_read, "rb", buffering=0), os.fdopen(result_write, "wb"))
         code = 0
     finally:
@@ -439,6 +455,8 @@ class Scanner(InProcess):
         try:
             for _ in range(workers):
                 worker = _Forked() if self.forked else _spawned()
+                for pipe in (worker.stdin, worker.stdout):
+                    _widen(pipe.fileno())
                 self.workers.append(worker)
                 self.handed[worker] = 0
                 _write(worker.stdin, (settings, window))
