@@ -11,13 +11,17 @@ when its messages would fill the chunk (a mid-file commit needs the reader's ope
 workers are still starting, and when a worker could not read it as planned or failed (the main process then does
 what the plain reader does: skips it, counted, or raises its error).
 
-Workers are fresh interpreters running `serve()` (not forks of a process that may hold DuckDB's threads, and not
-multiprocessing's children, which import the caller's main script again), talking pickled frames over their stdin
-and stdout. They start during the planning of a first run (`early`), or when the scan begins while the main
-process reads the first files itself; whenever the result it needs next is not back yet, the main process scans the
-next files itself (the same functions, no pipe) rather than wait. They ignore SIGINT and SIGTERM (the main process
-stops at its safe points and closes them), and end when their stdin closes: when the main process is done, stops,
-fails or is killed.
+On Linux, when the main process runs no other thread (Python's or native: no DuckDB connection is open then),
+workers are forks of it (`_Forked`): nothing to start or import. They keep only their two pipes (stdio on
+/dev/null; the run lock's descriptor is closed at once, so a killed run's lock is free though a worker lives a
+moment longer) and never return into the main process's code. Elsewhere (macOS, where fork without exec is unsafe,
+or with threads running) they are fresh interpreters running `serve()` (not multiprocessing's children, which
+import the caller's main script again). Either way they run `_serve` on pickled frames over two pipes. They start
+during the planning of a first run (`early`), or when the scan begins while the main process reads the first
+files itself; whenever the result it needs next is not back yet, the main process scans the next files itself
+(the same functions, no pipe) rather than wait. They ignore SIGINT and SIGTERM (the main process stops at its
+safe points and closes them), and end when their task pipe closes: when the main process is done, stops, fails
+or is killed.
 """
 
 from __future__ import annotations
