@@ -4,6 +4,7 @@ and whatever happens to the files between planning and reading; and its workers 
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import re
@@ -346,3 +347,11 @@ def test_the_lock_of_a_killed_run_is_free_at_once_though_a_worker_lives_on(tmp_p
     while any(_alive(pid) for pid in workers):
         assert time.monotonic() < deadline, "a scan worker outlived its run"
         time.sleep(0.05)
+
+
+def test_the_collector_runs_seldom_during_a_scan_and_as_before_after_it():
+    before = gc.get_threshold()
+    with pytest.raises(RuntimeError), scan.fewer_collections():
+        assert gc.get_threshold() == scan.SCAN_GC_THRESHOLDS != before
+        raise RuntimeError("a run that fails")
+    assert gc.get_threshold() == before

@@ -267,13 +267,14 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
             tally.file_skipped("missing_source", missing)
             log.warning("source not found: %s", missing)
         _name_unrecognised(roots, discovery, tally)
-        plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
-        dispatcher = mode(settings, extractor, dry_run=dry_run)(settings, run_id, tally, extractor, show, spent,
-                                                                progress=progress, pacer=pacer)
-        if progress is not None:
-            progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
-        distill_plans(plans, discovery.session_keys, settings, tally, Chunk(settings), unread(settings, tally),
-                      dispatcher, gone=gone, started=started)
+        with scan.fewer_collections():
+            plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
+            dispatcher = mode(settings, extractor, dry_run=dry_run)(settings, run_id, tally, extractor, show, spent,
+                                                                    progress=progress, pacer=pacer)
+            if progress is not None:
+                progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
+            distill_plans(plans, discovery.session_keys, settings, tally, Chunk(settings), unread(settings, tally),
+                          dispatcher, gone=gone, started=started)
     except BudgetReached as reached:
         tally.budget_stop = str(reached)
         log.warning("budget reached: %s; the rest stays ahead of the cursors for the next run", reached)
