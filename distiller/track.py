@@ -11,7 +11,7 @@ twice. A tracked path that now holds another file, or none, is followed to its r
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -90,8 +90,20 @@ def _read_header(head_line: bytes | None, path: str, fmt: str) -> tuple[str, boo
     return header.session_id or Path(path).name.split(".jsonl")[0], header.distinctive
 
 
-def observe(path: str, agent: str, fmt: str, tally: Tally) -> Observed | None:
-    """Stat and fingerprint a file; None (with the reason counted) when it cannot be read or is not ready."""
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A file that cannot be observed (yet): the reason counted for it, and what the system said."""
+
+    reason: str
+    detail: str = ""
+
+
+Look = Observed | Unreadable | None  # None: the file is gone
+
+
+def look(path: str, agent: str, fmt: str) -> Look:
+    """Stat and fingerprint a file. Depends on nothing but the file, so a scan worker may look ahead of the
+    planning (`plan_reads`' `ahead`)."""
     try:
         with open_regular(path) as f:
             stat = stat_of(os.fstat(f.fileno()))
@@ -99,12 +111,22 @@ def observe(path: str, agent: str, fmt: str, tally: Tally) -> Observed | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        tally.file_skipped(skip_reason(exc), path, exc.strerror or str(exc))
-        return None
+        return Unreadable(skip_reason(exc), exc.strerror or str(exc))
     if head is None:
-        tally.file_skipped("header_incomplete" if stat.size else "empty", path)
-        return None
+        return Unreadable("header_incomplete" if stat.size else "empty")
     return Observed(path, agent, stat, head.fingerprint, *_read_header(head.line, path, fmt), fmt)
+
+
+def _noted(seen: Look, path: str, tally: Tally) -> Observed | None:
+    if isinstance(seen, Unreadable):
+        tally.file_skipped(seen.reason, path, seen.detail)
+        return None
+    return seen
+
+
+def observe(path: str, agent: str, fmt: str, tally: Tally) -> Observed | None:
+    """Stat and fingerprint a file; None (with the reason counted) when it cannot be read or is not ready."""
+    return _noted(look(path, agent, fmt), path, tally)
 
 
 def _still_there(cursor: Cursor) -> bool:
@@ -183,10 +205,15 @@ def _continuations(cursor: Cursor, fmt: str) -> list[str]:
     return sources.named(fmt).continuations(cursor.path, cursor.dev, cursor.inode)
 
 
+_UNSEEN = Unreadable("")  # a file not looked at ahead
+
+
 def plan_reads(
-    discovery: Discovery, cursors: Iterable[Cursor], roots: list[str], excluded_agents: Iterable[str], tally: Tally
+    discovery: Discovery, cursors: Iterable[Cursor], roots: list[str], excluded_agents: Iterable[str], tally: Tally,
+    ahead: Iterator[Look] | None = None,
 ) -> tuple[list[ReadPlan], list[str]]:
-    """The reads of this run, and the ids of tracked files that are gone for good."""
+    """The reads of this run, and the ids of tracked files that are gone for good. `ahead` is what `look` finds of
+    each of `discovery.live` in order, looked at ahead (by scan workers); one is taken for each, needed or not."""
     cursors = list(cursors)
     excluded = frozenset(excluded_agents)
     by_path = {c.path: c for c in cursors if c.state == "active"}
@@ -207,6 +234,7 @@ def plan_reads(
         plans.append(plan)
 
     for candidate in discovery.live:
+        looked = _UNSEEN if ahead is None else next(ahead)
         tracked = by_path.get(candidate.path)
         if tracked is not None:
             try:
@@ -217,7 +245,9 @@ def plan_reads(
                     continue
             except OSError:
                 pass
-        seen = observe(candidate.path, candidate.agent, candidate.format, tally)
+        if looked is _UNSEEN:
+            looked = look(candidate.path, candidate.agent, candidate.format)
+        seen = _noted(looked, candidate.path, tally)
         if seen is not None:
             consider(seen, identity(seen, by_id, by_path, claimed))
 

@@ -35,7 +35,8 @@ from distiller.pipeline import scan
 from distiller.pipeline.chunk import Chunk, Window
 from distiller.pipeline.dispatch import DryRun
 from distiller.pipeline.run import distill_plans, unread
-from distiller.track import plan_reads
+from distiller.tail import tail_digest
+from distiller.track import Cursor, plan_reads
 
 TEXTS = [
     "I live in Lisbon and I'm allergic to peanuts",
@@ -355,3 +356,80 @@ def test_the_collector_runs_seldom_during_a_scan_and_as_before_after_it():
         assert gc.get_threshold() == scan.SCAN_GC_THRESHOLDS != before
         raise RuntimeError("a run that fails")
     assert gc.get_threshold() == before
+
+
+TREE_CHANGE = st.sampled_from(["none", "append", "replace", "truncate", "delete", "copy", "rename", "link", "empty",
+                               "headless"])
+
+
+def _reshape(path: Path, how: str) -> None:
+    """A change to a file tree: the reader's own, or a copy with an identical head, a rename, a hard link, an
+    empty file or one whose header is not complete yet beside it."""
+    twin = path.with_name(f"{how}-{path.name}")
+    if how == "copy":
+        shutil.copyfile(path, twin)
+    elif how == "rename":
+        os.rename(path, twin)
+    elif how == "link":
+        os.link(path, twin)
+    elif how == "empty":
+        twin.write_bytes(b"")
+    elif how == "headless":
+        twin.write_bytes(b'{"type":"session","id":"unfinished"')
+    else:
+        _change(path, how)
+
+
+def _read_to_end(plan) -> Cursor:
+    with open(plan.target.path, "rb") as f:
+        return replace(plan.target, offset=plan.stop, tail_digest=tail_digest(f, plan.stop))
+
+
+@FORK_OR_SPAWN
+@hypothesis_settings(max_examples=10, deadline=None,
+                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                            HealthCheck.function_scoped_fixture])
+@given(files=st.lists(FILE, min_size=1, max_size=8), changes=st.lists(TREE_CHANGE, max_size=8),
+       tracked=st.booleans(), chunk=st.sampled_from([1, 3, scan.LOOK_FILES]))
+def test_files_looked_at_by_the_workers_plan_as_the_plain_planning(tmp_path_factory, files, changes, tracked, chunk,
+                                                                   fork):
+    fork = _fork_or_spawn(fork)
+    root = tmp_path_factory.mktemp("plan") / "agents"
+    paths = _write_corpus(root, files, "p")
+    settings = Settings(state_dir=root.parent / "state", scan_workers=1)
+    cursors: list[Cursor] = []
+    if tracked:  # a later run: every file read to its end before the changes
+        first, _ = plan_reads(registry.discover([root], ()), [], [str(root)], (), Tally())
+        cursors = [_read_to_end(plan) for plan in first]
+    for path, how in zip(paths, changes):
+        _reshape(path, how)
+    discovery = registry.discover([root], settings.excluded_agents)
+    plain_tally, ahead_tally = Tally(), Tally()
+    plain = plan_reads(discovery, cursors, [str(root)], settings.excluded_agents, plain_tally)
+    started = scan.Scanner(settings, None, 1, fork=fork)
+    sizes = scan.LOOK_FILES, scan.LOOK_FILES_HERE
+    scan.LOOK_FILES, scan.LOOK_FILES_HERE = chunk, max(1, chunk // 2)  # chunks of both kinds on small trees
+    try:
+        assert started.wait_started()
+        ahead = plan_reads(discovery, cursors, [str(root)], settings.excluded_agents, ahead_tally,
+                           started.looks(discovery.live))
+        assert not started.failed
+    finally:
+        scan.LOOK_FILES, scan.LOOK_FILES_HERE = sizes
+        started.close()
+    assert ahead == plain
+    assert ahead_tally.as_dict() == plain_tally.as_dict()
+
+
+@FORK_OR_SPAWN
+def test_a_worker_killed_before_the_planning_leaves_it_to_the_main_process(tmp_path, caplog, fork):
+    root = tmp_path / "agents"
+    _write_corpus(root, [[("user", TEXTS[i % len(TEXTS)], i) for i in range(5)]] * 40, "q")
+    discovery = registry.discover([root], ())
+    plain = plan_reads(discovery, [], [str(root)], (), Tally())
+    started = scan.Scanner(Settings(state_dir=tmp_path / "state"), None, 1, fork=_fork_or_spawn(fork))
+    assert started.wait_started()
+    os.kill(started.workers[0].pid, signal.SIGKILL)
+    with caplog.at_level(logging.WARNING, logger="distiller"):
+        assert plan_reads(discovery, [], [str(root)], (), Tally(), started.looks(discovery.live)) == plain
+    assert started.failed and "planning in the main process" in caplog.text

@@ -260,7 +260,7 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
             with connect_for(settings, read_only=True) as con:
                 tracked = load_cursors(con)  # the resumed batches moved them
         discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents)
-        if not tracked:  # a first run reads whole files: scan workers for them start while the reads are planned
+        if not tracked:  # a first run reads whole files: scan workers for them start now, and help plan them
             started = scan.early(settings, [found.path for found in discovery.live])
         tally.files_skipped.update(discovery.skipped)
         for missing in discovery.missing:
@@ -268,7 +268,8 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
             log.warning("source not found: %s", missing)
         _name_unrecognised(roots, discovery, tally)
         with scan.fewer_collections():
-            plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally)
+            plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally,
+                                     None if started is None else started.looks(discovery.live))
             dispatcher = mode(settings, extractor, dry_run=dry_run)(settings, run_id, tally, extractor, show, spent,
                                                                     progress=progress, pacer=pacer)
             if progress is not None:

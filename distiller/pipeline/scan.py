@@ -55,8 +55,9 @@ from distiller.pipeline.read import FileRead, open_reading, session_key
 from distiller.progress import Progress
 from distiller.records import Message
 from distiller.screen import Decision, Screened
-from distiller.tail import tail_digest
-from distiller.track import Cursor, ReadPlan
+from distiller.tail import Stat, tail_digest
+from distiller.sources.base import SourceFile
+from distiller.track import Cursor, Look, Observed, ReadPlan, Unreadable, look
 
 # A scan is spread over workers (scan_workers = auto) only when it plans at least this much: an hourly run's tails
 # stay in the main process, and no process is started for them.
@@ -76,6 +77,12 @@ PIPE_BYTES = 1024 * 1024
 # The collector's thresholds while a scan runs: with the default young generation (700 objects) it walks the
 # records a chunk holds over and over, some 9 % of a scan's CPU; a scan makes few reference cycles.
 SCAN_GC_THRESHOLDS = (50_000, 20, 20)
+# The planning of a first run looks at this many files at a time in a worker (LOOKS_AHEAD of them handed ahead),
+# and at LOOK_FILES_HERE at a time in the main process alongside.
+LOOK_FILES = 64
+LOOKS_AHEAD = 2
+LOOK_FILES_HERE = 32
+LOOK_HERE = "here"  # what a worker answers for a file it could not look at
 # How long closing waits for a worker to end before it is killed.
 CLOSE_SECONDS = 2.0
 _FRAME = struct.Struct("<Q")  # a pickled frame's length, before it on the pipes
@@ -213,7 +220,7 @@ def _serve(inp: BinaryIO, out: BinaryIO) -> None:
     threading.Thread(target=_take, args=(inp, tasks), daemon=True).start()
     try:
         while (task := tasks.get()) is not None:
-            _write(out, scan_files(task, _job[0], _packed))
+            _write(out, _looks(task[1]) if isinstance(task, tuple) else scan_files(task, _job[0], _packed))
     except BrokenPipeError:  # the main process stopped reading: it is done
         pass
 
@@ -223,6 +230,37 @@ def scan_files(tasks: list[FileTask], job: _Job, pack: Callable[[Screened], obje
     for the pipe, the main process keeps the records. All files are read first, then all their messages screened:
     screening message after message keeps its code and patterns in the CPU caches (as a chunk does)."""
     return [None if read is None else _screened(read, job, pack) for read in [_read_file(task, job) for task in tasks]]
+
+
+def _looks(files: list[tuple[str, str, str]]) -> list:
+    """What `look` finds of each (path, agent, format), an observation packed as a plain tuple of what the main
+    process does not know (`_unpacked_look`); LOOK_HERE for one the main process looks at itself."""
+    found: list = []
+    for path, agent, fmt in files:
+        try:
+            seen = look(path, agent, fmt)
+        except Exception:  # a fault: the main process meets it itself
+            found.append(LOOK_HERE)
+            continue
+        if isinstance(seen, Observed):
+            stat = seen.stat
+            found.append((stat.dev, stat.inode, stat.size, stat.mtime_ns, seen.fingerprint, seen.session_id,
+                          seen.distinctive))
+        else:
+            found.append(seen)
+    return found
+
+
+def _unpacked_look(item: tuple[str, str, str], seen: object) -> Look:
+    path, agent, fmt = item
+    if type(seen) is tuple:
+        dev, inode, size, mtime_ns, fingerprint, session_id, distinctive = seen
+        return Observed(path, agent, Stat(dev, inode, size, mtime_ns), fingerprint, session_id, distinctive, fmt)
+    if seen == LOOK_HERE:
+        return look(path, agent, fmt)
+    if seen is None or isinstance(seen, Unreadable):
+        return seen
+    raise TypeError(f"a look answer of type {type(seen).__name__}")
 
 
 # A file read, its messages not screened yet: its scan but for the messages, its reading's state, and each message
@@ -488,6 +526,57 @@ class Scanner(InProcess):
         """The plans to scan (the workers may have been started before they were made)."""
         self.plans, self.session_keys = plans, session_keys
         self.eligible = [_for_workers(plan) for plan in plans]
+
+    def looks(self, files: Sequence[SourceFile]) -> Iterator[Look]:
+        """What `track.look` finds of each file, in order, for `plan_reads` (a first run's planning opens every
+        file): chunks of them looked at by the workers while the main process looks at the next ones itself, as it
+        scans alongside them; all of them here once a worker failed, or while none is ready."""
+        items = [(found.path, found.agent, found.format) for found in files]
+        chunks: deque[tuple[_Worker | None, int, list]] = deque()  # (worker, first item, looks) in order
+        handed: Counter[_Worker] = Counter()
+        given = taken = 0  # items in a chunk, items yielded
+        try:
+            while taken < len(items):
+                try:
+                    if not self.failed and (self.ready or self._started()):
+                        self.ready = True
+                        for worker in self.workers:
+                            while handed[worker] < LOOKS_AHEAD and given < len(items):
+                                part = items[given:given + LOOK_FILES]
+                                if not all(map(registry.builtin, (fmt for _, _, fmt in part))):
+                                    break  # a format a fresh worker may not know: the rest is looked at here
+                                _write(worker.stdin, ("look", part))
+                                handed[worker] += 1
+                                chunks.append((worker, given, []))
+                                given += len(part)
+                    head = chunks[0] if chunks else None
+                    if given < len(items) and (head is None or (head[0] is not None
+                                                                and not select.select([head[0].stdout], [], [], 0)[0])):
+                        part = items[given:given + LOOK_FILES_HERE]
+                        chunks.append((None, given, [look(*item) for item in part]))
+                        given += len(part)
+                        continue
+                    worker, first, found = chunks.popleft()
+                    if worker is not None:
+                        found = _read(worker.stdout)
+                        handed[worker] -= 1
+                        if not isinstance(found, list) or len(found) != min(LOOK_FILES, len(items) - first):
+                            raise ValueError("a look answer of the wrong size")
+                        found = [_unpacked_look(item, seen) for item, seen in zip(items[first:first + len(found)], found)]
+                except (EOFError, OSError, pickle.UnpicklingError, ValueError, TypeError) as exc:
+                    log.warning("a scan worker failed (%s): planning in the main process", exc or type(exc).__name__)
+                    self._fail()
+                    chunks.clear()
+                    for item in items[taken:]:
+                        taken += 1
+                        yield look(*item)
+                    return
+                for seen in found:
+                    taken += 1
+                    yield seen
+        finally:
+            if any(worker is not None for worker, _, _ in chunks) and not self.failed:
+                self._fail()  # left before the end: the answers still due would be read as scans
 
     def wait_started(self, timeout: float = 30.0) -> bool:
         """Wait until every worker is ready (a test or a benchmark that wants the workers to read from the first
