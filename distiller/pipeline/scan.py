@@ -17,8 +17,9 @@ workers are forks of it (`_Forked`): nothing to start or import. They keep only 
 moment longer) and never return into the main process's code. Elsewhere (macOS, where fork without exec is unsafe,
 or with threads running) they are fresh interpreters running `serve()` (not multiprocessing's children, which
 import the caller's main script again). Either way they run `_serve` on pickled frames over two pipes. They start
-during the planning of a first run (`early`), or when the scan begins while the main process reads the first
-files itself; whenever the result it needs next is not back yet, the main process scans the next files itself
+before the planning of a first run (`early`) and look at its files for it (`Scanner.looks`: stat and fingerprint,
+while the main process looks at the next ones and matches them to the cursors), or when the scan begins while the
+main process reads the first files itself; whenever the result it needs next is not back yet, the main process scans the next files itself
 (the same functions, no pipe) rather than wait. They ignore SIGINT and SIGTERM (the main process stops at its
 safe points and closes them), and end when their task pipe closes: when the main process is done, stops, fails
 or is killed.
