@@ -11,11 +11,13 @@ import base64
 import binascii
 import math
 import re
+import string
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Iterator
 
-from distiller.textscan import contains_any
+from distiller.textscan import anchored, blank_except, contains_any, contains_any_anchored
 
 PLACEHOLDER = "[REDACTED:{}]"
 
@@ -41,6 +43,7 @@ class _Rule:
     group: int = 0
     accept: Callable[[str], bool] | None = None
     ignore_case: bool = False
+    possible: Callable[[bytes], bool] | None = None
 
 
 def _has_digit(value: str) -> bool:
@@ -135,6 +138,26 @@ def _phrase_password(value: str) -> bool:
 
 
 _DIGITS = tuple("0123456789")
+_DIGIT_BYTES = string.digits.encode()
+_UPPER_OR_DIGIT_BYTES = (string.ascii_uppercase + string.digits).encode()
+_BLANK_NON_TOKEN = blank_except(string.ascii_letters + string.digits + "+/_-")
+
+
+def _enough_digits(data: bytes) -> bool:
+    """A card number's pattern takes at least 15 digits."""
+    return len(data) - len(data.translate(None, _DIGIT_BYTES)) >= 15
+
+
+def _enough_upper_or_digits(data: bytes) -> bool:
+    """An IBAN's pattern takes at least 12 capitals and digits."""
+    return len(data) - len(data.translate(None, _UPPER_OR_DIGIT_BYTES)) >= 12
+
+
+def _long_token_run(data: bytes) -> bool:
+    """A high-entropy token is a run of at least 32 of its characters."""
+    return any(len(run) >= 32 for run in data.translate(_BLANK_NON_TOKEN).split())
+
+
 _HIGH_ENTROPY = "high-entropy"
 _PHRASE_LEAD = r"(?:\s+(?:for|to|on|of|at)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w.@-]{1,40}(?:\s+[\w.@-]{1,40})?)?"
 _PHRASE_VERB = r"\s*(?:\s(?:is|was|are|is\s+now|is\s+still|will\s+be)\s|[:=])\s*[\"'`]?"
@@ -271,15 +294,46 @@ _RULES: tuple[_Rule, ...] = (
         accept=_changed_password,
         ignore_case=True,
     ),
-    _Rule("card-number", _DIGITS, re.compile(r"(?<![\d-])\d(?:[ -]?\d){14,15}(?![\d-])"), accept=_card_number),
-    _Rule("iban", _DIGITS, re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b"), accept=_iban),
+    _Rule("card-number", _DIGITS, re.compile(r"(?<![\d-])\d(?:[ -]?\d){14,15}(?![\d-])"), accept=_card_number,
+          possible=_enough_digits),
+    _Rule("iban", _DIGITS, re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b"), accept=_iban,
+          possible=_enough_upper_or_digits),
     _Rule(_HIGH_ENTROPY, _DIGITS, re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{32,}={0,2}"),
-          accept=_looks_random),
+          accept=_looks_random, possible=_long_token_run),
 )
 
-_SENSITIVE_NEEDLES = tuple(n for rule in _RULES if not rule.ignore_case for n in rule.needles)
-_FOLDED_NEEDLES = tuple(n for rule in _RULES if rule.ignore_case for n in rule.needles)
+
+def _family(rule: _Rule) -> tuple[bool, bool]:
+    """Rules whose needles are sought alike (in the text or lower-cased; the digits, which most texts hold, apart):
+    a text without any needle of a family skips all its rules at once."""
+    return rule.ignore_case, rule.needles == _DIGITS
+
+
+_FAMILIES = tuple(dict.fromkeys(_family(rule) for rule in _RULES if rule.needles))
+_FAMILY_NEEDLES = tuple(
+    (family[0], tuple(dict.fromkeys(n for rule in _RULES if rule.needles and _family(rule) == family
+                                    for n in rule.needles)))
+    for family in _FAMILIES
+)
+_FAMILY_BITS = tuple(
+    (1 << n, (ignore_case, anchored(needles))) for n, (ignore_case, needles) in enumerate(_FAMILY_NEEDLES)
+)
 _ALWAYS = any(not rule.needles for rule in _RULES)
+
+
+@lru_cache(maxsize=None)
+def _candidates(families: int) -> tuple[tuple[_Rule, bool], ...]:
+    """The rules of those families (bit n for family n) and every rule without needles, in order, each with whether
+    its own needles must still be sought (not when they are all its family's)."""
+    chosen = []
+    for rule in _RULES:
+        if not rule.needles:
+            chosen.append((rule, False))
+            continue
+        family = _FAMILIES.index(_family(rule))
+        if families >> family & 1:
+            chosen.append((rule, tuple(dict.fromkeys(rule.needles)) != _FAMILY_NEEDLES[family][1]))
+    return tuple(chosen)
 
 
 def _value_group(rule: _Rule, match: re.Match[str]) -> int:
@@ -291,14 +345,22 @@ def _value_group(rule: _Rule, match: re.Match[str]) -> int:
 
 
 def _rules_in_play(text: str) -> tuple[_Rule, ...]:
-    """The rules whose needles occur in text: the others cannot report a span."""
-    if not _ALWAYS and not contains_any(text, _SENSITIVE_NEEDLES):
-        lowered = text.lower()
-        if not contains_any(lowered, _FOLDED_NEEDLES):
-            return ()
-    else:
-        lowered = text.lower()
-    return tuple(r for r in _RULES if not r.needles or contains_any(lowered if r.ignore_case else text, r.needles))
+    """The rules whose needles occur in text and whose shape it may hold: the others cannot report a span."""
+    lowered = text.lower()
+    families = 0
+    for bit, (ignore_case, groups) in _FAMILY_BITS:
+        if contains_any_anchored(lowered if ignore_case else text, groups):
+            families |= bit
+    if not families and not _ALWAYS:
+        return ()
+    data = text.encode() if text.isascii() else None
+    in_play = []
+    for rule, seek in _candidates(families):
+        if seek and not contains_any(lowered if rule.ignore_case else text, rule.needles):
+            continue
+        if data is None or rule.possible is None or rule.possible(data):
+            in_play.append(rule)
+    return tuple(in_play)
 
 
 def _spans(text: str, rules: tuple[_Rule, ...]) -> Iterator[tuple[int, int, str]]:
@@ -341,7 +403,8 @@ def redact_every_rule(text: str) -> Redacted:
 
 
 def redact(text: str) -> Redacted:
-    return _redacted(text, _rules_in_play(text))
+    rules = _rules_in_play(text)
+    return _redacted(text, rules) if rules else Redacted(text, ())
 
 
 def find_secret(text: str) -> str | None:

@@ -12,6 +12,27 @@ def contains_any(text: str, needles: tuple[str, ...]) -> bool:
     return False
 
 
+def anchored(needles: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The needles grouped under a character each of them holds, its first that is no lower-case ASCII letter (in
+    prose those are rarer; a needle of lower-case letters only is its own anchor): a text without the anchor holds
+    none of its group, and one search for it rules out the whole group."""
+    groups: dict[str, list[str]] = {}
+    for needle in needles:
+        anchor = next((char for char in needle if not ("a" <= char <= "z")), needle)
+        groups.setdefault(anchor, []).append(needle)
+    return tuple((anchor, tuple(group)) for anchor, group in groups.items())
+
+
+def contains_any_anchored(text: str, groups: tuple[tuple[str, tuple[str, ...]], ...]) -> bool:
+    """`contains_any(text, needles)` for the groups `anchored(needles)` made."""
+    for anchor, needles in groups:
+        if anchor in text:
+            for needle in needles:
+                if needle in text:
+                    return True
+    return False
+
+
 def blank_except(keep: str) -> bytes:
     """A bytes.translate table that turns every ASCII character not in `keep` into a blank and leaves other bytes:
     blanking and splitting ASCII text finds its runs of `keep` characters without a match object per run."""

@@ -5,9 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from secretgen import SECRETS, texts_with_secrets
+from secretgen import SECRETS, prose, texts_with_secrets
 
-from distiller.redact import Redacted, find_secret, redact, redact_every_rule
+from distiller.redact import _RULES, Redacted, _rules_in_play, _spans, find_secret, redact, redact_every_rule
+from distiller.textscan import contains_any
 
 FIXTURE = Path(__file__).parent / "fixtures" / "labelled.jsonl"
 ROWS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -87,6 +88,25 @@ def test_redaction_is_idempotent(text):
 @settings(max_examples=400, deadline=None)
 @given(texts_with_secrets())
 def test_the_needle_shortcut_equals_running_every_rule(text):
+    assert redact(text) == redact_every_rule(text)
+
+
+@pytest.mark.slow  # hundreds of generated examples; CI runs it with the other slow tests
+@settings(max_examples=1500, deadline=None)
+@given(st.data())
+def test_every_span_a_rule_reports_holds_a_needle_and_passes_its_shape_check(data):
+    """Texts drawn from one rule's pattern at a time, in ASCII (where the shape checks apply) or any text: what the
+    shortcut asks of a text is true of every span the rule reports, and the shape check of every match."""
+    rule = data.draw(st.sampled_from(_RULES))
+    alphabet = data.draw(st.sampled_from([st.characters(max_codepoint=127), st.characters(exclude_categories=("Cs",))]))
+    text = data.draw(st.one_of(st.from_regex(rule.pattern, alphabet=alphabet), st.tuples(
+        prose(), SECRETS.get(rule.kind, st.just("")), prose()).map("".join)))
+    if any(True for _ in _spans(text, (rule,))):
+        assert contains_any(text.lower() if rule.ignore_case else text, rule.needles), text
+        assert rule in _rules_in_play(text), text
+    if rule.possible is not None and text.isascii():
+        for match in rule.pattern.finditer(text):
+            assert rule.possible(match.group().encode()), match.group()
     assert redact(text) == redact_every_rule(text)
 
 
