@@ -137,6 +137,28 @@ def _phrase_password(value: str) -> bool:
     return value.casefold() not in _NOT_A_PASSWORD and _password_value(value)
 
 
+# Words of prose around a passphrase ("it is stored in my manager"), which a passphrase of random words lacks.
+_PROSE_WORDS = frozenset("""
+a an the in on at of for to my your our is it and or with from by as that this me i you he she we they us them his
+her its their be are was were have has had do does did not no so but if when than then there here
+""".split())
+
+
+def _passphrase(value: str) -> bool:
+    """Several words: a passphrase or a wallet's seed words, unless it reads as a description of one."""
+    words = value.casefold().split()
+    if len(words) < 2 or not _password_value(value):
+        return False
+    if words[0] not in _NOT_A_PASSWORD and not _PROSE_WORDS.intersection(words):
+        return True
+    return len(words) >= 4 and not _PROSE_WORDS.intersection(words)
+
+
+def _social_security_number(value: str) -> bool:
+    digits = value.replace("-", "").replace(" ", "")
+    return digits[:3] not in ("000", "666") and digits[3:5] != "00" and digits[5:] != "0000"
+
+
 _DIGITS = tuple("0123456789")
 _DIGIT_BYTES = string.digits.encode()
 _UPPER_OR_DIGIT_BYTES = (string.ascii_uppercase + string.digits).encode()
@@ -160,7 +182,7 @@ def _long_token_run(data: bytes) -> bool:
 
 _HIGH_ENTROPY = "high-entropy"
 _PHRASE_LEAD = r"(?:\s+(?:for|to|on|of|at)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w.@-]{1,40}(?:\s+[\w.@-]{1,40})?)?"
-_PHRASE_VERB = r"\s*(?:\s(?:is|was|are|is\s+now|is\s+still|will\s+be)\s|[:=])\s*[\"'`]?"
+_PHRASE_VERB = r"\s*(?:\s(?:is|was|are|is\s+now|is\s+still|will\s+be)(?:\s*[:=])?\s|[:=])\s*[\"'`]?"
 
 # Ordered from most to least specific: a span claimed by an earlier rule is never re-labelled by a later one.
 _RULES: tuple[_Rule, ...] = (
@@ -248,9 +270,22 @@ _RULES: tuple[_Rule, ...] = (
         ignore_case=True,
     ),
     _Rule(
+        "passphrase",
+        ("pass", "phrase", "mnemonic", "seed words"),
+        re.compile(
+            r"(?ai)\b(?:pass[ \t]*phrase|password|passwd|(?:seed|recovery|secret|wallet|mnemonic)[ \t]+phrase|mnemonic|"
+            r"seed[ \t]+words)"
+            + _PHRASE_LEAD + _PHRASE_VERB
+            + r"(?!\[REDACTED)([^\s\"'`.,;:!?()\[\]{}<>][^\n\"'`.,;:!?()\[\]{}<>]{1,300}[^\s\"'`.,;:!?()\[\]{}<>])"
+        ),
+        group=1,
+        accept=_passphrase,
+        ignore_case=True,
+    ),
+    _Rule(
         "password-assignment",
-        ("pass", "pwd"),
-        re.compile(r"(?ai)(?<![A-Za-z])(?:password|passwd|passphrase|pwd)[\"']?[ \t]*[:=][ \t]*" + _ASSIGNMENT_VALUE),
+        ("pass", "pw"),
+        re.compile(r"(?ai)(?<![A-Za-z])(?:password|passwd|passphrase|pwd|pw)[\"']?[ \t]*[:=][ \t]*" + _ASSIGNMENT_VALUE),
         accept=_password_value,
         ignore_case=True,
     ),
@@ -269,6 +304,27 @@ _RULES: tuple[_Rule, ...] = (
         ("pin",),
         re.compile(r"(?ai)\bpin(?:[ \t]+(?:code|number))?" + _PHRASE_LEAD + _PHRASE_VERB + r"(\d{3,12})(?!\w)"),
         group=1,
+        ignore_case=True,
+    ),
+    _Rule(
+        "ssn",
+        ("ssn", "social security", "social insurance"),
+        re.compile(r"(?ai)\b(?:ssn|social[ \t]+(?:security|insurance)(?:[ \t]+(?:number|no\.?|#))?)[^\d\n]{0,24}?"
+                   r"(?<!\d)(\d{3}[- ]?\d{2}[- ]?\d{4})(?![\d-])"),
+        group=1,
+        accept=_social_security_number,
+        ignore_case=True,
+    ),
+    _Rule(
+        "access-code",
+        ("code",),
+        re.compile(
+            r"(?ai)\b(?:door|alarm|gate|garage|safe|lock|locker|entry|building|keypad|security|access|wi-?fi|"
+            r"recovery|backup|verification|2fa|one-time)[ \t]+codes?" + _PHRASE_LEAD + _PHRASE_VERB
+            + r"(?!\[REDACTED)([A-Za-z0-9#*-]{2,39}[A-Za-z0-9#*])(?![\w-])"
+        ),
+        group=1,
+        accept=_has_digit,
         ignore_case=True,
     ),
     _Rule(

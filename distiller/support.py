@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from datetime import date
+from functools import lru_cache
 
 MIN_QUOTE_WORDS = 3
 MIN_BACKED_SHARE = 0.5  # of the statement's content words, the share that must occur in the cited messages
@@ -53,6 +54,7 @@ def trivial_quote(quote: str) -> bool:
     return len(words) + sum(1 for w in words if _CONTRACTION.search(w)) < MIN_QUOTE_WORDS
 
 
+@lru_cache(maxsize=1 << 16)  # a pure function of one word, asked again for every statement and cited text
 def _stem(word: str) -> str:
     word = _bare(word)
     for suffix in _SUFFIXES:
@@ -69,8 +71,9 @@ def _related(a: str, b: str) -> bool:
     return len(short) >= 4 and long.startswith(short[: max(4, len(short) - 1)])
 
 
-def content_stems(text: str) -> set[str]:
-    return {_stem(w) for w in _WORD.findall(text) if w.casefold() not in _FUNCTION_WORDS and not w.isdigit()}
+@lru_cache(maxsize=256)  # the cited texts of a message's candidates are the same text again
+def content_stems(text: str) -> frozenset[str]:
+    return frozenset(_stem(w) for w in _WORD.findall(text) if w.casefold() not in _FUNCTION_WORDS and not w.isdigit())
 
 
 # Number words count as their digits ("two" supports "2"); "one" does not, being a pronoun as often as a number.
@@ -139,8 +142,8 @@ def unsupported(statement: str, quotes: Iterable[str], cited_texts: Iterable[str
         return True
     quoted = set().union(*(content_stems(q) for q in quotes))
     said = content_stems(statement)
-    if not any(_related(a, b) for a in said for b in quoted):
+    if not (said & quoted or any(_related(a, b) for a in said for b in quoted)):  # a shared stem is related
         return True
     cited = content_stems(texts)
-    backed = sum(any(_related(a, b) for b in cited) for a in said)
+    backed = sum(a in cited or any(_related(a, b) for b in cited) for a in said)
     return backed < MIN_BACKED_SHARE * len(said)

@@ -395,7 +395,7 @@ class FakeAnthropic:
             results = batch["_results"] if batch else None
         if results is None:
             return _json(404, error_body("not_found_error", f"no results for batch {batch_id}"))
-        data = b"".join(orjson.dumps(line) + b"\n" for line in results)
+        data = b"".join((line if isinstance(line, bytes) else orjson.dumps(line)) + b"\n" for line in results)
         with self._lock:
             drop = self.drop_results > 0
             self.drop_results -= drop

@@ -77,8 +77,8 @@ SECRETS: dict[str, st.SearchStrategy[str]] = {
         st.tuples(_any_case("basic"), st.tuples(_chars(ALNUM, 3, 10), _chars(ALNUM, 4, 16)).map(_basic)).map(
             lambda t: f"{t[0]} {t[1]}"),
     ),
-    "password-assignment": st.tuples(_any_case("password"), _with_digit(ALNUM, 6, 20)).map(
-        lambda t: f"{t[0]}={t[1]}"),
+    "password-assignment": st.tuples(st.sampled_from(["password", "pwd", "pw"]).flatmap(_any_case),
+                                     _with_digit(ALNUM, 6, 20)).map(lambda t: f"{t[0]}={t[1]}"),
     "secret-assignment": st.tuples(_any_case("api_key"), _with_digit(ALNUM, 8, 30)).map(lambda t: f"{t[0]}: {t[1]}"),
     "pin": st.tuples(_any_case("pin"), _chars(string.digits, 4, 8)).map(lambda t: f"the {t[0]} is {t[1]}"),
     "password-phrase": st.one_of(
@@ -87,6 +87,18 @@ SECRETS: dict[str, st.SearchStrategy[str]] = {
         st.tuples(_any_case("changed my password"), _with_digit(ALNUM + "!#", 6, 16)).map(
             lambda t: f"I {t[0]} to {t[1]} today"),
     ),
+    "passphrase": st.one_of(
+        st.tuples(_any_case("passphrase"), st.lists(_chars(string.ascii_lowercase, 3, 9), min_size=3, max_size=6)).map(
+            lambda t: f"my {t[0]} is {' '.join('x' + w for w in t[1])}"),
+        st.tuples(_any_case("seed phrase"), st.lists(_chars(string.ascii_lowercase, 3, 8), min_size=12,
+                                                      max_size=12)).map(
+            lambda t: f"the wallet {t[0]}: {' '.join('z' + w for w in t[1])}"),
+    ),
+    "ssn": st.tuples(_any_case("ssn"), _chars("12345", 3, 3), _chars("123456789", 2, 2), _chars("123456789", 4, 4)
+                     ).map(lambda t: f"my {t[0]} is {t[1]}-{t[2]}-{t[3]}"),
+    "access-code": st.tuples(st.sampled_from(["door", "alarm", "gate", "garage", "Wifi", "recovery"]),
+                             _any_case("code"), _with_digit(string.digits + "#*", 4, 10)).map(
+        lambda t: f"the {t[0]} {t[1]} is {t[2]}"),
     "card-number": st.tuples(st.sampled_from("3456"), _chars(string.digits, 14, 14)).map(
         lambda t: _with_luhn_digit(t[0] + t[1])),
     "iban": _chars(string.digits, 18, 18).map(_german_iban),
@@ -98,7 +110,7 @@ SECRETS: dict[str, st.SearchStrategy[str]] = {
 # Prose that brushes against the needles and the clean stage's markers without being a secret by itself.
 _NEAR = ["sk-", "sk_", "AIza", "Bearer", "BASIC", "pass", "PIN", "pin", "key", "token", "secret", "://", "@",
          "-----", "eyJ", "hf_", "xox", "gl", "=", ":", "ſ", "K", "ı", "İ", "<", "[", "HEARTBEAT", "System:", "\n",
-         "\t", " is ", "42", "the ", "password", "for the vpn"]
+         "\t", " is ", "42", "the ", "password", "for the vpn", "phrase", "seed words", "code", "ssn", "pw"]
 # What the clean stage removes or splits on, for the texts its shortcut is tested on.
 CLEAN_MARKERS = ["[Queued messages while agent was busy]\n\n---\nQueued #1\n", "[WebChat 2026-03-01 10:00] ",
                  "[Mon 2026-03-01 10:00 UTC] ", "<relevant-memories>I like tea</relevant-memories>", "<think>x</think>",

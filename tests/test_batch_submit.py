@@ -109,3 +109,19 @@ def test_batch_ids_past_9999_are_accepted_and_ordered_by_number(transcript, sett
     discarded = distill("--json", "batches", "discard", f"{run}-10001", env={}, check=True)
     assert orjson.loads(discarded.stdout)  # the batch and the ones made after it, not the ones before
     assert [b.batch_id for b in batches.load_all(settings.state_dir)] == [f"{run}-9999", f"{run}-10000"]
+
+
+def test_discarding_a_batch_takes_its_own_runs_later_batches_only_and_warns_of_what_may_be_billed(transcript,
+                                                                                                  settings):
+    assert distill("--json", "run", "--no-llm", env={}, check=True).returncode == 0
+    (staged,) = batches.load_all(settings.state_dir)
+    run, other = staged.batch_id[:12], "f" * 12  # another run's id sorts after this one's
+    fields = staged.__dict__
+    batches.write(settings.state_dir, batch_model.Batch(**{**fields, "batch_id": f"{run}-0002",
+                                                         "status": batch_model.SUBMITTED, "remote_id": "msgbatch_1"}))
+    batches.write(settings.state_dir, batch_model.Batch(**{**fields, "batch_id": f"{other}-0001"}))
+    discarded = distill("--json", "batches", "discard", staged.batch_id, env={}, check=True)
+    assert orjson.loads(discarded.stdout)["discarded"] == [staged.batch_id, f"{run}-0002"]
+    assert f"discarded batch {run}-0002 was submitted to the Message Batches API: it may be billed" in discarded.stderr
+    assert "discarded batch " + staged.batch_id not in discarded.stderr  # staged for an agent: nothing paid
+    assert [b.batch_id for b in batches.load_all(settings.state_dir)] == [f"{other}-0001"]

@@ -22,6 +22,7 @@ from distiller.batches import files as batches
 from distiller.batches import journal
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, Usage
 from distiller.extract.rules import RulesExtractor
+from distiller.config import Settings
 from distiller.pipeline import pace
 
 FILLER = " ".join(["and the notes I keep about the migration plan stay in the project wiki"] * 6)
@@ -467,3 +468,23 @@ def test_a_retry_after_given_as_an_http_date_holds_every_new_request(api, fake_a
     refused_at = posts[0].at
     later = posts[4:]
     assert later and min(r.at for r in later) >= refused_at + 1.5, [r.at - refused_at for r in later]
+
+
+def test_a_resumed_batchs_journaled_answers_count_toward_the_daily_budget(fake_anthropic, tmp_path):
+    """A killed run paid for them; the store records those calls only with the commit, so the day's spend
+    read from it misses them: the resume must not spend that money a second time."""
+    from distiller.extract.anthropic import AnthropicExtractor
+    from distiller.extract.prompt import PROMPT_VERSION
+    from distiller.pipeline import run_once
+    settings = Settings(state_dir=tmp_path / "state", budget_usd_per_day=1.0)
+    batch = replace(_pending_batch(tmp_path), batch_id="0123456789ab-0001", extractor="anthropic",
+                    model="claude-haiku-5-5", prompt_version=PROMPT_VERSION)
+    batch = replace(batch, cursors=tuple((cursor, None) for cursor, _ in batch.cursors))  # files new to the store
+    path = batches.write(settings.state_dir, batch)
+    with journal.Journal(path) as log:
+        log.append(Extraction(batch.requests[0].request_id, (),
+                              (Usage("claude-haiku-5-5", 100, 10, 0, 0, 5, 0.999),)), ())
+    extractor = AnthropicExtractor("claude-haiku-5-5", api_key="test-key", base_url=fake_anthropic.base_url)
+    summary = run_once(settings, [tmp_path / "none"], extractor=extractor)
+    assert fake_anthropic.message_requests() == []  # $0.001 left of the day: no request's worst case fits
+    assert summary.tally.quarantined_requests == 2 and summary.tally.cost_usd == pytest.approx(0.999)

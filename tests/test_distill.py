@@ -89,6 +89,20 @@ def test_rate_limited_run_stops_with_75_and_the_next_run_resumes(api, fake_anthr
     assert run_json(api)["messages"] == 0
 
 
+def test_quarantined_batches_are_listed_in_batch_order_past_9999(api, fake_anthropic, agents, settings):
+    append(new_session(agents), message_line("I'm allergic to peanuts", message_id="u0000001"))
+    fake_anthropic.enqueue_error(400, "invalid_request_error", "prompt is too long")
+    assert run_json(api)["quarantined_requests"] == 1
+    with duckdb.connect(str(settings.db_path)) as con:
+        (batch_id,) = con.execute("SELECT batch_id FROM batches").fetchone()
+        run = batch_id[:12]
+        for number in (10000, 9999, 100000):
+            con.execute("INSERT INTO batches SELECT * REPLACE (? AS batch_id) FROM batches WHERE batch_id = ?",
+                        [f"{run}-{number}", batch_id])
+    listed = orjson.loads(distill("--json", "batches", "list", check=True).stdout)["batches"]
+    assert [b["batch_id"] for b in listed] == [batch_id, f"{run}-9999", f"{run}-10000", f"{run}-100000"]
+
+
 @pytest.mark.parametrize("failure", ["400", "refusal", "truncated"])
 def test_refused_requests_are_split_then_quarantined_and_can_be_retried(api, fake_anthropic, agents, settings,
                                                                          failure):

@@ -300,12 +300,23 @@ def test_a_results_download_cut_off_mid_body_is_retried_by_the_sdk_then_unavaila
     assert caught.value.exit_code == EXIT_UNAVAILABLE
 
 
-def test_unreadable_batch_results_are_one_clear_error(fake_anthropic):
-    batch_id = extractor(fake_anthropic).submit_batch([make_request("r1")])
+def test_an_unreadable_batch_result_line_costs_only_its_own_request(fake_anthropic):
+    """A line that does not parse (a number no float holds, a string, a result of no known shape) quarantines the
+    request it names, counted at its estimate as billed; the other results are collected, so the batch is never
+    stuck uncollectable."""
+    requests = [make_request(f"r{i}", "I prefer vim.") for i in range(1, 6)]
+    batch_id = extractor(fake_anthropic).submit_batch(requests)
     fake_anthropic.end_batches()
-    fake_anthropic._batches[batch_id]["_results"] = ["not an object"]
-    with pytest.raises(DistillError, match="unreadable results"):
-        extractor(fake_anthropic).collect_batch(batch_id)
+    good = fake_anthropic._batches[batch_id]["_results"]
+    fake_anthropic._batches[batch_id]["_results"] = [
+        good[0], b'{"custom_id": "r2", "result": {"type": "succeeded", "message": {"usage": {"input_tokens": 1e400}}}}',
+        "not an object", {"custom_id": "r3", "result": []}, {"custom_id": "r4", "result": {"type": "errored"}}, good[4]]
+    outcome = extractor(fake_anthropic).collect_batch(batch_id, requests)
+    assert sorted(outcome.extractions) == ["r1", "r5"]
+    assert outcome.errors["r2"].startswith("unreadable result") and outcome.errors["r3"].startswith("unreadable")
+    assert outcome.errors["r4"] == "errored: ?: ?"
+    assert sorted(outcome.unusable) == ["r2", "r3"] and all(u.estimated and u.cost_usd > 0
+                                                           for u in outcome.unusable.values())
 
 
 def test_collecting_an_unknown_batch_is_a_clear_error(fake_anthropic):

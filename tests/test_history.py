@@ -48,8 +48,9 @@ def test_an_old_history_distilled_today_keeps_what_it_learned(agents, tmp_path):
     assert sorted(rows(settings, "SELECT status FROM beliefs")) == [("archived",), ("archived",)]
 
 
-def test_an_offline_batch_file_is_written_twice_however_many_requests(agents, tmp_path, monkeypatch):
-    """Pending before extraction, distilled after: per-request saves are for paid answers (590 MB for 6 MB)."""
+def test_an_offline_batch_is_never_written_to_disk(agents, tmp_path, monkeypatch):
+    """Batch files and journals are for paid answers (a first run once wrote 590 MB for 6 MB): an offline answer
+    costs nothing to redo, so its batch stays in memory until its commit."""
     path = agents / "main" / "sessions" / "s.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(header() + b"".join(said(f"I like hiking trail number {i} in the hills.", f"m{i}",
@@ -58,9 +59,10 @@ def test_an_offline_batch_file_is_written_twice_however_many_requests(agents, tm
     real = batches.write
     monkeypatch.setattr(batches, "write", lambda state_dir, batch: writes.append(batch.status) or real(state_dir,
                                                                                                       batch))
-    summary = pipeline.run_once(Settings(state_dir=tmp_path / "state", extractor="rules",
-                                         request_budget_tokens=200), [agents])
-    assert summary.tally.requests > 10 and writes == ["pending", "distilled"]
+    settings = Settings(state_dir=tmp_path / "state", extractor="rules", request_budget_tokens=200)
+    summary = pipeline.run_once(settings, [agents])
+    assert summary.tally.requests > 10 and writes == []
+    assert rows(settings, "SELECT count(*) FROM beliefs")[0][0] > 0
 
 
 def test_a_belief_from_two_sessions_is_as_confident_whether_they_arrive_in_one_run_or_two(agents, tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+import time
 
 import anthropic
 import duckdb
@@ -229,6 +230,20 @@ def test_a_run_records_cache_writes_and_reads_and_runs_shows_the_cached_share(ma
     assert latest["cached_share"] == summary["cached_share"] and idle["cached_share"] is None
     code, human, _ = _cli("runs")
     assert re.search(rf"cached +{summary['cached_share']:.0%}", human) and "cached    -" in human
+
+
+def test_the_first_request_warms_the_cache_alone_so_the_others_read_it(many_requests, settings):
+    """Four at a time, each answer 0.3 s away: sent together, all four would find no cache and pay to write it."""
+    with FakeAnthropic() as fake:
+        fake.responder = lambda items, _earlier: (time.sleep(0.3), None)[1]
+        code, out, err = _cli("--json", "run", "--concurrency", "4",
+                              env={"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url})
+    assert code == 0, err
+    summary = orjson.loads(out)
+    output_config = {"format": {"type": "json_schema", "schema": OUTPUT_SCHEMA}}
+    assert summary["requests"] == len(FACTS)
+    assert summary["cache_write_tokens"] == (len(SYSTEM_PROMPT) + len(orjson.dumps(output_config))) // 4
+    assert summary["cache_read_tokens"] == (len(FACTS) - 1) * summary["cache_write_tokens"]
 
 
 def test_the_run_summary_names_cache_writes_reads_and_share(many_requests):

@@ -132,6 +132,15 @@ def test_every_rule_redacts_its_secrets_wherever_they_are(kind, data):
         ("the PIN is 4321", "pin"),
         ("my bank pin number is 908172.", "pin"),
         ("connect to postgres://admin:p@ss@word1@db.internal:5432/prod", "url-credentials"),
+        ("my passphrase is correct horse battery staple", "passphrase"),
+        ("seed phrase: abandon ability able about above absent absorb abstract absurd abuse access accident",
+         "passphrase"),
+        ("our door code is 7391", "access-code"),
+        ("The alarm code is 1234#, don't forget", "access-code"),
+        ("backup codes: 8f3k-29dj-1kd9", "access-code"),
+        ("my SSN is 123-45-6789", "ssn"),
+        ("Social security number: 078 05 1120.", "ssn"),
+        ("login: bob / pw: letmein99", "password-assignment"),
     ],
 )
 def test_former_blind_spots_and_plain_word_secrets_are_redacted(text, kind):
@@ -141,7 +150,9 @@ def test_former_blind_spots_and_plain_word_secrets_are_redacted(text, kind):
 @pytest.mark.parametrize(
     "text",
     ["the password is wrong", "my password is too short", "I reset the PIN yesterday", "the pin is bent",
-     "I use a password manager", "ping is 40 ms"],
+     "I use a password manager", "ping is 40 ms", "the passphrase is stored in my password manager",
+     "the passphrase is long", "the door code is simple", "the error code is 404", "use the promo code SAVE20",
+     "my SSN is on the form", "I pwned it: 10 times", "the seed phrase is written on paper in a safe"],
 )
 def test_talk_about_passwords_is_not_a_secret(text):
     assert redact(text) == Redacted(text, ())

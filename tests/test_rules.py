@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from distiller.extract.base import ExtractRequest, Item
-from distiller.extract.rules import RulesExtractor, candidates_from
+from distiller.extract.rules import RULES, RulesExtractor, candidates_from, first_rule
 
 FOUND = [
     ("I prefer tabs over spaces, and my editor is neovim.", "preference", "The user prefers tabs over spaces."),
@@ -132,3 +137,41 @@ def test_a_repeated_statement_is_one_candidate_citing_every_mention():
 )
 def test_articles_prepositions_and_anaphoric_definites(text, statements):
     assert [candidate.statement for candidate in candidates_from("m1", text)] == statements
+
+
+def _first_rule_one_by_one(clause: str):
+    """The plain path: each rule's pattern tried in rule order."""
+    return next(((rule, lead) for rule in RULES if (lead := rule.pattern.match(clause)) is not None), None)
+
+
+_LEADS = [rule.pattern.pattern[len("^\\s*(?:"):-len(")\\b\\s*")] for rule in RULES]
+_PIECES = ["I", "i", "I'm", "I am", "my", "My", "we", "a", "an", "am", "work", "live", "in", "as", "at", "love",
+           "hate", "prefer", "decided", "to", "name", "is", "goal", "wife", "dog", "have", "been", "really", "don't",
+           "—", ",", "'", "’", " ", "  ", "\t", "\n", "é", "ß", "İ", "x", "play", "want", "need", "usually"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES) | st.text(max_size=6), max_size=8).map(" ".join))
+def test_the_one_alternation_finds_the_rule_and_match_trying_each_rule_in_turn_finds(clause):
+    fast, plain = first_rule(clause), _first_rule_one_by_one(clause)
+    assert (fast is None) == (plain is None)
+    if fast is not None:
+        assert fast[0] is plain[0] and fast[1].span() == plain[1].span() and fast[1].groups() == plain[1].groups()
+
+
+def test_every_rule_is_found_by_the_alternation_on_clauses_it_opens():
+    for rule, lead in zip(RULES, _LEADS):
+        for clause in (f"{lead} things", f"  {lead.upper()}  x", f"{lead}"):
+            if rule.pattern.match(clause):
+                assert first_rule(clause)[0] is _first_rule_one_by_one(clause)[0], clause
+
+
+def test_the_alternation_agrees_on_every_sentence_of_the_labelled_data():
+    path = Path(__file__).resolve().parents[2] / "shared" / "data" / "synthetic-persona-chat" / "valid.csv"
+    if not path.exists():
+        pytest.skip("the labelled data is not beside this checkout")
+    text = path.read_text(encoding="utf-8", errors="replace")
+    sentences = [s.strip() for s in re.split(r"[.!?\n\"]+", text) if s.strip()][:40_000]
+    for sentence in sentences:
+        fast, plain = first_rule(sentence), _first_rule_one_by_one(sentence)
+        assert (fast and (fast[0], fast[1].span())) == (plain and (plain[0], plain[1].span())), sentence

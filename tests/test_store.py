@@ -8,7 +8,7 @@ import pytest
 from distiller.store import migrations, schema
 from distiller.store.cursors import CursorConflict
 from distiller.track import Cursor, load_cursors, save_cursors
-from distiller.store.db import connect, transaction
+from distiller.store.db import MEMORY_LIMIT, connect, held, transaction
 
 
 def test_migrations_apply_in_order_once_and_are_recorded(tmp_path):
@@ -73,3 +73,18 @@ def test_the_schema_description_is_where_the_migrations_end(tmp_path):
             assert described == migrated
     shared = schema.COLUMNS["beliefs"].keys() & schema.COLUMNS["evidence"].keys()
     assert all(schema.COLUMNS["beliefs"][n] == schema.COLUMNS["evidence"][n] for n in shared)
+
+
+def test_a_held_database_is_opened_once_for_every_connection_in_the_span_and_closed_after(tmp_path):
+    path = tmp_path / "distill.duckdb"
+    with connect(path) as con:
+        con.execute("CREATE TABLE t (x INTEGER)")
+    with held(path):
+        with connect(path) as con, transaction(con):
+            con.execute("INSERT INTO t VALUES (1)")
+        with connect(path, read_only=True) as con:  # served by the open database, in its one mode
+            assert con.execute("SELECT x FROM t").fetchall() == [(1,)]
+        with pytest.raises(duckdb.ConnectionException, match="different configuration"):
+            duckdb.connect(str(path), read_only=True, config={"memory_limit": MEMORY_LIMIT})  # it is open
+    with duckdb.connect(str(path), read_only=True) as con:  # closed after the span: any mode opens it again
+        assert con.execute("SELECT x FROM t").fetchall() == [(1,)]

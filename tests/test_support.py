@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from distiller import support
 from distiller.support import trivial_quote, unsupported
 
 DAY = ["2026-03-01T10:00:00Z"]
@@ -32,3 +35,40 @@ def test_a_quote_needs_three_words_counting_contractions_as_two(quote, trivial):
 )
 def test_numbers_names_and_words_come_from_the_cited_text(statement, text, ok):
     assert unsupported(statement, [text], [text], DAY) is not ok
+
+
+_WORDS = st.sampled_from(["hike", "hiking", "hikes", "ride", "riding", "live", "living", "allergic", "allergy",
+                          "dog", "dogs", "Lisbon", "python", "pythons", "teach", "teacher", "the", "user", "I",
+                          "two", "2", "Maya's", "café", "İstanbul", "straße"]) | st.text(min_size=1, max_size=8)
+_TEXTS = st.lists(_WORDS, max_size=12).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=12))
+def test_a_stem_is_related_to_itself_which_the_shared_stem_shortcuts_rely_on(word):
+    assert support._related(word, word)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXTS, st.lists(_TEXTS, min_size=1, max_size=3), st.lists(_TEXTS, min_size=1, max_size=3))
+def test_support_with_its_shortcuts_and_memos_judges_as_the_plain_comparison_does(statement, quotes, texts):
+    """The plain path: every stem compared with every other, each computed afresh."""
+    def stems(text):
+        return {support._stem.__wrapped__(w) for w in support._WORD.findall(text)
+                if w.casefold() not in support._FUNCTION_WORDS and not w.isdigit()}
+
+    def plain():
+        joined = " \n ".join(texts)
+        words = support._bare_words(joined)
+        if support._numbers(statement) - support._numbers(joined) - support._years_near(DAY):
+            return True
+        squashed = support._SQUASH.sub("", joined.casefold())
+        if any(n not in words and support._SQUASH.sub("", n) not in squashed for n in support._names(statement)):
+            return True
+        said, quoted = stems(statement), set().union(*(stems(q) for q in quotes))
+        if not any(support._related(a, b) for a in said for b in quoted):
+            return True
+        cited = stems(joined)
+        return sum(any(support._related(a, b) for b in cited) for a in said) < support.MIN_BACKED_SHARE * len(said)
+
+    assert unsupported(statement, quotes, texts, DAY) == plain()

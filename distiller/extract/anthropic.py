@@ -79,6 +79,7 @@ class AnthropicExtractor:
         self.model = model
         self.max_tokens = max_tokens
         self._system = system_blocks(model)
+        self.caches_prefix = "cache_control" in self._system[0]  # every request reads the prefix the first wrote
         # Told of every 429 (rate limited) and 529 (overloaded) response with its retry-after in seconds, the
         # ones the SDK retries itself included: the pipeline's pace (pipeline/pace.py) listens here.
         self.on_overload: Callable[[int, float | None], None] | None = None
@@ -177,32 +178,46 @@ class AnthropicExtractor:
             # connection dropped mid-body is then retried by the SDK and surfaces as its APIConnectionError.
             body = self._client.get(batch.results_url, cast_to=bytes,
                                     options={"headers": {"Accept": "application/binary"}})
-            lines = [orjson.loads(line) for line in body.splitlines() if line.strip()]
-            results = [(MessageBatchIndividualResponse.construct(**line), line) for line in lines]
         except anthropic.AnthropicError as exc:
             raise _translate(exc) from exc
-        except (ValueError, TypeError) as exc:  # orjson's JSONDecodeError is a ValueError; a line not an object
-            raise DistillError(f"unreadable results for batch {batch_id}: {exc}") from exc
+        if not isinstance(body, bytes):
+            raise DistillError(f"unreadable results for batch {batch_id}: not a JSONL body")
         extractions: dict[str, Extraction] = {}
         errors: dict[str, str] = {}
         unusable: dict[str, Usage] = {}
-        for entry, line in results:
-            result = entry.result
-            if result.type == "succeeded":
-                fallback = self._fallback(by_id.get(entry.custom_id), self.max_tokens)
+        for raw in body.splitlines():
+            if not raw.strip():
+                continue
+            try:
+                line = orjson.loads(raw)
+                entry = MessageBatchIndividualResponse.construct(**line)
+                custom_id, result = entry.custom_id, entry.result
+                kind = result.type
+            except (ValueError, TypeError, AttributeError) as exc:  # not JSON, not an object, not a result
+                # One bad line costs only its own request (quarantined, and counted as billed if it names one):
+                # failing the whole batch would leave it uncollectable, and every later run stuck behind it.
+                named = _CUSTOM_ID.search(raw)
+                request_id = named.group(1).decode("utf-8", "replace") if named else None
+                if request_id in by_id:
+                    errors[request_id] = f"unreadable result: {exc}"
+                    unusable[request_id] = self._usage({}, self._fallback(by_id[request_id], self.max_tokens), 0,
+                                                       batch=True)
+                continue
+            if kind == "succeeded":
+                fallback = self._fallback(by_id.get(custom_id), self.max_tokens)
                 usage = self._usage(_reported_usage(line.get("result", {}).get("message")), fallback, 0, batch=True)
                 try:
                     candidates = parse_message(result.message)
                 except BadRequest as exc:
-                    errors[entry.custom_id] = f"bad_request: {exc}"
-                    unusable[entry.custom_id] = usage
+                    errors[custom_id] = f"bad_request: {exc}"
+                    unusable[custom_id] = usage
                     continue
-                extractions[entry.custom_id] = Extraction(entry.custom_id, candidates, (usage,))
-            elif result.type == "errored":
-                error = result.error.error
-                errors[entry.custom_id] = f"errored: {error.type}: {error.message}"
+                extractions[custom_id] = Extraction(custom_id, candidates, (usage,))
+            elif kind == "errored":
+                error = getattr(getattr(result, "error", None), "error", None)
+                errors[custom_id] = f"errored: {getattr(error, 'type', '?')}: {getattr(error, 'message', '?')}"
             else:
-                errors[entry.custom_id] = result.type
+                errors[custom_id] = str(kind)
         return BatchOutcome(batch_id, extractions, errors, unusable)
 
     def _params(self, request: ExtractRequest, max_tokens: int | None = None) -> dict[str, Any]:
@@ -242,6 +257,9 @@ class AnthropicExtractor:
             retries=retries,
             estimated=estimated,
         )
+
+
+_CUSTOM_ID = re.compile(rb'"custom_id"\s*:\s*"([^"\\]{1,200})"')
 
 
 def _body(response: httpx2.Response) -> object:

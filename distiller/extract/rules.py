@@ -173,6 +173,19 @@ RULES: tuple[_Rule, ...] = (
     _rule(r"i(?:'m| am) (?:now )?the", "identity", "The user is the", "role", 7, "low"),
 )
 
+# Every rule's lead-in at once, each whole pattern its own alternative in rule order: the alternation matches where
+# the first rule that matches would, so one match finds that rule instead of up to one per rule.
+_ANY_LEAD = re.compile("|".join(f"(?P<r{n}>{rule.pattern.pattern})" for n, rule in enumerate(RULES)), re.I)
+
+
+def first_rule(clause: str) -> tuple[_Rule, re.Match[str]] | None:
+    """The first rule whose lead-in opens the clause, with its match."""
+    found = _ANY_LEAD.match(clause)
+    if found is None:
+        return None
+    rule = RULES[int(found.lastgroup[1:])]
+    return rule, rule.pattern.match(clause)
+
 # "mine" alone points outside the statement and is rejected before this rewrite.
 _PRONOUNS = ((re.compile(r"\bmy\b", re.I), "their"), (re.compile(r"\bmyself\b", re.I), "themselves"),
              (re.compile(r"\bme\b", re.I), "the user"))
@@ -261,32 +274,30 @@ def candidates_from(item_id: str, text: str) -> list[Candidate]:
         sentence = sentence.strip()
         if len(sentence) < 8 or sentence.endswith("?") or _NOT_A_STATEMENT.match(sentence):
             continue
-        clause = _LEADING_FILLER.sub("", sentence)
-        for rule in RULES:
-            lead = rule.pattern.match(clause)
-            if lead is None:
-                continue
-            rest = _object(clause, lead.end())
-            if rest is None:
-                break
-            statement = _statement(rule, lead, rest)
-            if len(statement) > 200:
-                break
-            found.append(
-                Candidate(
-                    statement=statement,
-                    category=rule.category,
-                    subject="user",
-                    attribute=rule.attribute or f"{rule.category}-{_slot(rest)}",
-                    confidence=SINGLE_CONFIDENCE,
-                    evidence_type="explicit",
-                    importance=rule.importance,
-                    decay_sensitivity=rule.decay,
-                    valid_from=None,
-                    evidence=(EvidenceRef(item_id, sentence),),
-                )
+        led = first_rule(_LEADING_FILLER.sub("", sentence))
+        if led is None:
+            continue
+        rule, lead = led
+        rest = _object(lead.string, lead.end())
+        if rest is None:
+            continue
+        statement = _statement(rule, lead, rest)
+        if len(statement) > 200:
+            continue
+        found.append(
+            Candidate(
+                statement=statement,
+                category=rule.category,
+                subject="user",
+                attribute=rule.attribute or f"{rule.category}-{_slot(rest)}",
+                confidence=SINGLE_CONFIDENCE,
+                evidence_type="explicit",
+                importance=rule.importance,
+                decay_sensitivity=rule.decay,
+                valid_from=None,
+                evidence=(EvidenceRef(item_id, sentence),),
             )
-            break
+        )
     return found
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import orjson
 
 from distiller.batches import files as batches
-from distiller.batches.model import DISTILLED, PENDING, SUBMITTING, Batch, Quarantined, quarantined_from
+from distiller.batches.model import DISTILLED, PENDING, SUBMITTED, SUBMITTING, Batch, Quarantined, quarantined_from
 from distiller.config import Settings
 from distiller.errors import DistillError
-from distiller.events import Committed, Tally
+from distiller.events import Committed, Tally, log
 from distiller.extract.base import Candidate, Extraction, Extractor
 from distiller.extract.candidates import candidate
 from distiller.extract.select import EXTERNAL
@@ -80,7 +80,9 @@ def _parse_candidates(path: Path) -> list[tuple[int, Candidate]]:
 
 
 def _quarantined(con) -> list[Quarantined]:
-    return [quarantined_from(*row) for row in batch_rows.quarantined(con)]
+    """In batch order (-10000 after -9999, not before it as the ids sort as text)."""
+    rows = sorted(batch_rows.quarantined(con), key=lambda row: batches.order(row[0]))
+    return [quarantined_from(*row) for row in rows]
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,18 +202,33 @@ def _retries(settings: Settings, batch_id: str) -> int:
         return con.execute("SELECT count(*) FROM batches WHERE batch_id LIKE ?", [f"{batch_id}-r%"]).fetchone()[0]
 
 
+def _warn_if_paid(batch: Batch) -> None:
+    """Discarding throws away what a batch cost: say so, since its messages are read, and paid for, again."""
+    if batch.status in (SUBMITTED, SUBMITTING):
+        how = "submitted" if batch.status == SUBMITTED else "being submitted"
+        log.warning("discarded batch %s was %s to the Message Batches API: it may be billed, and its messages are "
+                    "sent again next run", batch.batch_id, how)
+    elif batch.results and batch.model is not None:
+        log.warning("discarded batch %s held %d paid answer(s): its messages are sent, and paid for, again next run",
+                    batch.batch_id, len(batch.results))
+
+
 def discard(settings: Settings, batch_id: str) -> list[str]:
     """Unstage a staged batch and the ones staged after it (their cursors start where it ends), so their messages
     are read again next run; or give up on a quarantined batch. Returns the batch ids affected."""
     batches.checked_id(batch_id)
     with run_lock(settings.lock_path):
         if batches.path_of(settings.state_dir, batch_id).exists():
-            # The batch itself is named even when its file does not parse: discarding it is the way out.
-            later = sorted({batch_id, *(b.batch_id for b in batches.load_all(settings.state_dir)
-                                        if batches.order(b.batch_id) >= batches.order(batch_id))}, key=batches.order)
-            for staged in later:
+            # The batch itself is named even when its file does not parse: discarding it is the way out. Only
+            # the same run's later batches start where it ends.
+            later = {b.batch_id: b for b in batches.load_all(settings.state_dir)
+                     if b.batch_id[:12] == batch_id[:12] and batches.order(b.batch_id) >= batches.order(batch_id)}
+            affected = sorted({batch_id, *later}, key=batches.order)
+            for staged in affected:
+                if staged in later:
+                    _warn_if_paid(later[staged])
                 batches.remove(settings.state_dir, staged)
-            return later
+            return affected
         if settings.db_path.exists():
             with connect_for(settings) as con, transaction(con):
                 if batch_rows.settle(con, batch_id, "discarded"):

@@ -34,6 +34,13 @@ def allowance(settings: Settings, tally: Tally, spent_today: tuple[int, float]) 
                      min((limit - spent for limit, spent, _, tokens in limits if not tokens), default=None))
 
 
+def with_journaled(spent_today: tuple[int, float], batch: Batch) -> tuple[int, float]:
+    """Today's spend and what a resumed batch already holds answers for: a run killed before its commit paid for
+    them, but they reach the store's record of calls only with the commit."""
+    paid = [usage for extraction in batch.results for usage in extraction.usage]
+    return spent_today[0] + sum(u.tokens for u in paid), spent_today[1] + sum(u.cost_usd for u in paid)
+
+
 def check(settings: Settings, tally: Tally, spent_today: tuple[int, float], extractor: Extractor,
           batch: Batch) -> Allowance:
     """Stop before a batch whose estimate would pass a budget; else what its calls may spend, splits and retries

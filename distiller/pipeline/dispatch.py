@@ -12,6 +12,7 @@ follow a staged one), so nothing new never waits on an API or an agent, nor hold
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from distiller.progress import Progress
 from distiller.screen import Decision, Screened
 from distiller.store import runs
 from distiller.track import Cursor
-from distiller.store.db import connect_for
+from distiller.store.db import connect_for, held_for
 
 ShowDecision = Callable[[Decision], None]
 Fresh = list[tuple[Screened, str]]  # the screened messages of a chunk not already ingested, with their file ids
@@ -54,6 +55,11 @@ class Dispatcher:
     @property
     def files_dir(self) -> Path:
         return self.batch_dir or self.settings.state_dir
+
+    def quick(self) -> AbstractContextManager[None]:
+        """The span of one chunk's dedup and dispatch: the store held open across it where nothing slow (a model
+        call, an upload) happens in between, so its lookups and its commit open the database once."""
+        return nullcontext()
 
     def send(self, fresh: Fresh, moves: list[tuple[Cursor, int | None]], *, final: bool = False,
              gone: Sequence[str] = ()) -> None:
@@ -108,6 +114,9 @@ class DryRun(Dispatcher):
 class Synchronous(Dispatcher):
     """Extracts the batch now (its file is pending first), within what the budgets leave, and commits it."""
 
+    def quick(self) -> AbstractContextManager[None]:
+        return held_for(self.settings) if self.extractor.model is None else nullcontext()
+
     def deliver(self, built: Batch, fresh: Fresh, *, final: bool, gone: Sequence[str]) -> None:
         allowance = distill.Allowance()
         if built.requests:
@@ -126,6 +135,9 @@ class Synchronous(Dispatcher):
 class BatchApi(Synchronous):
     """Submits the batch to the Message Batches API (its file `submitting` first, see distill.submit); later runs
     collect and commit submitted batches in order."""
+
+    def quick(self) -> AbstractContextManager[None]:
+        return nullcontext()
 
     def deliver(self, built: Batch, fresh: Fresh, *, final: bool, gone: Sequence[str]) -> None:
         if not built.requests:

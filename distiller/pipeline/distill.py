@@ -165,11 +165,14 @@ def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allo
     """Run every request not yet extracted, as many at a time as `pacer` allows (one without it; fewer while the
     API pushes back, see pace.py), each answered request appended to the batch's journal as it returns, so no paid
     answer is ever lost; the batch file itself is written when it starts (pending) and when it ends (distilled),
-    its results in request order whatever order they came back in.
+    its results in request order whatever order they came back in. A new batch for an offline extractor has
+    nothing to pay for and is answered in memory, with no file.
 
     A stop, ExtractionUnavailable or AuthenticationFailed sends nothing more, waits for the calls in flight (their
     answers are journaled) and propagates: the batch stays pending with what it has."""
     allowance = allowance or Allowance()
+    if extractor.model is None and not batches.path_of(state_dir, batch.batch_id).exists():
+        return _extract_offline(batch, extractor, allowance)
     finished: dict[str, tuple[Extraction, tuple[tuple[ExtractRequest, str], ...]]] = {}
     if batch.results and _provenance(batch) != _provenance(extractor):
         # Answers already paid for keep the extractor, model and prompt that drew them; one batch has one
@@ -185,11 +188,8 @@ def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allo
                         prompt_version=extractor.prompt_version)
     path = batches.write(state_dir, batch)
     if batch.todo and not finished:
-        if extractor.model is None:  # an offline answer costs nothing to redo: no journal, one at a time
-            for request in batch.todo:
-                stop.check()
-                extraction, failures = extract_splitting(extractor, request, allowance=allowance)
-                finished[request.request_id] = (extraction, tuple(failures))
+        if extractor.model is None:
+            _answer_offline(batch.todo, extractor, allowance, finished)
         else:
             with journal.Journal(path) as answers:
                 _dispatch(extractor, batch.todo, allowance, pacer or pace.Pace(1), answers, finished)
@@ -202,6 +202,27 @@ def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allo
     batches.write(state_dir, batch)
     journal.remove(path)  # the batch file holds all of it now
     return batch
+
+
+def _extract_offline(batch: Batch, extractor: Extractor, allowance: Allowance) -> Batch:
+    """A batch not on disk (built by this run) for an offline extractor is answered in memory, never written:
+    its answers cost nothing to redo, so a crash before the commit loses nothing the next run does not read and
+    answer again (and a large first run does not write every batch to disk twice)."""
+    finished: dict[str, tuple[Extraction, tuple[tuple[ExtractRequest, str], ...]]] = {}
+    _answer_offline(batch.requests, extractor, allowance, finished)
+    return replace(batch, status=DISTILLED, attempts=1, extractor=extractor.name, model=extractor.model,
+                   prompt_version=extractor.prompt_version,
+                   results=tuple(finished[r.request_id][0] for r in batch.requests),
+                   failed=tuple(f for r in batch.requests for f in finished[r.request_id][1]))
+
+
+def _answer_offline(todo: Sequence[ExtractRequest], extractor: Extractor, allowance: Allowance,
+                    finished: dict) -> None:
+    """One request after the other (an offline answer is local work), each split and retried as need be."""
+    for request in todo:
+        stop.check()
+        extraction, failures = extract_splitting(extractor, request, allowance=allowance)
+        finished[request.request_id] = (extraction, tuple(failures))
 
 
 def _provenance(source: Batch | Extractor) -> tuple[str, str | None, str]:
@@ -217,10 +238,14 @@ def _named(source: Batch | Extractor) -> str:
 def _dispatch(extractor: Extractor, todo: Sequence[ExtractRequest], allowance: Allowance, pacer: pace.Pace,
               log: journal.Journal, finished: dict) -> None:
     """The request loop: hand requests to worker threads while the pace allows (each journals its answer before
-    it is done); on a stop or an error, send nothing more, wait for what is in flight, then raise."""
+    it is done); on a stop or an error, send nothing more, wait for what is in flight, then raise.
+
+    Where requests share a cached prefix, the first goes alone: the API caches it only once a reply to it has
+    begun, so requests sent beside it would each pay to write the cache again."""
     queue = deque(todo)
     in_flight: dict[Future, ExtractRequest] = {}
     error: BaseException | None = None
+    warming = bool(getattr(extractor, "caches_prefix", False))
     listen = hasattr(extractor, "on_overload")
     if listen:
         extractor.on_overload = pacer.overloaded  # type: ignore[attr-defined]
@@ -228,7 +253,7 @@ def _dispatch(extractor: Extractor, todo: Sequence[ExtractRequest], allowance: A
         with ThreadPoolExecutor(max_workers=pacer.ceiling, thread_name_prefix="distill-request") as pool:
             while queue or in_flight:
                 timeout = None
-                while queue and error is None and not stop.requested():
+                while queue and error is None and not stop.requested() and not (warming and in_flight):
                     wait_for = pacer.wait_seconds(len(in_flight))
                     if wait_for != 0:
                         timeout = wait_for
@@ -250,6 +275,7 @@ def _dispatch(extractor: Extractor, todo: Sequence[ExtractRequest], allowance: A
                         continue
                     finished[request.request_id] = (extraction, tuple(failures))
                     pacer.succeeded()
+                    warming = False
     finally:
         if listen:
             extractor.on_overload = None  # type: ignore[attr-defined]

@@ -93,7 +93,9 @@ def flush(chunk: Chunk, dedup: Dedup, dispatcher: Dispatcher, *, final: bool = F
     """Screen the chunk, drop what was seen, dispatch the rest; the next chunk starts where this one ends."""
     stop.check()
     try:
-        dispatcher.send(dedup(chunk.screened()), chunk.moves(), final=final, gone=gone)
+        screened = chunk.screened()
+        with dispatcher.quick():
+            dispatcher.send(dedup(screened), chunk.moves(), final=final, gone=gone)
     finally:
         chunk.advance()
 
@@ -150,7 +152,7 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
                 raise Unavailable(f"batch {batch.batch_id} is still being processed by the Message Batches API "
                                   f"({batch.remote_id}); the next run collects it")
             batch = collected
-        allowance = budget.allowance(settings, tally, spent_today)
+        allowance = budget.allowance(settings, tally, budget.with_journaled(spent_today, batch))
         if batch.status == PENDING:
             pacer = pacer or pace.Pace(settings.concurrency)
             batch = distill.extract(settings.state_dir, batch, extractor, allowance, pacer=pacer)

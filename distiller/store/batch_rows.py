@@ -72,7 +72,7 @@ def spent_today(con: duckdb.DuckDBPyConnection) -> tuple[int, float]:
 
 
 def quarantined(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str | None, str]]:
-    """(batch id, run id, error, quarantine payload) of every quarantined batch, in batch order."""
+    """(batch id, run id, error, quarantine payload) of every quarantined batch."""
     return con.execute(
         "SELECT batch_id, run_id, error, quarantine FROM batches WHERE status = 'quarantined' ORDER BY batch_id"
     ).fetchall()
