@@ -271,7 +271,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "passphrase",
-        ("pass", "phrase", "mnemonic", "seed words"),
+        ("pass", "phrase", "mnemonic", "seed"),
         re.compile(
             r"(?ai)\b(?:pass[ \t]*phrase|password|passwd|(?:seed|recovery|secret|wallet|mnemonic)[ \t]+phrase|mnemonic|"
             r"seed[ \t]+words)"
@@ -308,7 +308,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "ssn",
-        ("ssn", "social security", "social insurance"),
+        ("ssn", "social"),
         re.compile(r"(?ai)\b(?:ssn|social[ \t]+(?:security|insurance)(?:[ \t]+(?:number|no\.?|#))?)[^\d\n]{0,24}?"
                    r"(?<!\d)(\d{3}[- ]?\d{2}[- ]?\d{4})(?![\d-])"),
         group=1,

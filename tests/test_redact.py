@@ -185,3 +185,10 @@ def test_secrets_an_outside_review_found_unredacted_are_redacted(text, kind):
 )
 def test_words_timestamps_and_paths_near_those_shapes_are_kept(text):
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize("text", [
+    "my social  security number is 123-45-6789", "social\tsecurity 123-45-6789", "seed\twords: apple banana cherry dog",
+])
+def test_key_words_split_by_any_blanks_still_reach_their_rule(text):
+    assert redact(text) == redact_every_rule(text) and redact(text).counts
