@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterator
 
-from distiller.textscan import anchored, blank_except, contains_any, contains_any_anchored
+from distiller.textscan import anchored, contains_any, contains_any_anchored
 
 PLACEHOLDER = "[REDACTED:{}]"
 
@@ -160,24 +160,28 @@ def _social_security_number(value: str) -> bool:
 
 
 _DIGITS = tuple("0123456789")
-_DIGIT_BYTES = string.digits.encode()
-_UPPER_OR_DIGIT_BYTES = (string.ascii_uppercase + string.digits).encode()
-_BLANK_NON_TOKEN = blank_except(string.ascii_letters + string.digits + "+/_-")
 
 
-def _enough_digits(data: bytes) -> bool:
-    """A card number's pattern takes at least 15 digits."""
-    return len(data) - len(data.translate(None, _DIGIT_BYTES)) >= 15
+def _run_of(kept: str, length: int, ignored: str = "") -> Callable[[bytes], bool]:
+    """Whether an ASCII text's bytes hold `length` characters of `kept` in a row, with any of `ignored` between
+    them (not counted): a shape every span of a pattern has. `kept` holds no blank, which splits the runs."""
+    table = bytes(code if chr(code) in kept else 32 for code in range(256))
+    dropped = ignored.encode()
+
+    def holds(data: bytes) -> bool:
+        return any(len(run) >= length for run in data.translate(table, dropped).split())
+
+    return holds
 
 
-def _enough_upper_or_digits(data: bytes) -> bool:
-    """An IBAN's pattern takes at least 12 capitals and digits."""
-    return len(data) - len(data.translate(None, _UPPER_OR_DIGIT_BYTES)) >= 12
+_CARD_DIGITS = _run_of(string.digits, 15, " -")  # a card number: 15 or 16 digits, a blank or dash between any two
+_IBAN_RUN = _run_of(string.ascii_uppercase + string.digits, 12, " ")  # two capitals, two digits, 8+ more, blanks
+_TOKEN_RUN = _run_of(string.ascii_letters + string.digits + "+/_-", 32)  # a high-entropy token's 32 characters
 
 
-def _long_token_run(data: bytes) -> bool:
-    """A high-entropy token is a run of at least 32 of its characters."""
-    return any(len(run) >= 32 for run in data.translate(_BLANK_NON_TOKEN).split())
+def _assigns(data: bytes) -> bool:
+    """An assignment has its `:` or `=`."""
+    return b":" in data or b"=" in data
 
 
 _HIGH_ENTROPY = "high-entropy"
@@ -271,7 +275,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "passphrase",
-        ("pass", "phrase", "mnemonic", "seed"),
+        ("password", "passwd", "phrase", "mnemonic", "seed"),
         re.compile(
             r"(?ai)\b(?:pass[ \t]*phrase|password|passwd|(?:seed|recovery|secret|wallet|mnemonic)[ \t]+phrase|mnemonic|"
             r"seed[ \t]+words)"
@@ -284,10 +288,11 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password-assignment",
-        ("pass", "pw"),
+        ("passw", "passp", "pw"),
         re.compile(r"(?ai)(?<![A-Za-z])(?:password|passwd|passphrase|pwd|pw)[\"']?[ \t]*[:=][ \t]*" + _ASSIGNMENT_VALUE),
         accept=_password_value,
         ignore_case=True,
+        possible=_assigns,
     ),
     _Rule(
         "secret-assignment",
@@ -329,7 +334,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password-phrase",
-        ("pass",),
+        ("passw", "passc", "passp", "pass ", "pass\t"),
         re.compile(
             r"(?ai)\b(?:password|passcode|passphrase|passwd|pass[ \t]+code)" + _PHRASE_LEAD + _PHRASE_VERB
             + r"(?!\[REDACTED)([^\s\"'`]{2,63}[^\s\"'`.,;:!?)\]])"
@@ -340,7 +345,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password-phrase",
-        ("pass",),
+        ("passw", "passc", "passp"),
         re.compile(
             r"(?ai)\b(?:changed|set|reset|updated|switched)[ \t]+(?:my[ \t]+|the[ \t]+|our[ \t]+)?"
             r"(?:password|passcode|passphrase|passwd)(?:[ \t]+(?:for|on|of|at)[ \t]+[\w.@-]{1,40})?[ \t]+to[ \t]+"
@@ -351,11 +356,11 @@ _RULES: tuple[_Rule, ...] = (
         ignore_case=True,
     ),
     _Rule("card-number", _DIGITS, re.compile(r"(?<![\d-])\d(?:[ -]?\d){14,15}(?![\d-])"), accept=_card_number,
-          possible=_enough_digits),
+          possible=_CARD_DIGITS),
     _Rule("iban", _DIGITS, re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b"), accept=_iban,
-          possible=_enough_upper_or_digits),
+          possible=_IBAN_RUN),
     _Rule(_HIGH_ENTROPY, _DIGITS, re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{32,}={0,2}"),
-          accept=_looks_random, possible=_long_token_run),
+          accept=_looks_random, possible=_TOKEN_RUN),
 )
 
 

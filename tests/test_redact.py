@@ -189,6 +189,7 @@ def test_words_timestamps_and_paths_near_those_shapes_are_kept(text):
 
 @pytest.mark.parametrize("text", [
     "my social  security number is 123-45-6789", "social\tsecurity 123-45-6789", "seed\twords: apple banana cherry dog",
+    "the pass\tcode is Zq81mmx4", "PASS CODE: Zq81mmx4", "pwd=Zq81mmx4", "card 4111 1111-1111 1111 ok",
 ])
 def test_key_words_split_by_any_blanks_still_reach_their_rule(text):
     assert redact(text) == redact_every_rule(text) and redact(text).counts
