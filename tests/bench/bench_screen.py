@@ -7,8 +7,8 @@ The messages come from a synthetic OpenClaw corpus (tests/bench/corpus.py; writt
 names an existing one) through `openclaw.to_message`, so they are the texts the pipeline screens. Each stage is fed
 what it gets in `screen`: clean the raw text, prefilter, check for injection and redact every cleaned part. Clean,
 the injection check and redact are also timed without their shortcuts (every rule tried on every text), which is
-what each shortcut saves; the injection check runs on every part here, where `screen` asks it of kept parts only. Figures are the
-best of --repeat runs, in µs per message and MB/s of raw message text (UTF-8).
+what each shortcut saves; the injection check runs on every part here, where `screen` asks it of kept parts only.
+Figures are the best of --repeat runs, in µs per message and MB/s of raw message text (UTF-8).
 """
 
 from __future__ import annotations
