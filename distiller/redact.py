@@ -169,7 +169,7 @@ def _run_of(kept: str, length: int, ignored: str = "") -> Callable[[bytes], bool
     dropped = ignored.encode()
 
     def holds(data: bytes) -> bool:
-        return any(len(run) >= length for run in data.translate(table, dropped).split())
+        return max(map(len, data.translate(table, dropped).split()), default=0) >= length
 
     return holds
 
