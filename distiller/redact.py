@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterator
 
-from distiller.textscan import anchored, contains_any, contains_any_anchored
+from distiller.textscan import contains_any, finder
 
 PLACEHOLDER = "[REDACTED:{}]"
 
@@ -377,7 +377,7 @@ _FAMILY_NEEDLES = tuple(
     for family in _FAMILIES
 )
 _FAMILY_BITS = tuple(
-    (1 << n, (ignore_case, anchored(needles))) for n, (ignore_case, needles) in enumerate(_FAMILY_NEEDLES)
+    (1 << n, ignore_case, finder(needles)) for n, (ignore_case, needles) in enumerate(_FAMILY_NEEDLES)
 )
 _ALWAYS = any(not rule.needles for rule in _RULES)
 
@@ -409,8 +409,8 @@ def _rules_in_play(text: str) -> tuple[_Rule, ...]:
     """The rules whose needles occur in text and whose shape it may hold: the others cannot report a span."""
     lowered = text.lower()
     families = 0
-    for bit, (ignore_case, groups) in _FAMILY_BITS:
-        if contains_any_anchored(lowered if ignore_case else text, groups):
+    for bit, ignore_case, found in _FAMILY_BITS:
+        if found(lowered if ignore_case else text):
             families |= bit
     if not families and not _ALWAYS:
         return ()
