@@ -22,6 +22,7 @@ CONFIG_FILE = "distill.toml"
 DEFAULT = "default"
 # Model requests in flight at once: the one range and default the config, the CLI and the pace use.
 MIN_CONCURRENCY, MAX_CONCURRENCY, DEFAULT_CONCURRENCY = 1, 16, 4
+MAX_SCAN_WORKERS, AUTO = 64, "auto"
 BUILTIN_EXCLUDED_AGENTS = ("memory-distiller",)  # the distiller's own agent: never read its transcripts
 
 
@@ -55,6 +56,9 @@ class Settings:
     budget_usd_per_day: float = 0.0
     batch_api: bool = False
     concurrency: int = DEFAULT_CONCURRENCY  # model requests in flight at once (fewer while the API answers 429/529)
+    # Worker processes a big scan is spread over: "auto" (the usable cores, when there are two or more, for a scan
+    # of 8 MiB or more), 0 (always in the main process) or that many for any scan.
+    scan_workers: int | str = AUTO
     # Where each value came from: "default", "file PATH", "env NAME" or "flag --name".
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -77,14 +81,15 @@ class Rule:
     kind: str  # int, float, bool, choice, name, names
     low: float = 0
     high: float = 0
-    choices: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()  # for a choice; for a number, the words it also accepts
     pattern: re.Pattern[str] | None = None
 
     @property
     def allowed(self) -> str:
         if self.kind in ("int", "float"):
             what = "an integer" if self.kind == "int" else "a finite number"
-            return f"{what} from {_plain(self.low)} to {_plain(self.high)}"
+            words = "".join(f", or {word}" for word in self.choices)
+            return f"{what} from {_plain(self.low)} to {_plain(self.high)}{words}"
         if self.kind == "bool":
             return "true or false"
         if self.kind == "choice":
@@ -122,6 +127,7 @@ RULES: dict[str, Rule] = {
     "budget_usd_per_day": Rule("float", 0, 1_000_000),
     "batch_api": Rule("bool"),
     "concurrency": Rule("int", MIN_CONCURRENCY, MAX_CONCURRENCY),
+    "scan_workers": Rule("int", 0, MAX_SCAN_WORKERS, choices=(AUTO,)),
 }
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 _INT_TEXT = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*")
@@ -147,7 +153,9 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
     """Turn a TOML, env or flag value into the setting's type, or fail naming the setting, origin and rule."""
     rule = RULES[name]
     result: Any = None
-    if rule.kind in ("int", "float"):
+    if rule.kind in ("int", "float") and isinstance(value, str) and value.strip() in rule.choices:
+        result = value.strip()
+    elif rule.kind in ("int", "float"):
         number = _number(rule, value)
         if number is not None and math.isfinite(number) and rule.low <= number <= rule.high:
             result = number

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("distiller")
 
 MALFORMED_REASONS = ("malformed_json", "invalid_utf8")
+LOGGED_SKIPS = frozenset((*MALFORMED_REASONS, "oversized_line"))  # the line skips each logged with where they are
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +121,7 @@ class Tally:
 
     def line_skipped(self, reason: str, path: str, start: int) -> None:
         self.skipped[reason] += 1
-        if reason in MALFORMED_REASONS or reason == "oversized_line":
+        if reason in LOGGED_SKIPS:
             log.info("%s at %s byte %d", reason, path, start)
 
     def committed(self, batch: Batch, done: Committed) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from distiller.config import Settings
 from distiller.pipeline.read import FileRead
-from distiller.records import Message
+from distiller.records import Message, message_time
 from distiller.screen import Screened, screen
 from distiller.track import Cursor, ReadPlan
 
@@ -15,8 +16,47 @@ from distiller.track import Cursor, ReadPlan
 MESSAGE_OVERHEAD_BYTES = 512
 
 # A message as read, waiting for its chunk to be screened: the message, the session skip it was read under, the
-# file's id and reading.
-Pending = tuple[Message, str | None, str, FileRead]
+# file's id and reading, or (read by a scan worker) the file's id and its screened result.
+Pending = tuple[Message, str | None, str, FileRead] | tuple[Screened, str]
+
+
+def cost(message: Message) -> int:
+    """What a pending message counts toward `commit_every_bytes`: ids and paths are held (and committed) per
+    message as well, not only the text."""
+    return (len(message.text) + len(message.message_id) + len(message.parent_id or "") + len(message.session_id)
+            + len(message.file) + MESSAGE_OVERHEAD_BYTES)
+
+
+def screen_read(message: Message, skip: str | None, read: FileRead, settings: Settings) -> Screened:
+    """Screen the next message of a file's reading, and carry its user text on to the file's next message."""
+    screened = screen(
+        message,
+        session_skip=skip,
+        previous_user_text=read.previous_user_text,
+        assistant_decision=settings.assistant_decision,
+        extra_blocks=settings.extra_injected_blocks,
+    )
+    if message.role == "user":
+        read.previous_user_text = screened.decisions[-1].text or read.previous_user_text
+    return screened
+
+
+@dataclass(frozen=True)
+class Window:
+    """A time window on the messages' own timestamps (reprocess --since/--until): a message outside it is skipped
+    before it is screened, so it is not the previous user turn of the next one either."""
+
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def excludes(self, message: Message) -> str | None:
+        """Why the message is left out (a counted skip), or None."""
+        at = message_time(message.ts)
+        if at is None:
+            return "no_timestamp"
+        if (self.since and at < self.since) or (self.until and at >= self.until):
+            return "outside_window"
+        return None
 
 
 @dataclass
@@ -35,9 +75,12 @@ class Chunk:
 
     def add(self, message: Message, skip: str | None, file_id: str, read: FileRead) -> None:
         self.pending.append((message, skip, file_id, read))
-        # Ids and paths are held (and committed) per message as well: they count, not only the text.
-        self.pending_bytes += (len(message.text) + len(message.message_id) + len(message.parent_id or "")
-                               + len(message.session_id) + len(message.file) + MESSAGE_OVERHEAD_BYTES)
+        self.pending_bytes += cost(message)
+
+    def add_screened(self, screened: list[Screened], file_id: str, size: int) -> None:
+        """A file's messages a scan worker read and screened already; `size` is the sum of their `cost`."""
+        self.pending.extend([(entry, file_id) for entry in screened])
+        self.pending_bytes += size
 
     @property
     def full(self) -> bool:
@@ -54,17 +97,12 @@ class Chunk:
         patterns in the CPU caches, which reading the large tool results in between would evict."""
         settings = self.settings
         screened_all = []
-        for message, skip, file_id, read in self.pending:
-            screened = screen(
-                message,
-                session_skip=skip,
-                previous_user_text=read.previous_user_text,
-                assistant_decision=settings.assistant_decision,
-                extra_blocks=settings.extra_injected_blocks,
-            )
-            if message.role == "user":
-                read.previous_user_text = screened.decisions[-1].text or read.previous_user_text
-            screened_all.append((screened, file_id))
+        for entry in self.pending:
+            if len(entry) == 2:
+                screened_all.append(entry)
+            else:
+                message, skip, file_id, read = entry
+                screened_all.append((screen_read(message, skip, read, settings), file_id))
         return screened_all
 
     def advance(self) -> None:

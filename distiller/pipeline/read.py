@@ -118,15 +118,18 @@ def open_reading(plan: ReadPlan, settings: Settings, session_keys: dict[str, str
         return None
     tally.files += 1
     fmt = registry.named(plan.format)
-    skip = target.session_skip or fmt.session_skip(
-        session_keys.get(target.session_id) or session_keys.get(Path(target.path).name.split(".jsonl")[0])
-    )
+    skip = target.session_skip or fmt.session_skip(session_key(target, session_keys))
     try:
         state = FileRead(_previous_user_text(f, plan, fmt, settings, skip))
     except BaseException:
         f.close()
         raise
     return Reading(plan, fmt, f, skip, state, settings, tally, progress)
+
+
+def session_key(target: Cursor, session_keys: dict[str, str]) -> str | None:
+    """The key an index gives the file's session (by its id, else by the file's name), which may skip it whole."""
+    return session_keys.get(target.session_id) or session_keys.get(Path(target.path).name.split(".jsonl")[0])
 
 
 def _decode_failure(data: bytes) -> str:

@@ -30,13 +30,11 @@ from distiller.extract.select import Estimator, make_extractor
 from distiller.lock import run_lock
 from distiller.pipeline import budget, distill, pace
 from distiller.pipeline.budget import BudgetReached
-from distiller.pipeline.chunk import Chunk
+from distiller.pipeline.chunk import Chunk, Window
 from distiller.pipeline.commit import commit_batch
 from distiller.pipeline.dispatch import Fresh, mode
-from distiller.pipeline.read import FileRead
 from distiller.pipeline.run import distill_plans, resolve_sources
 from distiller.progress import Progress
-from distiller.records import Message, message_time
 from distiller.screen import Screened
 from distiller.screen.prefilter import KEEP
 from distiller import sources as registry
@@ -113,26 +111,6 @@ class ReprocessSummary:
         return {"job_id": self.job_id, "status": self.status, "resumed": self.resumed, "retired": self.retired,
                 "run_id": self.run_id, "estimate": self.estimate.as_dict() if self.estimate else None,
                 "batch_api": self.batch_api.as_dict(), **self.tally.as_dict()}
-
-
-@dataclass
-class _Windowed(Chunk):
-    """A chunk that leaves out the messages outside the job's time window."""
-
-    scope: Scope | None = None
-    tally: Tally | None = None
-
-    def add(self, message: Message, skip: str | None, file_id: str, read: FileRead) -> None:
-        scope = self.scope
-        if scope.since or scope.until:
-            at = message_time(message.ts)
-            if at is None:
-                self.tally.line_skipped("no_timestamp", message.file, message.byte_start)
-                return
-            if (scope.since and at < scope.since) or (scope.until and at >= scope.until):
-                self.tally.line_skipped("outside_window", message.file, message.byte_start)
-                return
-        super().add(message, skip, file_id, read)
 
 
 def _once(tally: Tally) -> Callable[[list[tuple[Screened, str]]], Fresh]:
@@ -215,8 +193,8 @@ def _pass(settings: Settings, scope: Scope, extractor: Extractor, *, dry_run: bo
                                                             pacer=pacer or pace.Pace(settings.concurrency))
     if progress is not None:
         progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
-    distill_plans(plans, session_keys, settings, tally, _Windowed(settings, scope=scope, tally=tally), _once(tally),
-                  dispatcher)
+    window = Window(scope.since, scope.until) if scope.since or scope.until else None
+    distill_plans(plans, session_keys, settings, tally, Chunk(settings), _once(tally), dispatcher, window=window)
 
 
 def _job_dir(settings: Settings, job_id: str) -> Path:

@@ -27,7 +27,8 @@ from distiller.extract.select import EXTERNAL, Estimator, make_extractor
 from distiller.lock import run_lock
 from distiller.pipeline import budget, distill, pace
 from distiller.pipeline.budget import BudgetReached
-from distiller.pipeline.chunk import Chunk
+from distiller.pipeline import scan
+from distiller.pipeline.chunk import Chunk, Window
 from distiller.pipeline.commit import commit_batch
 from distiller.pipeline.dispatch import Dispatcher, Fresh, ShowDecision, mode
 from distiller.pipeline.read import open_reading
@@ -101,25 +102,42 @@ def flush(chunk: Chunk, dedup: Dedup, dispatcher: Dispatcher, *, final: bool = F
 
 
 def distill_plans(plans: Sequence[ReadPlan], session_keys: dict[str, str], settings: Settings, tally: Tally,
-                  chunk: Chunk, dedup: Dedup, dispatcher: Dispatcher, *, gone: Sequence[str] = ()) -> None:
-    """Read every plan in order into chunks, and dispatch each full chunk and the last one."""
-    for plan in plans:
-        stop.check()
-        reading = open_reading(plan, settings, session_keys, tally, dispatcher.progress)
-        if reading is None:
-            continue
-        with reading.file:
-            chunk.begin(plan)
-            offset = plan.start
-            file_id = plan.target.file_id
-            for message, offset in reading:
-                if message is not None:
-                    chunk.add(message, reading.skip, file_id, reading.state)
-                if chunk.full:
-                    chunk.move(reading.cursor(offset, mid_file=True))
-                    flush(chunk, dedup, dispatcher)
-            chunk.move(reading.cursor(offset))
+                  chunk: Chunk, dedup: Dedup, dispatcher: Dispatcher, *, gone: Sequence[str] = (),
+                  window: Window | None = None, started: scan.Scanner | None = None) -> None:
+    """Read every plan in order into chunks, and dispatch each full chunk and the last one. A big scan has its small
+    files read ahead by worker processes (scan.py; `started` early, or now), replayed here exactly as reading them
+    here would be."""
+    with scan.scanner(plans, session_keys, settings, window, started) as scanned:
+        for index, plan in enumerate(plans):
+            stop.check()
+            found = scanned.result(index)
+            if found is not None and chunk.pending_bytes + found.size < settings.commit_every_bytes:
+                scan.replay(found, plan, chunk, tally, dispatcher.progress)
+            else:
+                read_plan(plan, session_keys, settings, tally, chunk, dedup, dispatcher, window)
     flush(chunk, dedup, dispatcher, final=True, gone=gone)
+
+
+def read_plan(plan: ReadPlan, session_keys: dict[str, str], settings: Settings, tally: Tally, chunk: Chunk,
+              dedup: Dedup, dispatcher: Dispatcher, window: Window | None = None) -> None:
+    """Read one plan here, dispatching the chunk whenever it is full (with a mid-file cursor)."""
+    reading = open_reading(plan, settings, session_keys, tally, dispatcher.progress)
+    if reading is None:
+        return
+    with reading.file:
+        chunk.begin(plan)
+        offset = plan.start
+        file_id = plan.target.file_id
+        for message, offset in reading:
+            if message is not None:
+                if window is not None and (reason := window.excludes(message)) is not None:
+                    tally.line_skipped(reason, message.file, message.byte_start)
+                else:
+                    chunk.add(message, reading.skip, file_id, reading.state)
+            if chunk.full:
+                chunk.move(reading.cursor(offset, mid_file=True))
+                flush(chunk, dedup, dispatcher)
+        chunk.move(reading.cursor(offset))
 
 
 def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally: Tally,
@@ -235,12 +253,15 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
     elif settings.db_path.exists():
         with connect_for(settings, read_only=True) as con:
             tracked = load_cursors(con)
+    started = None
     try:
         if waiting:
             resume_batches(settings, run_id, extractor, tally, waiting, spent, pacer)
             with connect_for(settings, read_only=True) as con:
                 tracked = load_cursors(con)  # the resumed batches moved them
         discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents)
+        if not tracked:  # a first run reads whole files: scan workers for them start while the reads are planned
+            started = scan.early(settings, [found.path for found in discovery.live])
         tally.files_skipped.update(discovery.skipped)
         for missing in discovery.missing:
             tally.file_skipped("missing_source", missing)
@@ -252,7 +273,7 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
         if progress is not None:
             progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
         distill_plans(plans, discovery.session_keys, settings, tally, Chunk(settings), unread(settings, tally),
-                      dispatcher, gone=gone)
+                      dispatcher, gone=gone, started=started)
     except BudgetReached as reached:
         tally.budget_stop = str(reached)
         log.warning("budget reached: %s; the rest stays ahead of the cursors for the next run", reached)
@@ -262,6 +283,9 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
         if not dry_run:
             _finish(settings, run_id, tally, _ended_as(exc), f"{type(exc).__name__}: {exc}")
         raise
+    finally:
+        if started is not None:
+            started.close()
     return RunSummary(None if dry_run else run_id, dry_run, tuple(roots), tally)
 
 

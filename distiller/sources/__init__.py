@@ -32,6 +32,12 @@ def formats() -> tuple[Format, ...]:
     return tuple(_registered)
 
 
+def builtin(name: str) -> bool:
+    """Whether the format of that name is a built-in one, which a process started afresh (a scan worker) knows
+    too; a format registered at run time is known only to the process that registered it."""
+    return named(name) in _builtin()
+
+
 def register(fmt: Format) -> None:
     """Add a format (a new package calls this once; a test may too, and `unregister` it after)."""
     formats()

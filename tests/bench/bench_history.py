@@ -6,7 +6,9 @@ The corpus is tests/bench/corpus.py's synthetic OpenClaw sessions, message-text 
 images) and with distinct session ids (8 agents, --sessions in all). Three figures, each the median of --repeat runs, in MB/s of transcript bytes:
 - reference: every line parsed with stdlib `json`, and a handful of regexes over each message's text, the floor
   a scan that does its work should beat;
-- dry run: `run_once(dry_run=True)`: parse, clean, prefilter, redact and pack, nothing recorded;
+- dry run: `run_once(dry_run=True)`: parse, clean, prefilter, redact and pack, nothing recorded; with the scan
+  spread over worker processes as configured by default (scan_workers = auto), then in the main process alone,
+  each with the CPU seconds of the main process and of the workers;
 - full run: `run_once` with the rules extractor into a fresh state dir, over the first --full-mb of sessions,
   with the bytes the process wrote (from /proc/self/io: batch files, DuckDB and its WAL).
 """
@@ -17,6 +19,7 @@ import argparse
 import json
 import random
 import re
+import resource
 import shutil
 import statistics
 import sys
@@ -89,6 +92,12 @@ def _written() -> int:
     return 0
 
 
+def _cpu() -> tuple[float, float]:
+    """CPU seconds used so far by this process, and by its children that ended (the scan workers)."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, children.ru_utime + children.ru_stime
+
+
 def _timed(fn) -> tuple[float, object]:
     started = time.perf_counter()
     result = fn()
@@ -128,9 +137,16 @@ def main() -> None:
         print(f"corpus: {len(_files(root))} sessions, {size / 1e6:.1f} MB")
         ref = [_timed(lambda: reference(root))[0] for _ in range(args.repeat)]
         print(f"reference (stdlib json + regexes): {size / 1e6 / statistics.median(ref):.1f} MB/s")
-        dry = [_timed(lambda: pipeline.run_once(Settings(state_dir=work / "dry"), [root], dry_run=True))[0]
-               for _ in range(args.repeat)]
-        print(f"run --dry-run scan: {size / 1e6 / statistics.median(dry):.1f} MB/s")
+        for label, workers in (("", "auto"), (" in the main process alone (scan_workers = 0)", 0)):
+            dry, cpu = [], []
+            for _ in range(args.repeat):
+                before = _cpu()
+                dry.append(_timed(lambda: pipeline.run_once(Settings(state_dir=work / "dry", scan_workers=workers),
+                                                            [root], dry_run=True))[0])
+                cpu.append(tuple(after - was for after, was in zip(_cpu(), before)))
+            main_cpu, workers_cpu = (statistics.median(c[i] for c in cpu) for i in (0, 1))
+            print(f"run --dry-run scan{label}: {size / 1e6 / statistics.median(dry):.1f} MB/s "
+                  f"(CPU: main process {main_cpu:.2f} s, scan workers {workers_cpu:.2f} s)")
         subset = work / "subset"
         sub_size = _subset(root, subset, int(args.full_mb * 1e6))
         runs, written = [], []

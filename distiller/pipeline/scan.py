@@ -1,0 +1,514 @@
+"""A big scan spread over worker processes: whole small files read, parsed and screened ahead of the main process.
+
+A worker reads a file exactly as the main process would (read.py's reader, then `chunk.screen_read` message after
+message: screening depends only on the message, the session skip in force when it was read and the file's last
+user text, all carried along the file) and hands back what the main process needs to replay it: the messages with
+their screened result, the counted skips (those logged, with their offsets, in order), the lines and bytes read and
+the cursor at the end. The main process consumes the results strictly in plan order into the same chunk and
+dispatcher (`replay`), so batches, batch ids, cursors, counters, decisions shown and progress are those of a plain
+read. It reads a file itself, in order, as always, when the file is big (a worker hands a whole file back at once),
+when its messages would fill the chunk (a mid-file commit needs the reader's open file for its cursor), when the
+workers are still starting, and when a worker could not read it as planned or failed (the main process then does
+what the plain reader does: skips it, counted, or raises its error).
+
+Workers are fresh interpreters running `serve()` (not forks of a process that may hold DuckDB's threads, and not
+multiprocessing's children, which import the caller's main script again), talking pickled frames over their stdin
+and stdout. They start during the planning of a first run (`early`), or when the scan begins while the main
+process reads the first files itself; whenever the result it needs next is not back yet, the main process scans the
+next files itself (the same functions, no pipe) rather than wait. They ignore SIGINT and SIGTERM (the main process
+stops at its safe points and closes them), and end when their stdin closes: when the main process is done, stops,
+fails or is killed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import queue
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from operator import attrgetter
+from pathlib import Path
+from typing import BinaryIO, NamedTuple
+
+from distiller import sources as registry
+from distiller.config import AUTO, Settings
+from distiller.events import LOGGED_SKIPS, Tally, log
+from distiller.pipeline.chunk import Chunk, Window, cost, screen_read
+from distiller.pipeline.read import FileRead, open_reading, session_key
+from distiller.progress import Progress
+from distiller.records import Message
+from distiller.screen import Decision, Screened
+from distiller.tail import tail_digest
+from distiller.track import Cursor, ReadPlan
+
+# A scan is spread over workers (scan_workers = auto) only when it plans at least this much: an hourly run's tails
+# stay in the main process, and no process is started for them.
+MIN_SCAN_BYTES = 8 * 1024 * 1024
+# Files of up to this many planned bytes are read by workers; bigger ones by the main process, in order.
+MAX_FILE_BYTES = 2 * 1024 * 1024
+# A task is consecutive files of up to this many planned bytes, or TASK_FILES files, for one worker.
+TASK_BYTES = 512 * 1024
+TASK_FILES = 256
+# Tasks handed to each worker and not yet consumed: enough to keep it busy while the main process dispatches a
+# chunk; bounds the results waiting in memory.
+TASKS_AHEAD = 6
+# The main process scans smaller tasks alongside the workers, to be back soon for their answers.
+TASK_BYTES_HERE = TASK_BYTES // 4
+# How long closing waits for a worker to end before it is killed.
+CLOSE_SECONDS = 2.0
+_FRAME = struct.Struct("<Q")  # a pickled frame's length, before it on the pipes
+
+# A file as a worker gets it: path, device, inode, agent, session id, the session skip known, start, stop, format
+# and the index's session key.
+FileTask = tuple[str, int, int, str, str, "str | None", int, int, str, "str | None"]
+
+
+class FileScan(NamedTuple):
+    """What a worker (or the main process alongside) read of one file: the offset after its last line read, the lines read, the tail digest at
+    that offset, the session skip in force there, the skips counted (reason, count) apart from those logged
+    (reason, offset, in order), what its messages count toward the chunk, and its messages with their screened
+    result: from a worker packed as plain tuples (pickled an order of magnitude faster than the records)."""
+
+    end: int
+    lines: int
+    digest: str
+    skip: str | None
+    counted: tuple[tuple[str, int], ...]
+    logged: tuple[tuple[str, int], ...]
+    size: int
+    messages: list  # packed tuples from a worker, Screened records when the main process scanned it
+    packed: bool
+
+
+_MESSAGE = attrgetter(*(f.name for f in fields(Message)))
+_DECISION_FIELDS = tuple(f.name for f in fields(Decision))
+assert _DECISION_FIELDS[0] == "message"  # a packed decision is the rest, in order
+_DECISION = attrgetter(*_DECISION_FIELDS[1:])
+
+
+def _packed(screened: Screened) -> tuple:
+    return (_MESSAGE(screened.decisions[0].message), tuple(map(_DECISION, screened.decisions)),
+            screened.clean_events, screened.redactions)
+
+
+def _kept(screened: Screened) -> Screened:
+    return screened
+
+
+def _unpacked(packed: tuple) -> Screened:
+    message_fields, decisions, clean_events, redactions = packed
+    message = Message(*message_fields)
+    return Screened(tuple([Decision(message, *decision) for decision in decisions]), clean_events, redactions)
+
+
+# --- the worker side ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Job:
+    settings: Settings
+    window: Window | None
+
+
+_job: list[_Job] = []  # the worker's one job, read first
+
+
+class _FileTally:
+    """What reading one file counts, in a worker (a whole Tally per file costs more than reading a small one); the
+    skips that are logged are noted with their offsets, for the main process to log them in order."""
+
+    __slots__ = ("files", "lines", "bytes_read", "skipped", "noted")
+
+    def __init__(self) -> None:
+        self.files = self.lines = self.bytes_read = 0
+        self.skipped: Counter[str] = Counter()
+        self.noted: list[tuple[str, int]] = []
+
+    def line_skipped(self, reason: str, path: str, start: int) -> None:
+        self.skipped[reason] += 1
+        if reason in LOGGED_SKIPS:
+            self.noted.append((reason, start))
+
+    def file_skipped(self, reason: str, path: str, detail: str = "") -> None:
+        """The main process reads such a file itself, and counts it."""
+
+
+def _write(out: BinaryIO, value: object) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    out.write(_FRAME.pack(len(data)))
+    out.write(data)
+    out.flush()
+
+
+def _exactly(inp: BinaryIO, size: int) -> bytearray:
+    """`size` bytes (a raw pipe returns what it has); EOFError when the other side closed first."""
+    data = bytearray(size)
+    view, got = memoryview(data), 0
+    while got < size:
+        n = inp.readinto(view[got:])
+        if not n:
+            raise EOFError("the scan worker ended")
+        got += n
+    return data
+
+
+def _read(inp: BinaryIO) -> object:
+    """The next frame's value; EOFError when the other side closed."""
+    return pickle.loads(_exactly(inp, _FRAME.unpack(_exactly(inp, _FRAME.size))[0]))
+
+
+def _take(inp: BinaryIO, tasks: queue.SimpleQueue) -> None:
+    """Read tasks as they come (the main process never blocks writing one); None once stdin closes."""
+    try:
+        while True:
+            tasks.put(_read(inp))
+    except (EOFError, OSError):
+        tasks.put(None)
+
+
+def serve() -> None:
+    """A worker's life: its job, then tasks on stdin, each task's scans on stdout, until stdin closes (the main
+    process is done or gone) or stdout does. Anything else written to stdout goes to stderr instead."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
+    logging.disable(logging.CRITICAL)
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    inp = sys.stdin.buffer
+    try:
+        settings, window = _read(inp)
+    except EOFError:
+        return
+    _job[:] = [_Job(settings, window)]
+    _write(out, (os.getpid(), os.path.realpath(__file__)))
+    tasks: queue.SimpleQueue = queue.SimpleQueue()
+    threading.Thread(target=_take, args=(inp, tasks), daemon=True).start()
+    try:
+        while (task := tasks.get()) is not None:
+            _write(out, scan_files(task, _job[0], _packed))
+    except BrokenPipeError:  # the main process stopped reading: it is done
+        pass
+
+
+def scan_files(tasks: list[FileTask], job: _Job, pack: Callable[[Screened], object]) -> list[FileScan | None]:
+    """A task: its files, each scanned or None (the main process reads it); a worker packs each screened message
+    for the pipe, the main process keeps the records. All files are read first, then all their messages screened:
+    screening message after message keeps its code and patterns in the CPU caches (as a chunk does)."""
+    return [None if read is None else _screened(read, job, pack) for read in [_read_file(task, job) for task in tasks]]
+
+
+# A file read, its messages not screened yet: its scan but for the messages, its reading's state, and each message
+# with the session skip it was read under.
+_Read = tuple[FileScan, FileRead, list[tuple[Message, "str | None"]]]
+
+
+def _read_file(task: FileTask, job: _Job) -> _Read | None:
+    path, dev, inode, agent, session_id, known_skip, start, stop, format_name, key = task
+    target = Cursor("", path, agent, session_id, dev, inode, 0, 0, 0, "", session_skip=known_skip)
+    plan = ReadPlan(target, start, stop, None, "", format_name)
+    tally = _FileTally()
+    try:
+        reading = open_reading(plan, job.settings, {session_id: key} if key else {}, tally)
+        if reading is None:
+            return None  # not the file planned, or unreadable: the main process finds so itself, and counts it
+        with reading.file:
+            offset, size, pending = start, 0, []
+            window = job.window
+            for message, offset in reading:
+                if message is None:
+                    continue
+                if window is not None and (reason := window.excludes(message)) is not None:
+                    tally.line_skipped(reason, path, message.byte_start)
+                    continue
+                size += cost(message)
+                pending.append((message, reading.skip))
+            digest = tail_digest(reading.file, offset)
+    except Exception:  # a read error, or a fault: the main process reads the file and meets it itself
+        return None
+    counted = tuple((reason, n) for reason, n in tally.skipped.items() if reason not in LOGGED_SKIPS)
+    scanned = FileScan(offset, tally.lines, digest, reading.skip, counted, tuple(tally.noted), size, [], False)
+    return scanned, reading.state, pending
+
+
+def _screened(read: _Read, job: _Job, pack: Callable[[Screened], object]) -> FileScan | None:
+    scanned, state, pending = read
+    settings = job.settings
+    try:
+        messages = [pack(screen_read(message, skip, state, settings)) for message, skip in pending]
+    except Exception:  # a fault: the main process reads the file and meets it itself
+        return None
+    return scanned._replace(messages=messages, packed=pack is _packed)
+
+
+# --- the main process side ---------------------------------------------------------------------------------------
+
+def replay(scanned: FileScan, plan: ReadPlan, chunk: Chunk, tally: Tally, progress: Progress | None) -> None:
+    """Count a file a worker read and put its messages in the chunk, as reading it here would have (the caller
+    made sure they do not fill the chunk)."""
+    target = plan.target
+    tally.files += 1
+    chunk.begin(plan)
+    before = tally.lines
+    tally.lines += scanned.lines
+    tally.bytes_read += scanned.end - plan.start
+    if progress is not None and before >> 10 != tally.lines >> 10:
+        progress.tick()
+    skipped = tally.skipped
+    for reason, n in scanned.counted:
+        skipped[reason] += n
+    for reason, offset in scanned.logged:
+        tally.line_skipped(reason, target.path, offset)
+    chunk.add_screened([_unpacked(packed) for packed in scanned.messages] if scanned.packed else scanned.messages,
+                       target.file_id, scanned.size)
+    chunk.move(Cursor(target.file_id, target.path, target.agent, target.session_id, target.dev, target.inode,
+                      target.size, target.mtime_ns, scanned.end, scanned.digest, target.state, scanned.skip))
+
+
+def _for_workers(plan: ReadPlan) -> bool:
+    """Whether a worker may read the plan: small enough, and of a format a fresh process knows."""
+    return plan.stop - plan.start <= MAX_FILE_BYTES and registry.builtin(plan.format)
+
+
+def workers_for(settings: Settings, planned_bytes: int) -> int:
+    """How many workers a scan of `planned_bytes` uses (0: it is read in the main process)."""
+    if settings.scan_workers != AUTO:
+        return int(settings.scan_workers)
+    if os.name != "posix":  # the workers' pipes are waited on with select
+        return 0
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return usable - 1 if usable >= 2 and planned_bytes >= MIN_SCAN_BYTES else 0  # the main process scans too
+
+
+class InProcess:
+    """No workers: every file is read by the main process."""
+
+    def result(self, index: int) -> FileScan | None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> InProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# Each worker is this interpreter running serve(); it ignores SIGINT and SIGTERM from its first statement on.
+_WORKER = ("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+           "from distiller.pipeline.scan import serve; serve()")
+
+
+@dataclass(slots=True)
+class _Task:
+    """Consecutive plans scanned together: by a worker (its answer still to be read) or by the main process."""
+
+    indices: list[int]
+    worker: subprocess.Popen | None
+    results: list[FileScan | None] | None = None
+
+
+class Scanner(InProcess):
+    """Hands the small files of the plans to worker processes, TASKS_AHEAD tasks each ahead of the main process
+    (each worker answers in the order of its tasks), and gives their results back in plan order. Whenever the
+    result it needs next is not there yet, the main process scans the next task itself instead of waiting."""
+
+    def __init__(self, settings: Settings, window: Window | None, workers: int) -> None:
+        self.job = _Job(settings, window)
+        self.plans: Sequence[ReadPlan] = ()
+        self.session_keys: dict[str, str] = {}
+        self.eligible: list[bool] = []
+        self.next_plan = 0  # the first plan in no task (nor passed over while the workers started)
+        self.tasks: deque[_Task] = deque()  # in plan order
+        self.handed: dict[subprocess.Popen, int] = {}  # the tasks each worker has not answered yet
+        self.done: dict[int, FileScan | None] = {}
+        self.by_workers = self.by_main = 0  # files handed to the workers, and scanned alongside them here
+        self.ready = False
+        self.failed = False
+        self.workers: list[subprocess.Popen] = []
+        self._ready_workers: set[subprocess.Popen] = set()
+        package_root = str(Path(__file__).resolve().parents[2])  # the workers run this very code
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root,
+                                                                          os.environ.get("PYTHONPATH")]))}
+        try:
+            for _ in range(workers):
+                # Unbuffered: whether an answer is there is asked of the pipe itself (select), no buffer hides one.
+                worker = subprocess.Popen([sys.executable, "-c", _WORKER], stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0)
+                self.workers.append(worker)
+                self.handed[worker] = 0
+                _write(worker.stdin, (settings, window))
+        except OSError as exc:  # no processes here (a sandbox, a limit): everything is read in the main process
+            log.info("scan workers could not start (%s): reading in the main process", exc)
+            self._fail()
+
+    def read(self, plans: Sequence[ReadPlan], session_keys: dict[str, str]) -> None:
+        """The plans to scan (the workers may have been started before they were made)."""
+        self.plans, self.session_keys = plans, session_keys
+        self.eligible = [_for_workers(plan) for plan in plans]
+
+    def wait_started(self, timeout: float = 30.0) -> bool:
+        """Wait until every worker is ready (a test or a benchmark that wants the workers to read from the first
+        file on); False if one failed or the time ran out."""
+        deadline = time.monotonic() + timeout
+        try:
+            while not self.failed and not self._started():
+                if time.monotonic() > deadline:
+                    return False
+                select.select([w.stdout for w in self.workers if w not in self._ready_workers], [], [],
+                              max(0.0, deadline - time.monotonic()))
+        except (EOFError, OSError, pickle.UnpicklingError, ValueError, TypeError):
+            self._fail()
+        self.ready = not self.failed
+        return self.ready
+
+    def _started(self) -> bool:
+        """Whether every worker has said it is ready, waiting for none (the main process reads on meanwhile)."""
+        waiting = [w for w in self.workers if w not in self._ready_workers]
+        if waiting:
+            readable, _, _ = select.select([w.stdout for w in waiting], [], [], 0)
+            for worker in waiting:
+                if worker.stdout in readable:
+                    pid, module = _read(worker.stdout)
+                    if module != os.path.realpath(__file__):
+                        raise EOFError(f"worker {pid} runs {module}, not this code")
+                    self._ready_workers.add(worker)
+        return len(self._ready_workers) == len(self.workers)
+
+    def result(self, index: int) -> FileScan | None:
+        """The scan of plan `index`, or None: the main process reads that file itself, as always."""
+        if index in self.done:
+            return self.done.pop(index)
+        if self.failed or not self.eligible[index]:
+            return None
+        try:
+            if not self.ready:
+                self.ready = self._started()
+                if not self.ready:
+                    return None
+            self.next_plan = max(self.next_plan, index)
+            self._hand_out()
+            while self.tasks and self.tasks[0].indices[0] <= index:
+                task = self.tasks[0]
+                if (task.worker is not None and len(self.tasks) < 8 * TASKS_AHEAD * len(self.workers)
+                        and not select.select([task.worker.stdout], [], [], 0)[0] and self._scan_next_here()):
+                    continue
+                self.tasks.popleft()
+                if task.worker is not None:
+                    task.results = _read(task.worker.stdout)
+                    self.handed[task.worker] -= 1
+                self.done.update(zip(task.indices, task.results))
+                self._hand_out()
+        except (EOFError, OSError, pickle.UnpicklingError, ValueError, TypeError) as exc:
+            # A worker died (killed, out of memory) or answered nonsense: the rest is read here.
+            log.warning("a scan worker failed (%s): reading the rest in the main process", exc or type(exc).__name__)
+            self._fail()
+            return None
+        return self.done.pop(index, None)
+
+    def _next_task(self, task_bytes: int = TASK_BYTES) -> tuple[list[int], list[FileTask]]:
+        """The eligible plans from `next_plan` on, up to `task_bytes` or TASK_FILES."""
+        plans, eligible = self.plans, self.eligible
+        indices, tasks, planned = [], [], 0
+        i = self.next_plan
+        while i < len(plans) and planned < task_bytes and len(indices) < TASK_FILES:
+            if eligible[i]:
+                plan = plans[i]
+                target = plan.target
+                indices.append(i)
+                tasks.append((target.path, target.dev, target.inode, target.agent, target.session_id,
+                              target.session_skip, plan.start, plan.stop, plan.format,
+                              session_key(target, self.session_keys)))
+                planned += plan.stop - plan.start
+            i += 1
+        self.next_plan = i
+        return indices, tasks
+
+    def _hand_out(self) -> None:
+        """Keep TASKS_AHEAD tasks handed to each worker."""
+        for worker in self.workers:
+            while self.handed[worker] < TASKS_AHEAD and self.next_plan < len(self.plans):
+                indices, tasks = self._next_task()
+                if indices:
+                    _write(worker.stdin, tasks)
+                    self.handed[worker] += 1
+                    self.by_workers += len(indices)
+                    self.tasks.append(_Task(indices, worker))
+
+    def _scan_next_here(self) -> bool:
+        """Scan the next task in the main process (while the workers are busy); False when none is left."""
+        self._hand_out()
+        indices, tasks = self._next_task(TASK_BYTES_HERE)
+        if not indices:
+            return False
+        self.tasks.append(_Task(indices, None, scan_files(tasks, self.job, _kept)))
+        self.by_main += len(indices)
+        return True
+
+    def _fail(self) -> None:
+        self.failed = True
+        self.done.clear()
+        self.tasks.clear()
+        self.close()
+
+    def close(self) -> None:
+        """Stop the workers: closing their pipes ends them (a task running is cut off at its next write); one that
+        does not end within CLOSE_SECONDS is killed."""
+        workers, self.workers = self.workers, []
+        if workers:
+            log.info("scan: %d file(s) handed to %d worker(s), %d scanned alongside them", self.by_workers,
+                     len(workers), self.by_main)
+        for worker in workers:
+            for pipe in (worker.stdin, worker.stdout):
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+        deadline = time.monotonic() + CLOSE_SECONDS
+        for worker in workers:
+            try:
+                worker.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+
+
+def early(settings: Settings, paths: Sequence[str]) -> Scanner | None:
+    """Workers started before the reads are planned (their start overlaps the planning) for a first run, whose
+    plans are whole files: when the files at `paths` hold enough for `workers_for`. The caller closes them."""
+    total = 0
+    for path in paths:
+        try:
+            total += os.stat(path).st_size
+        except OSError:
+            continue
+        if total >= MIN_SCAN_BYTES:
+            break
+    workers = workers_for(settings, total)
+    return Scanner(settings, None, workers) if workers >= 1 else None
+
+
+def scanner(plans: Sequence[ReadPlan], session_keys: dict[str, str], settings: Settings,
+            window: Window | None = None, started: Scanner | None = None) -> InProcess:
+    """Workers for the plans when what they may read is worth spreading (see `workers_for`), else the main process
+    alone; `started` are workers started early for them (without a window)."""
+    for_workers = sum(plan.stop - plan.start for plan in plans if _for_workers(plan))
+    workers = workers_for(settings, for_workers) if for_workers else 0
+    if started is not None and (workers < 1 or window is not None):
+        started.close()
+        started = None
+    if workers < 1:
+        return InProcess()
+    scanning = started or Scanner(settings, window, workers)
+    scanning.read(plans, session_keys)
+    return scanning
