@@ -11,11 +11,13 @@ import base64
 import binascii
 import math
 import re
+import string
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Iterator
 
-from distiller.textscan import contains_any
+from distiller.textscan import contains_any, finder
 
 PLACEHOLDER = "[REDACTED:{}]"
 
@@ -41,6 +43,7 @@ class _Rule:
     group: int = 0
     accept: Callable[[str], bool] | None = None
     ignore_case: bool = False
+    possible: Callable[[bytes], bool] | None = None
 
 
 def _has_digit(value: str) -> bool:
@@ -157,6 +160,30 @@ def _social_security_number(value: str) -> bool:
 
 
 _DIGITS = tuple("0123456789")
+
+
+def _run_of(kept: str, length: int, ignored: str = "") -> Callable[[bytes], bool]:
+    """Whether an ASCII text's bytes hold `length` characters of `kept` in a row, with any of `ignored` between
+    them (not counted): a shape every span of a pattern has. `kept` holds no blank, which splits the runs."""
+    table = bytes(code if chr(code) in kept else 32 for code in range(256))
+    dropped = ignored.encode()
+
+    def holds(data: bytes) -> bool:
+        return max(map(len, data.translate(table, dropped).split()), default=0) >= length
+
+    return holds
+
+
+_CARD_DIGITS = _run_of(string.digits, 15, " -")  # a card number: 15 or 16 digits, a blank or dash between any two
+_IBAN_RUN = _run_of(string.ascii_uppercase + string.digits, 12, " ")  # two capitals, two digits, 8+ more, blanks
+_TOKEN_RUN = _run_of(string.ascii_letters + string.digits + "+/_-", 32)  # a high-entropy token's 32 characters
+
+
+def _assigns(data: bytes) -> bool:
+    """An assignment has its `:` or `=`."""
+    return b":" in data or b"=" in data
+
+
 _HIGH_ENTROPY = "high-entropy"
 _PHRASE_LEAD = r"(?:\s+(?:for|to|on|of|at)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w.@-]{1,40}(?:\s+[\w.@-]{1,40})?)?"
 _PHRASE_VERB = r"\s*(?:\s(?:is|was|are|is\s+now|is\s+still|will\s+be)(?:\s*[:=])?\s|[:=])\s*[\"'`]?"
@@ -248,7 +275,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "passphrase",
-        ("pass", "phrase", "mnemonic", "seed words"),
+        ("password", "passwd", "phrase", "mnemonic", "seed"),
         re.compile(
             r"(?ai)\b(?:pass[ \t]*phrase|password|passwd|(?:seed|recovery|secret|wallet|mnemonic)[ \t]+phrase|mnemonic|"
             r"seed[ \t]+words)"
@@ -261,10 +288,11 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password-assignment",
-        ("pass", "pw"),
+        ("passw", "passp", "pw"),
         re.compile(r"(?ai)(?<![A-Za-z])(?:password|passwd|passphrase|pwd|pw)[\"']?[ \t]*[:=][ \t]*" + _ASSIGNMENT_VALUE),
         accept=_password_value,
         ignore_case=True,
+        possible=_assigns,
     ),
     _Rule(
         "secret-assignment",
@@ -285,7 +313,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "ssn",
-        ("ssn", "social security", "social insurance"),
+        ("ssn", "social"),
         re.compile(r"(?ai)\b(?:ssn|social[ \t]+(?:security|insurance)(?:[ \t]+(?:number|no\.?|#))?)[^\d\n]{0,24}?"
                    r"(?<!\d)(\d{3}[- ]?\d{2}[- ]?\d{4})(?![\d-])"),
         group=1,
@@ -306,7 +334,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password-phrase",
-        ("pass",),
+        ("passw", "passc", "passp", "pass ", "pass\t"),
         re.compile(
             r"(?ai)\b(?:password|passcode|passphrase|passwd|pass[ \t]+code)" + _PHRASE_LEAD + _PHRASE_VERB
             + r"(?!\[REDACTED)([^\s\"'`]{2,63}[^\s\"'`.,;:!?)\]])"
@@ -317,7 +345,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password-phrase",
-        ("pass",),
+        ("passw", "passc", "passp"),
         re.compile(
             r"(?ai)\b(?:changed|set|reset|updated|switched)[ \t]+(?:my[ \t]+|the[ \t]+|our[ \t]+)?"
             r"(?:password|passcode|passphrase|passwd)(?:[ \t]+(?:for|on|of|at)[ \t]+[\w.@-]{1,40})?[ \t]+to[ \t]+"
@@ -327,15 +355,46 @@ _RULES: tuple[_Rule, ...] = (
         accept=_changed_password,
         ignore_case=True,
     ),
-    _Rule("card-number", _DIGITS, re.compile(r"(?<![\d-])\d(?:[ -]?\d){14,15}(?![\d-])"), accept=_card_number),
-    _Rule("iban", _DIGITS, re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b"), accept=_iban),
+    _Rule("card-number", _DIGITS, re.compile(r"(?<![\d-])\d(?:[ -]?\d){14,15}(?![\d-])"), accept=_card_number,
+          possible=_CARD_DIGITS),
+    _Rule("iban", _DIGITS, re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b"), accept=_iban,
+          possible=_IBAN_RUN),
     _Rule(_HIGH_ENTROPY, _DIGITS, re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{32,}={0,2}"),
-          accept=_looks_random),
+          accept=_looks_random, possible=_TOKEN_RUN),
 )
 
-_SENSITIVE_NEEDLES = tuple(n for rule in _RULES if not rule.ignore_case for n in rule.needles)
-_FOLDED_NEEDLES = tuple(n for rule in _RULES if rule.ignore_case for n in rule.needles)
+
+def _family(rule: _Rule) -> tuple[bool, bool]:
+    """Rules whose needles are sought alike (in the text or lower-cased; the digits, which most texts hold, apart):
+    a text without any needle of a family skips all its rules at once."""
+    return rule.ignore_case, rule.needles == _DIGITS
+
+
+_FAMILIES = tuple(dict.fromkeys(_family(rule) for rule in _RULES if rule.needles))
+_FAMILY_NEEDLES = tuple(
+    (family[0], tuple(dict.fromkeys(n for rule in _RULES if rule.needles and _family(rule) == family
+                                    for n in rule.needles)))
+    for family in _FAMILIES
+)
+_FAMILY_BITS = tuple(
+    (1 << n, ignore_case, finder(needles)) for n, (ignore_case, needles) in enumerate(_FAMILY_NEEDLES)
+)
 _ALWAYS = any(not rule.needles for rule in _RULES)
+
+
+@lru_cache(maxsize=None)
+def _candidates(families: int) -> tuple[tuple[_Rule, bool], ...]:
+    """The rules of those families (bit n for family n) and every rule without needles, in order, each with whether
+    its own needles must still be sought (not when they are all its family's)."""
+    chosen = []
+    for rule in _RULES:
+        if not rule.needles:
+            chosen.append((rule, False))
+            continue
+        family = _FAMILIES.index(_family(rule))
+        if families >> family & 1:
+            chosen.append((rule, tuple(dict.fromkeys(rule.needles)) != _FAMILY_NEEDLES[family][1]))
+    return tuple(chosen)
 
 
 def _value_group(rule: _Rule, match: re.Match[str]) -> int:
@@ -347,14 +406,22 @@ def _value_group(rule: _Rule, match: re.Match[str]) -> int:
 
 
 def _rules_in_play(text: str) -> tuple[_Rule, ...]:
-    """The rules whose needles occur in text: the others cannot report a span."""
-    if not _ALWAYS and not contains_any(text, _SENSITIVE_NEEDLES):
-        lowered = text.lower()
-        if not contains_any(lowered, _FOLDED_NEEDLES):
-            return ()
-    else:
-        lowered = text.lower()
-    return tuple(r for r in _RULES if not r.needles or contains_any(lowered if r.ignore_case else text, r.needles))
+    """The rules whose needles occur in text and whose shape it may hold: the others cannot report a span."""
+    lowered = text.lower()
+    families = 0
+    for bit, ignore_case, found in _FAMILY_BITS:
+        if found(lowered if ignore_case else text):
+            families |= bit
+    if not families and not _ALWAYS:
+        return ()
+    data = text.encode() if text.isascii() else None
+    in_play = []
+    for rule, seek in _candidates(families):
+        if seek and not contains_any(lowered if rule.ignore_case else text, rule.needles):
+            continue
+        if data is None or rule.possible is None or rule.possible(data):
+            in_play.append(rule)
+    return tuple(in_play)
 
 
 def _spans(text: str, rules: tuple[_Rule, ...]) -> Iterator[tuple[int, int, str]]:
@@ -397,7 +464,8 @@ def redact_every_rule(text: str) -> Redacted:
 
 
 def redact(text: str) -> Redacted:
-    return _redacted(text, _rules_in_play(text))
+    rules = _rules_in_play(text)
+    return _redacted(text, rules) if rules else Redacted(text, ())
 
 
 def find_secret(text: str) -> str | None:

@@ -3,6 +3,9 @@ these here?" and "where are the words?" of plain text."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
 
 def contains_any(text: str, needles: tuple[str, ...]) -> bool:
     """`any(needle in text for needle in needles)` without a generator, whose frames cost more than the searches."""
@@ -10,6 +13,38 @@ def contains_any(text: str, needles: tuple[str, ...]) -> bool:
         if needle in text:
             return True
     return False
+
+
+def anchored(needles: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The needles grouped under a character each of them holds, its first that is no lower-case ASCII letter (in
+    prose those are rarer; a needle of lower-case letters only is its own anchor): a text without the anchor holds
+    none of its group, and one search for it rules out the whole group."""
+    groups: dict[str, list[str]] = {}
+    for needle in needles:
+        anchor = next((char for char in needle if not ("a" <= char <= "z")), needle)
+        groups.setdefault(anchor, []).append(needle)
+    return tuple((anchor, tuple(group)) for anchor, group in groups.items())
+
+
+def contains_any_anchored(text: str, groups: tuple[tuple[str, tuple[str, ...]], ...]) -> bool:
+    """`contains_any(text, needles)` for the groups `anchored(needles)` made."""
+    for anchor, needles in groups:
+        if anchor in text:
+            for needle in needles:
+                if needle in text:
+                    return True
+    return False
+
+
+def finder(needles: tuple[str, ...]) -> Callable[[str], bool]:
+    """`contains_any(text, needles)` the quickest way for those needles: by anchors when some needle holds a
+    character that is no lower-case letter or blank, else (words, where anchors would be as common as the
+    needles) by one alternation, which the engine tries only where a needle's first letter is."""
+    if not needles or any(not ("a" <= char <= "z" or char in " \t") for needle in needles for char in needle):
+        groups = anchored(needles)
+        return lambda text: contains_any_anchored(text, groups)
+    search = re.compile("|".join(map(re.escape, needles))).search
+    return lambda text: search(text) is not None
 
 
 def blank_except(keep: str) -> bytes:

@@ -8,7 +8,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from distiller.screen.injection import _OVERRIDE, NEEDLES, suspect_injection, suspect_injection_every_time
+import re
+import sys
+
+from distiller.screen.injection import (
+    _ALTERNATIVES,
+    _ASCII_ALTERNATIVES,
+    _OVERRIDE,
+    _WIDE_ALTERNATIVES,
+    FOLDS_TO_ASCII,
+    NEEDLES,
+    suspect_injection,
+    suspect_injection_every_time,
+)
 from distiller.textscan import contains_any
 from distiller.screen.prefilter import CONTEXT, KEEP
 from distiller.records import Message
@@ -76,9 +88,10 @@ _WORDS = [
     "message", "new", "updated", "real", "actual", ":", "from", "on", ",", "respond", "always", "jailbreak", "mode",
     "store", "save", "candidates", "candidate", '"candidates"', '"statement"', '"evidence"', '"item_id"', "<", ">",
     "</", "transcript", "item", "assistant", "user", "im_start", "im_end", "<|", "|>", "endoftext", "[", "]", "[/",
-    "INST", "SYS", "#", "##", "I", "ı", "İ", "ſ", "K", "é", ".", "\n",
+    "INST", "SYS", "#", "##", "I", "ı", "İ", "ſ", "K", "é", ".", "\n", "我", "记得", "\u3000", "\u2028", "ß",
 ]  # fmt: skip
-_SPACE = st.sampled_from([" ", "  ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1f", "", "\u00a0", "\u2003"])
+_SPACE = st.sampled_from([" ", "  ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1f", "", "\u00a0", "\u2003", "\u3000",
+                         "\x85"])
 _PIECE = st.one_of(st.sampled_from(_WORDS), _SPACE, st.text(max_size=4))
 _TEXTS = st.lists(st.tuples(_PIECE, st.booleans()), max_size=10).map(
     lambda pieces: "".join(piece.upper() if loud else piece for piece, loud in pieces)
@@ -92,6 +105,9 @@ def test_the_needle_shortcut_equals_searching_every_time(text):
     assert suspect_injection(text) == suspect_injection_every_time(text)
 
 
+_ALTERNATIVE_PATTERNS = [pattern for _, pattern in _ASCII_ALTERNATIVES]
+
+
 @pytest.mark.slow  # hundreds of generated examples; CI runs it with the other slow tests
 @settings(max_examples=800, deadline=None)
 @given(st.one_of(st.from_regex(_OVERRIDE, alphabet=st.characters(max_codepoint=127)), st.from_regex(_OVERRIDE)))
@@ -101,6 +117,39 @@ def test_whatever_the_pattern_matches_passes_the_shortcut(text):
     for match in _OVERRIDE.finditer(text):
         if match.group().isascii():
             assert contains_any(match.group().lower(), NEEDLES), match.group()
+
+
+@pytest.mark.slow  # hundreds of generated examples; CI runs it with the other slow tests
+@settings(max_examples=1500, deadline=None)
+@given(st.data())
+def test_whatever_an_alternative_matches_holds_one_of_its_needles(data):
+    """Drawn from one alternative at a time, inside ASCII or any text: a span it matches holds one of its needles
+    (ASCII) or of its needles without their leading space (other text without a character folding to ASCII)."""
+    index = data.draw(st.integers(0, len(_ALTERNATIVES) - 1))
+    pattern = _ALTERNATIVE_PATTERNS[index]
+    alphabet = data.draw(st.sampled_from([st.characters(max_codepoint=127), st.characters()]))
+    text = data.draw(st.from_regex(pattern, alphabet=alphabet))
+    assert suspect_injection(text) and suspect_injection_every_time(text)
+    for match in pattern.finditer(text):
+        span = match.group()
+        if span.isascii():
+            assert contains_any(span.lower(), _ASCII_ALTERNATIVES[index][0]), span
+        elif not contains_any(span, FOLDS_TO_ASCII):
+            assert contains_any(span.lower(), _WIDE_ALTERNATIVES[index][0]), span
+
+
+def test_the_pattern_is_the_alternation_of_its_alternatives():
+    assert _OVERRIDE.pattern == "|".join(source for _, source in _ALTERNATIVES)
+    assert all(pattern.flags == _OVERRIDE.flags for pattern in _ALTERNATIVE_PATTERNS)
+
+
+def test_the_characters_folding_to_ascii_letters_are_all_known():
+    """Every character outside ASCII that the engine matches to an ASCII letter when ignoring case, asked of the
+    engine itself: a text without one of them has its ASCII letters where the pattern's letters match."""
+    everything = "".join(map(chr, [*range(128, 0xD800), *range(0xE000, sys.maxunicode + 1)]))
+    by_class = set(re.compile(r"(?i)[a-z]").findall(everything))
+    by_literal = set(re.compile("(?i)" + "|".join("abcdefghijklmnopqrstuvwxyz")).findall(everything))
+    assert by_class == by_literal == set(FOLDS_TO_ASCII)
 
 
 @pytest.mark.parametrize("text", [

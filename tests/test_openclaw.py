@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from distiller.sources.openclaw.parse import message_text, parse_header, to_message
+from distiller.sources.openclaw.parse import (
+    MAX_ID_CHARS,
+    _timestamp,
+    bounded_id,
+    joined_text,
+    message_text,
+    parse_header,
+    to_message,
+)
 
 KW = {"agent": "main", "session_id": "s1", "file": "/f.jsonl", "byte_start": 10, "byte_end": 20}
 
@@ -88,3 +98,38 @@ def test_oversized_ids_become_stable_digests_and_an_oversized_timestamp_is_dropp
     assert parse_header({"type": "session", "id": long_id}).session_id == message.message_id
     normal = {**entry, "id": "x" * MAX_ID_CHARS}
     assert to_message(normal, **KW).message_id == "x" * MAX_ID_CHARS
+
+
+_BLOCK = st.one_of(
+    st.fixed_dictionaries({"type": st.sampled_from(["text", "thinking", "toolCall", "image"]),
+                           "text": st.one_of(st.text(max_size=5), st.integers(), st.none())}),
+    st.fixed_dictionaries({"type": st.just("text")}),
+    st.text(max_size=3), st.integers(), st.none(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_BLOCK, max_size=3))
+def test_the_one_text_block_shortcut_equals_joining_the_blocks(content):
+    assert message_text({"content": content}) == joined_text(content)
+    assert type(message_text({"content": content})) is str
+
+
+_ID = st.one_of(st.text(min_size=1, max_size=3), st.text(min_size=MAX_ID_CHARS - 1, max_size=MAX_ID_CHARS + 1))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_ID, st.one_of(_ID, st.none(), st.integers()), st.one_of(_ID, st.none(), st.integers(0, 2**40)),
+       st.one_of(st.none(), st.integers(0, 2**40)))
+def test_ids_and_timestamps_are_bounded_as_bounded_id_and_the_timestamp_rule_say(message_id, parent, ts, epoch):
+    entry = {"type": "message", "id": message_id, "message": {"role": "user", "content": "words"}}
+    if parent is not None:
+        entry["parentId"] = parent
+    if ts is not None:
+        entry["timestamp"] = ts
+    if epoch is not None:
+        entry["message"]["timestamp"] = epoch
+    message = to_message(entry, **KW)
+    assert message.message_id == bounded_id(message_id)
+    assert message.parent_id == (bounded_id(parent) if isinstance(parent, str) else None)
+    assert message.ts == _timestamp(entry, entry["message"])

@@ -71,3 +71,33 @@ def test_every_well_wish_starts_with_one_of_its_leads(text):
 def test_the_vocative_precheck_skips_only_texts_without_one(text):
     plain = pf._VOCATIVE.sub(" ", text).replace("\u2019", "'").replace("\u2018", "'").lower()
     assert pf._normalise(text) == plain
+
+
+def _split_code_asking_every_line(text: str) -> tuple[str, bool]:
+    """`_split_code` as it was, every line asked whether it is code: the plain path of its early stop."""
+    had_code = False
+    if "```" in text:
+        text, count = pf._FENCE.subn("\n", text)
+        had_code = count > 0
+    lines = [line for line in text.split("\n") if line.strip()]
+    if len(lines) >= 2:
+        code = [line for line in lines if pf._is_code_line(line.strip())]
+        if len(code) >= 2 and len(code) * 2 >= len(lines):
+            return "\n".join(line for line in lines if line not in set(code)), True
+    elif len(lines) == 1:
+        line = lines[0]
+        if pf._SHELL.match(line) or (len(line) >= 12 and pf._symbol_dense(line)) or pf._looks_like_json(line):
+            return "", True
+    return text, had_code
+
+
+_LINES = st.sampled_from([
+    "def f(x):", "    return x;", "ERROR boom", "$ ls -la", "I moved to Porto.", "we should talk", "{}", "",
+    "   ", "```", "x = {a: [1, 2]};", "Traceback (most recent call last)", "ok", "I like tea and biscuits",
+])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_LINES, max_size=12).map("\n".join))
+def test_the_code_split_stops_asking_only_when_the_rest_cannot_make_code(text):
+    assert pf._split_code(text) == _split_code_asking_every_line(text)

@@ -5,9 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from secretgen import SECRETS, texts_with_secrets
+from secretgen import SECRETS, prose, texts_with_secrets
 
-from distiller.redact import Redacted, find_secret, redact, redact_every_rule
+from distiller.redact import _RULES, Redacted, _rules_in_play, _spans, find_secret, redact, redact_every_rule
+from distiller.textscan import contains_any
 
 FIXTURE = Path(__file__).parent / "fixtures" / "labelled.jsonl"
 ROWS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -90,6 +91,25 @@ def test_the_needle_shortcut_equals_running_every_rule(text):
     assert redact(text) == redact_every_rule(text)
 
 
+@pytest.mark.slow  # hundreds of generated examples; CI runs it with the other slow tests
+@settings(max_examples=1500, deadline=None)
+@given(st.data())
+def test_every_span_a_rule_reports_holds_a_needle_and_passes_its_shape_check(data):
+    """Texts drawn from one rule's pattern at a time, in ASCII (where the shape checks apply) or any text: what the
+    shortcut asks of a text is true of every span the rule reports, and the shape check of every match."""
+    rule = data.draw(st.sampled_from(_RULES))
+    alphabet = data.draw(st.sampled_from([st.characters(max_codepoint=127), st.characters(exclude_categories=("Cs",))]))
+    text = data.draw(st.one_of(st.from_regex(rule.pattern, alphabet=alphabet), st.tuples(
+        prose(), SECRETS.get(rule.kind, st.just("")), prose()).map("".join)))
+    if any(True for _ in _spans(text, (rule,))):
+        assert contains_any(text.lower() if rule.ignore_case else text, rule.needles), text
+        assert rule in _rules_in_play(text), text
+    if rule.possible is not None and text.isascii():
+        for match in rule.pattern.finditer(text):
+            assert rule.possible(match.group().encode()), match.group()
+    assert redact(text) == redact_every_rule(text)
+
+
 @pytest.mark.parametrize("kind", sorted(SECRETS))
 @settings(max_examples=40, deadline=None)
 @given(data=st.data())
@@ -165,3 +185,11 @@ def test_secrets_an_outside_review_found_unredacted_are_redacted(text, kind):
 )
 def test_words_timestamps_and_paths_near_those_shapes_are_kept(text):
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize("text", [
+    "my social  security number is 123-45-6789", "social\tsecurity 123-45-6789", "seed\twords: apple banana cherry dog",
+    "the pass\tcode is Zq81mmx4", "PASS CODE: Zq81mmx4", "pwd=Zq81mmx4", "card 4111 1111-1111 1111 ok",
+])
+def test_key_words_split_by_any_blanks_still_reach_their_rule(text):
+    assert redact(text) == redact_every_rule(text) and redact(text).counts

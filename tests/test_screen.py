@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from secretgen import texts_with_secrets
+
 from distiller.records import Message
+from distiller.redact import redact
 from distiller.screen import screen
+from distiller.screen.clean import clean
+from distiller.sources.openclaw.envelopes import CLEANING
 
 
 def msg(text: str, role: str = "user", inter_session: bool = False) -> Message:
@@ -44,3 +53,24 @@ def test_session_skip_and_inter_session():
 def test_synthetic_prompt_is_dropped_whole():
     (decision,) = screen(msg("HEARTBEAT_OK", role="assistant")).decisions
     assert (decision.decision, decision.reason) == ("drop", "synthetic-prompt")
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(texts_with_secrets(), min_size=1, max_size=3), st.sampled_from(["user", "assistant"]))
+def test_one_part_or_many_the_items_and_counts_are_each_parts_redaction_added_up(texts, role):
+    """The one-part shortcut (its counts are the part's own) against adding up every part's counts."""
+    text = texts[0] if len(texts) == 1 else "[Queued messages while agent was busy]" + "".join(
+        f"\n\n---\nQueued #{n}\n{piece}" for n, piece in enumerate(texts, start=1))
+    message = msg(text, role)
+    screened = screen(message)
+    parts = clean(text, role, (), CLEANING).parts
+    if not parts:
+        return
+    totals: Counter[str] = Counter()
+    for part in parts:
+        totals.update(dict(redact(part).counts))
+    assert screened.redactions == tuple(sorted(totals.items()))
+    assert [d.text for d in screened.decisions] == [redact(part).text for part in parts]
+    expected_ids = [message.message_id] if len(parts) == 1 else [f"{message.message_id}#{n}"
+                                                                 for n in range(1, len(parts) + 1)]
+    assert [d.item_id for d in screened.decisions] == expected_ids

@@ -11,7 +11,7 @@ from distiller.screen.clean import PLAIN, clean
 from distiller.screen.injection import suspect_injection
 from distiller.screen.prefilter import CONTEXT, DROP, KEEP, prefilter
 from distiller.records import Message
-from distiller.redact import redact
+from distiller.redact import Redacted, redact
 
 DECISION_RANK = {KEEP: 2, CONTEXT: 1, DROP: 0}
 SUSPECT_INJECTION = "suspect-injection"
@@ -61,22 +61,31 @@ def screen(
     if cleaned.drop_reason is not None or not cleaned.parts:
         reason = cleaned.drop_reason or "empty-after-clean"
         return Screened((Decision(message, message.message_id, "", DROP, reason),), cleaned.events, ())
+    parts = cleaned.parts
+    if len(parts) == 1:  # most messages: one item, its id the message's, its counts already sorted
+        decision, reason, redacted = _judged(parts[0], message, assistant_decision, previous_user_text)
+        return Screened((Decision(message, message.message_id, redacted.text, decision, reason),), cleaned.events,
+                        redacted.counts)
     decisions = []
     redactions: dict[str, int] = {}
-    many = len(cleaned.parts) > 1
-    for number, part in enumerate(cleaned.parts, start=1):
-        if message.inter_session:
-            decision, reason = CONTEXT, "inter-session"
-        else:
-            prefiltered = prefilter(
-                part, message.role, assistant_decision=assistant_decision, previous_user_text=previous_user_text
-            )
-            decision, reason = prefiltered.decision, prefiltered.reason
-            if decision == KEEP and suspect_injection(part):
-                decision, reason = CONTEXT, SUSPECT_INJECTION
-        redacted = redact(part)
+    for number, part in enumerate(parts, start=1):
+        decision, reason, redacted = _judged(part, message, assistant_decision, previous_user_text)
         for kind, count in redacted.counts:
             redactions[kind] = redactions.get(kind, 0) + count
-        item_id = f"{message.message_id}#{number}" if many else message.message_id
-        decisions.append(Decision(message, item_id, redacted.text, decision, reason))
+        decisions.append(Decision(message, f"{message.message_id}#{number}", redacted.text, decision, reason))
     return Screened(tuple(decisions), cleaned.events, tuple(sorted(redactions.items())) if redactions else ())
+
+
+def _judged(part: str, message: Message, assistant_decision: str,
+            previous_user_text: str | None) -> tuple[str, str, Redacted]:
+    """One cleaned part's decision, reason and redaction."""
+    if message.inter_session:
+        decision, reason = CONTEXT, "inter-session"
+    else:
+        prefiltered = prefilter(
+            part, message.role, assistant_decision=assistant_decision, previous_user_text=previous_user_text
+        )
+        decision, reason = prefiltered.decision, prefiltered.reason
+        if decision == KEEP and suspect_injection(part):
+            decision, reason = CONTEXT, SUSPECT_INJECTION
+    return decision, reason, redact(part)

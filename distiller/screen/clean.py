@@ -295,38 +295,58 @@ def gate(cleaning: Cleaning, role: str, extra_blocks: tuple[str, ...] = ()) -> _
     )
 
 
-def _synthetic_kind(cleaning: Cleaning, text: str, role: str, events: list[str]) -> str | None:
-    for rule in cleaning.synthetic:
-        if role in rule.roles and (kind := rule.apply(text, events)) is not None:
+@dataclass(frozen=True, eq=False)
+class _RoleRules:
+    """A format's rules that apply to one role, in order (the blocks bound to their markers), and its shortcut:
+    made once per format, role and extra blocks instead of sorted out on every pass."""
+
+    splits: tuple[Callable[[str, list[str]], object], ...]
+    synthetic: tuple[Callable[[str, list[str]], object], ...]
+    rewrites: tuple[Callable[[str, list[str]], object], ...]
+    shortcut: _Gate
+
+
+@lru_cache(maxsize=32)
+def _role_rules(cleaning: Cleaning, role: str, extra_blocks: tuple[str, ...]) -> _RoleRules:
+    def strip_blocks(text: str, events: list[str]) -> str:
+        return _strip_blocks(text, blocks, events)
+
+    if BLOCKS in cleaning.rewrites and role in BLOCKS.roles:
+        blocks = _blocks(cleaning, extra_blocks, role == ASSISTANT)
+
+    return _RoleRules(
+        tuple(rule.apply for rule in cleaning.splits if role in rule.roles),
+        tuple(rule.apply for rule in cleaning.synthetic if role in rule.roles),
+        tuple(strip_blocks if rule is BLOCKS else rule.apply for rule in cleaning.rewrites if role in rule.roles),
+        gate(cleaning, role, extra_blocks),
+    )
+
+
+def _synthetic_kind(rules: _RoleRules, text: str, events: list[str]) -> str | None:
+    for apply in rules.synthetic:
+        if (kind := apply(text, events)) is not None:
             return kind
     return None
 
 
-def _clean_once(
-    text: str, role: str, cleaning: Cleaning, extra_blocks: tuple[str, ...], events: list[str], gated: bool
-) -> tuple[list[str], str | None]:
+def _clean_once(text: str, rules: _RoleRules, events: list[str], gated: bool) -> tuple[list[str], str | None]:
     """One pass of every rule: the pieces left, or the synthetic kind that drops the whole text."""
     text = tidy(text)
-    if gated and not gate(cleaning, role, extra_blocks).may_change(text):
+    if gated and not rules.shortcut.may_change(text):
         return ([text] if text else []), None
-    for rule in cleaning.splits:
-        if role in rule.roles and (pieces := rule.apply(text, events)) is not None:
+    for apply in rules.splits:
+        if (pieces := apply(text, events)) is not None:
             return [piece for piece in pieces if piece.strip()], None
-    kind = _synthetic_kind(cleaning, text, role, events)
+    kind = _synthetic_kind(rules, text, events)
     if kind is None:
-        for rule in cleaning.rewrites:
-            if role not in rule.roles:
-                continue
-            if rule is BLOCKS:
-                text = _strip_blocks(text, _blocks(cleaning, extra_blocks, role == ASSISTANT), events)
-                continue
-            result = rule.apply(text, events)
+        for apply in rules.rewrites:
+            result = apply(text, events)
             if isinstance(result, Drop):
                 kind = result.kind
                 break
             text = result
         text = tidy(text)
-        kind = kind or _synthetic_kind(cleaning, text, role, events)
+        kind = kind or _synthetic_kind(rules, text, events)
     if kind is not None:
         events.append(f"synthetic:{kind}")
         return [], kind
@@ -335,24 +355,25 @@ def _clean_once(
 
 def clean(text: str, role: str, extra_blocks: tuple[str, ...] = (), cleaning: Cleaning = PLAIN) -> Cleaned:
     """Strip injected blocks and envelopes from one message; drop it whole when it is a synthetic prompt."""
-    if not gate(cleaning, role, extra_blocks).may_change(text) and tidy(text) == text:
+    rules = _role_rules(cleaning, role, extra_blocks)
+    if not rules.shortcut.may_change(text) and tidy(text) == text:
         return Cleaned((text,), None, ()) if text else Cleaned((), _EMPTY, ())  # most turns
-    return _clean(text, role, extra_blocks, cleaning, gated=True)
+    return _clean(text, rules, gated=True)
 
 
 def clean_every_rule(text: str, role: str, extra_blocks: tuple[str, ...] = (), cleaning: Cleaning = PLAIN) -> Cleaned:
     """`clean` without the shortcut: the plain path it is proven equal to."""
-    return _clean(text, role, extra_blocks, cleaning, gated=False)
+    return _clean(text, _role_rules(cleaning, role, extra_blocks), gated=False)
 
 
-def _clean(text: str, role: str, extra_blocks: tuple[str, ...], cleaning: Cleaning, *, gated: bool) -> Cleaned:
+def _clean(text: str, rules: _RoleRules, *, gated: bool) -> Cleaned:
     events: list[str] = []
     parts: list[str] = []
     dropped_synthetic = False
     pending = [text]
     while pending:
         piece = pending.pop()
-        pieces, kind = _clean_once(piece, role, cleaning, extra_blocks, events, gated)
+        pieces, kind = _clean_once(piece, rules, events, gated)
         if kind is not None:
             dropped_synthetic = True
         elif pieces == [piece]:

@@ -478,8 +478,18 @@ def _split_code(text: str) -> tuple[str, bool]:
     else:
         lines = [text] if text.strip() else []
     if len(lines) >= 2:
-        code = [line for line in lines if _is_code_line(line.strip())]
-        if len(code) >= 2 and len(code) * 2 >= len(lines):
+        # Code is at least two lines and half of them: once the lines left cannot make that up, the rest are not
+        # asked.
+        needed = max(2, (len(lines) + 1) // 2)
+        code = []
+        unasked = len(lines)
+        for line in lines:
+            unasked -= 1
+            if _is_code_line(line.strip()):
+                code.append(line)
+            elif len(code) + unasked < needed:
+                break
+        if len(code) >= needed:
             code_set = set(code)
             return "\n".join(line for line in lines if line not in code_set), True
     elif len(lines) == 1:

@@ -1,12 +1,14 @@
-"""Benchmark of the pure screening stages (not a test): clean, prefilter and redact, apart and together.
+"""Benchmark of the pure screening stages (not a test): clean, prefilter, the injection check and redact, apart and
+together, and `screen` itself.
 
     python tests/bench/bench_screen.py [--corpus DIR] [--mb 100] [--repeat 5]
 
 The messages come from a synthetic OpenClaw corpus (tests/bench/corpus.py; written to a temp dir unless --corpus
 names an existing one) through `openclaw.to_message`, so they are the texts the pipeline screens. Each stage is fed
-what it gets in `screen`: clean the raw text, prefilter and redact every cleaned part. Clean and redact are also
-timed without their shortcuts (every rule tried on every text), which is what each shortcut saves. Figures are the
-best of --repeat runs, in µs per message and MB/s of raw message text (UTF-8).
+what it gets in `screen`: clean the raw text, prefilter, check for injection and redact every cleaned part. Clean,
+the injection check and redact are also timed without their shortcuts (every rule tried on every text), which is
+what each shortcut saves; the injection check runs on every part here, where `screen` asks it of kept parts only.
+Figures are the best of --repeat runs, in µs per message and MB/s of raw message text (UTF-8).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from distiller.screen.clean import clean as clean_as
 from distiller.screen.clean import clean_every_rule as clean_every_rule_as
 from distiller.sources.openclaw.envelopes import CLEANING
 
+from distiller.screen import screen
+from distiller.screen.injection import suspect_injection, suspect_injection_every_time
 from distiller.screen.prefilter import prefilter
 from distiller.records import Message
 from distiller.redact import redact, redact_every_rule
@@ -81,15 +85,19 @@ def main() -> None:
         for text, role in texts:
             for part in clean(text, role).parts:
                 prefilter(part, role)
+                suspect_injection(part)
                 redact(part)
 
     stages: dict[str, Callable[[], None]] = {
         "clean": lambda: [clean(text, role) for text, role in texts],
         "clean, every rule (no trigger shortcut)": lambda: [clean_every_rule(text, role) for text, role in texts],
         "prefilter": lambda: [prefilter(part, role) for part, role in parts],
+        "injection check": lambda: [suspect_injection(part) for part, _ in parts],
+        "injection check, every time (no needle shortcut)": lambda: [suspect_injection_every_time(p) for p, _ in parts],
         "redact": lambda: [redact(part) for part, _ in parts],
         "redact, every rule (no needle shortcut)": lambda: [redact_every_rule(part) for part, _ in parts],
-        "all three": all_stages,
+        "all four": all_stages,
+        "screen": lambda: [screen(message) for message in messages],
     }
     print(f"{len(texts)} messages, {len(parts)} cleaned parts, {mb:.1f} MB of message text")
     width = max(map(len, stages))

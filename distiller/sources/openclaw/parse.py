@@ -107,12 +107,23 @@ def marks_dreaming(entry: dict) -> bool:
 
 
 def message_text(message: dict) -> str:
-    """Join the `text` blocks (thinking, tool calls and images are not the user's words)."""
+    """Join the `text` blocks (thinking, tool calls and images are not the user's words).
+
+    Most turns are one text block: its text is the joined text (`join` returns a lone str itself)."""
     content = message.get("content")
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
         return ""
+    if len(content) == 1 and type(block := content[0]) is dict and block.get("type") == "text":
+        text = block.get("text")
+        if type(text) is str:
+            return text
+    return joined_text(content)
+
+
+def joined_text(content: list) -> str:
+    """The text blocks of a content list, joined: what `message_text` returns for one, its shortcut aside."""
     texts = [
         block["text"]
         for block in content
@@ -163,17 +174,23 @@ def to_message(
         return "no_text"
     parent_id = entry.get("parentId")
     provenance = message.get("provenance")
+    # Positional, and the common short ids and timestamps without a call: one Message is made for every turn.
+    ts = entry.get("timestamp")
+    if isinstance(parent_id, str):
+        parent_id = parent_id if len(parent_id) <= MAX_ID_CHARS else bounded_id(parent_id)
+    else:
+        parent_id = None
     return Message(
-        format=FORMAT,
-        agent=agent,
-        session_id=session_id,
-        message_id=bounded_id(message_id),
-        parent_id=bounded_id(parent_id) if isinstance(parent_id, str) else None,
-        ts=_timestamp(entry, message),
-        role=role,
-        text=text,
-        file=file,
-        byte_start=byte_start,
-        byte_end=byte_end,
-        inter_session=isinstance(provenance, dict) and provenance.get("kind") == "inter_session",
+        FORMAT,
+        agent,
+        session_id,
+        message_id if len(message_id) <= MAX_ID_CHARS else bounded_id(message_id),
+        parent_id,
+        (ts if len(ts) <= MAX_ID_CHARS else None) if isinstance(ts, str) else _timestamp(entry, message),
+        role,
+        text,
+        file,
+        byte_start,
+        byte_end,
+        isinstance(provenance, dict) and provenance.get("kind") == "inter_session",
     )
