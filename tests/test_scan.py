@@ -277,24 +277,40 @@ def _big_corpus(root: Path) -> None:
         (sessions / f"big{i:04d}.jsonl").write_bytes(header(f"big-{i}") + body)
 
 
-def _run_until_workers(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
+# A run whose workers are spawned (not forked): a thread of its own is running when they start.
+_WITH_A_THREAD = ("import runpy, sys, threading, time; threading.Thread(target=time.sleep, args=(3600,), "
+                  "daemon=True).start(); sys.argv[0] = 'distill'; runpy.run_module('distiller', run_name='__main__')")
+
+
+def _run_until_workers(tmp_path: Path, fork: bool = True) -> tuple[subprocess.Popen, list[int]]:
     root = tmp_path / "agents"
     _big_corpus(root)
     env = {k: v for k, v in os.environ.items() if not k.startswith("DISTILL_")}
     env.update(DISTILL_STATE_DIR=str(tmp_path / "state"), DISTILL_SCAN_WORKERS="2", DISTILL_EXTRACTOR="rules")
-    proc = subprocess.Popen([sys.executable, "-m", "distiller", "-q", "run", "--source", str(root)],
+    start = ["-m", "distiller"] if fork else ["-c", _WITH_A_THREAD]
+    proc = subprocess.Popen([sys.executable, *start, "-q", "run", "--source", str(root)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     deadline = time.monotonic() + 60
     while len(workers := _children(proc.pid)) < 2:
         assert proc.poll() is None and time.monotonic() < deadline, "the run ended before its workers started"
         time.sleep(0.01)
+    own = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
+    spawned = not (fork and sys.platform == "linux")
+    while True:  # a spawned worker has its parent's command line until it runs its own
+        lines = [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in workers]
+        if not spawned or all(b"serve()" in line for line in lines) or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+    assert [b"serve()" in line for line in lines] == [spawned] * 2, lines
+    assert [line == own for line in lines] == [not spawned] * 2, lines
     return proc, workers
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="lists child processes through /proc")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_mid_scan_stops_the_run_and_its_workers(tmp_path, signum):
-    proc, workers = _run_until_workers(tmp_path)
+@FORK_OR_SPAWN
+def test_a_signal_mid_scan_stops_the_run_and_its_workers(tmp_path, signum, fork):
+    proc, workers = _run_until_workers(tmp_path, fork)
     time.sleep(0.3)  # into the scan
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
@@ -304,8 +320,9 @@ def test_a_signal_mid_scan_stops_the_run_and_its_workers(tmp_path, signum):
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="lists child processes through /proc")
-def test_workers_of_a_killed_run_end_by_themselves(tmp_path):
-    proc, workers = _run_until_workers(tmp_path)
+@FORK_OR_SPAWN
+def test_workers_of_a_killed_run_end_by_themselves(tmp_path, fork):
+    proc, workers = _run_until_workers(tmp_path, fork)
     proc.kill()
     proc.wait(timeout=30)
     deadline = time.monotonic() + 10
@@ -336,10 +353,9 @@ def test_a_forked_worker_keeps_only_its_pipes_and_ignores_stop_signals(tmp_path)
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="lists child processes through /proc")
-def test_the_lock_of_a_killed_run_is_free_at_once_though_a_worker_lives_on(tmp_path):
-    proc, workers = _run_until_workers(tmp_path)
-    own = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
-    assert all(Path(f"/proc/{pid}/cmdline").read_bytes() == own for pid in workers), "the workers were not forked"
+@FORK_OR_SPAWN
+def test_the_lock_of_a_killed_run_is_free_at_once_though_a_worker_lives_on(tmp_path, fork):
+    proc, workers = _run_until_workers(tmp_path, fork)
     proc.kill()
     proc.wait(timeout=30)
     with run_lock(Settings(state_dir=tmp_path / "state").lock_path):  # not Unavailable
