@@ -12,17 +12,17 @@ workers are still starting, and when a worker could not read it as planned or fa
 what the plain reader does: skips it, counted, or raises its error).
 
 On Linux, when the main process runs no other thread (Python's or native: no DuckDB connection is open then),
-workers are forks of it (`_Forked`): nothing to start or import. They keep only their two pipes (stdio on
-/dev/null; the run lock's descriptor is closed at once, so a killed run's lock is free though a worker lives a
-moment longer) and never return into the main process's code. Elsewhere (macOS, where fork without exec is unsafe,
-or with threads running) they are fresh interpreters running `serve()` (not multiprocessing's children, which
-import the caller's main script again). Either way they run `_serve` on pickled frames over two pipes. They start
-before the planning of a first run (`early`) and look at its files for it (`Scanner.looks`: stat and fingerprint,
-while the main process looks at the next ones and matches them to the cursors), or when the scan begins while the
-main process reads the first files itself; whenever the result it needs next is not back yet, the main process scans the next files itself
-(the same functions, no pipe) rather than wait. They ignore SIGINT and SIGTERM (the main process stops at its
-safe points and closes them), and end when their task pipe closes: when the main process is done, stops, fails
-or is killed.
+workers are forks of it (`_Forked`): nothing to start or import. They keep only their two pipes (stdio on /dev/null;
+the run lock's descriptor is closed at once, so a killed run's lock is free though a worker lives a moment longer)
+and never return into the main process's code. Elsewhere (macOS, where fork without exec is unsafe, or with threads
+running) they are fresh interpreters running `serve()` (not multiprocessing's children, which import the caller's
+main script again). Either way they run `_serve` on pickled frames over two pipes. They start before the planning of
+a first run (`early`) and look at its files for it (`Scanner.looks`: stat and fingerprint, while the main process
+looks at the next ones and matches them to the cursors), or when the scan begins while the main process reads the
+first files itself; whenever the result it needs next is not back yet, the main process scans the next files itself
+(the same functions, no pipe) rather than wait. They ignore SIGINT and SIGTERM (the main process stops at its safe
+points and closes them), and end when their task pipe closes: when the main process is done, stops, fails or is
+killed.
 """
 
 from __future__ import annotations
@@ -563,7 +563,8 @@ class Scanner(InProcess):
                         handed[worker] -= 1
                         if not isinstance(found, list) or len(found) != min(LOOK_FILES, len(items) - first):
                             raise ValueError("a look answer of the wrong size")
-                        found = [_unpacked_look(item, seen) for item, seen in zip(items[first:first + len(found)], found)]
+                        found = [_unpacked_look(item, seen)
+                                 for item, seen in zip(items[first:first + len(found)], found)]
                 except (EOFError, OSError, pickle.UnpicklingError, ValueError, TypeError) as exc:
                     log.warning("a scan worker failed (%s): planning in the main process", exc or type(exc).__name__)
                     self._fail()
