@@ -13,9 +13,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from xml.sax.saxutils import escape
+from html import escape as _escape
 
 from distiller.errors import DistillError
+
+
+def escape(text: str) -> str:
+    """A plist value's text escaped (&, <, >), as xml.sax.saxutils would, without its ~40 ms import at every start."""
+    return _escape(text, quote=False)
 
 KINDS = ("systemd", "cron", "launchd")
 LABEL = "com.distiller.distill"

@@ -20,7 +20,6 @@ from click.core import ParameterSource
 from distiller import install, progress
 from distiller import pipeline
 from distiller.pipeline import batches_admin
-from distiller import schedule as scheduling
 from distiller import manage as beliefs_api
 from distiller.cli.belief_commands import beliefs, runs_command
 from distiller.cli.reprocess_command import reprocess_command
@@ -509,6 +508,8 @@ def schedule(ctx: click.Context, cron_expr, every, jitter, run_now, sources, ext
     settings = override(obj["settings"], extractor=extractor, model=model,
                         allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
                         budget_tokens=budget_tokens, batch_api=batch_api)
+    from distiller import schedule as scheduling  # APScheduler costs ~30 ms to import: only this command needs it
+
     when = scheduling.timing(cron_expr, every, jitter)
 
     def report(outcome: scheduling.Outcome) -> None:
