@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 
 
@@ -68,3 +68,28 @@ def message_time(ts: str | None) -> datetime | None:
     except ValueError:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """Where an identified transcript was read up to: a row of the store's `files` table, its fields in its column
+    order (store/cursors.py takes the order from here)."""
+
+    file_id: str
+    path: str
+    agent: str
+    session_id: str
+    dev: int
+    inode: int
+    size: int
+    mtime_ns: int
+    offset: int
+    tail_digest: str
+    state: str = "active"
+    session_skip: str | None = None  # why every message of this session is dropped (cron or dreaming run)
+
+    def row(self) -> tuple:
+        return tuple(getattr(self, name) for name in CURSOR_FIELDS)
+
+
+CURSOR_FIELDS = tuple(f.name for f in fields(Cursor))

@@ -16,31 +16,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from distiller.events import Tally
+from distiller.records import Cursor
 from distiller import sources
 from distiller.sources.base import Discovery
 from distiller.store import cursors as cursor_rows
 from distiller.tail import Stat, open_regular, read_head, skip_reason, stat_of, tail_digest
-
-
-@dataclass(frozen=True, slots=True)
-class Cursor:
-    """Where an identified transcript was read up to (its fields in the store's column order)."""
-
-    file_id: str
-    path: str
-    agent: str
-    session_id: str
-    dev: int
-    inode: int
-    size: int
-    mtime_ns: int
-    offset: int
-    tail_digest: str
-    state: str = "active"
-    session_skip: str | None = None  # why every message of this session is dropped (cron or dreaming run)
-
-    def row(self) -> tuple:
-        return tuple(getattr(self, name) for name in cursor_rows.FIELDS)
 
 
 def load_cursors(con) -> list[Cursor]:

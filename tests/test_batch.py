@@ -16,7 +16,7 @@ from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRe
 from distiller.extract.rules import RulesExtractor
 from distiller.records import Message
 from distiller.screen import screen
-from distiller.track import Cursor
+from distiller.records import Cursor
 
 
 def screened(text: str, role: str = "user", agent: str = "main", session: str = "s1", message_id: str = "id"):

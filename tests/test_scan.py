@@ -36,7 +36,8 @@ from distiller.pipeline.chunk import Chunk, Window
 from distiller.pipeline.dispatch import DryRun
 from distiller.pipeline.run import distill_plans, unread
 from distiller.tail import tail_digest
-from distiller.track import Cursor, plan_reads
+from distiller.records import Cursor
+from distiller.track import plan_reads
 
 TEXTS = [
     "I live in Lisbon and I'm allergic to peanuts",

@@ -7,7 +7,8 @@ import pytest
 
 from distiller.store import migrations, schema
 from distiller.store.cursors import CursorConflict
-from distiller.track import Cursor, load_cursors, save_cursors
+from distiller.records import Cursor
+from distiller.track import load_cursors, save_cursors
 from distiller.store.db import MEMORY_LIMIT, connect, held, transaction
 
 

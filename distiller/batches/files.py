@@ -22,7 +22,7 @@ from distiller.errors import EXIT_USAGE, DistillError, os_fault
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item, Usage
 from distiller.records import EvidenceItem, Message
 from distiller.screen import Decision
-from distiller.track import Cursor
+from distiller.records import Cursor
 
 FORMAT_VERSION = 1
 

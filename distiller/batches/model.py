@@ -19,7 +19,7 @@ from distiller.redact import redact
 from distiller.records import EvidenceItem
 from distiller.screen import Decision, Screened
 from distiller.screen.prefilter import DROP, KEEP
-from distiller.track import Cursor
+from distiller.records import Cursor
 from distiller.verify import Source
 
 CONTEXT_CHARS = 400

@@ -9,7 +9,8 @@ from distiller.config import Settings
 from distiller.pipeline.read import FileRead
 from distiller.records import Message, message_time
 from distiller.screen import Screened, screen
-from distiller.track import Cursor, ReadPlan
+from distiller.records import Cursor
+from distiller.track import ReadPlan
 
 # What a pending message costs in memory beyond its text (record, ids, ledger lists): a chunk of many short
 # messages is bounded too, not only one of a few long ones.

@@ -27,7 +27,7 @@ from distiller.pipeline.commit import commit_batch
 from distiller.progress import Progress
 from distiller.screen import Decision, Screened
 from distiller.store import runs
-from distiller.track import Cursor
+from distiller.records import Cursor
 from distiller.store.db import connect_for, held_for
 
 ShowDecision = Callable[[Decision], None]

@@ -25,7 +25,8 @@ from distiller.screen import screen
 from distiller import sources as registry
 from distiller.sources.base import Format
 from distiller.tail import CHUNK_BYTES, open_regular, read_lines, skip_reason, stat_of, tail_digest
-from distiller.track import Cursor, ReadPlan
+from distiller.records import Cursor
+from distiller.track import ReadPlan
 
 
 @dataclass

@@ -42,7 +42,8 @@ from distiller.store import batch_rows
 from distiller.store import jobs, runs
 from distiller.store.db import connect_for, transaction
 from distiller.tail import complete_lines_end, open_regular
-from distiller.track import Cursor, ReadPlan, observe
+from distiller.records import Cursor
+from distiller.track import ReadPlan, observe
 
 
 @dataclass(frozen=True)

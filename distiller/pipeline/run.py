@@ -39,7 +39,8 @@ from distiller.sources import sniff
 from distiller.sources.base import Discovery
 from distiller.store import batch_rows, messages, runs
 from distiller.store.db import connect_for
-from distiller.track import Cursor, ReadPlan, load_cursors, plan_reads
+from distiller.records import Cursor
+from distiller.track import ReadPlan, load_cursors, plan_reads
 
 __all__ = ["BudgetReached", "RunSummary", "ShowDecision", "resolve_sources", "run_once"]
 

@@ -58,7 +58,8 @@ from distiller.records import Message
 from distiller.screen import Decision, Screened
 from distiller.tail import Stat, tail_digest
 from distiller.sources.base import SourceFile
-from distiller.track import Cursor, Look, Observed, ReadPlan, Unreadable, look
+from distiller.records import Cursor
+from distiller.track import Look, Observed, ReadPlan, Unreadable, look
 
 # A scan is spread over workers (scan_workers = auto) only when it plans at least this much: an hourly run's tails
 # stay in the main process, and no process is started for them.

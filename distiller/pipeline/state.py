@@ -16,7 +16,8 @@ from distiller import sources as registry
 from distiller.store import cursors, messages, runs
 from distiller.store.db import connect_for, transaction
 from distiller.tail import complete_lines_end, open_regular, tail_digest
-from distiller.track import Cursor, identity, load_cursors, observe, save_cursors
+from distiller.records import Cursor
+from distiller.track import identity, load_cursors, observe, save_cursors
 
 
 @dataclass(frozen=True)

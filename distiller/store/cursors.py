@@ -1,5 +1,5 @@
-"""Per-file cursors: where each identified transcript was read up to, as plain rows in `FIELDS` order (the
-reader's `track.Cursor` is one such row)."""
+"""Per-file cursors: where each identified transcript was read up to, as plain rows in `FIELDS` order (a
+`records.Cursor` is one such row)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from distiller.errors import DistillError
+from distiller.records import CURSOR_FIELDS
 
 if TYPE_CHECKING:  # connections are only handed in: a scan worker (track.py imports this) loads no DuckDB
     import duckdb
 
-FIELDS = (
-    "file_id", "path", "agent", "session_id", "dev", "inode", "size", "mtime_ns", "offset", "tail_digest", "state",
-    "session_skip",
-)
+FIELDS = CURSOR_FIELDS
 _COLUMNS = ", ".join(f'"{name}"' if name == "offset" else name for name in FIELDS)
 _PATH = FIELDS.index("path")
 
