@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from distiller.errors import DistillError
 from distiller.records import CURSOR_FIELDS
+from distiller.store.bulk import pack, rows
 
 if TYPE_CHECKING:  # connections are only handed in: a scan worker (track.py imports this) loads no DuckDB
     import duckdb
@@ -27,36 +28,40 @@ class CursorConflict(DistillError):
     """A cursor moved under us: another writer advanced it, so this chunk must not be committed."""
 
 
-def _columns(rows: list[Row]) -> list[list]:
-    return [list(column) for column in zip(*rows)]
+_TYPES = {"file_id": "VARCHAR", "path": "VARCHAR", "agent": "VARCHAR", "session_id": "VARCHAR", "dev": "UBIGINT",
+          "inode": "UBIGINT", "size": "BIGINT", "mtime_ns": "BIGINT", "offset": "BIGINT", "tail_digest": "VARCHAR",
+          "state": "VARCHAR", "session_skip": "VARCHAR"}
+_NEW = rows({("new_offset" if name == "offset" else name): _TYPES[name] for name in FIELDS})
+_MOVES = rows({**{("new_offset" if name == "offset" else name): _TYPES[name] for name in FIELDS}, "expected": "BIGINT"})
+
+
+def _packed(cursors: list[Row], **more: list) -> str:
+    return pack(**{("new_offset" if name == "offset" else name): [row[i] for row in cursors]
+                   for i, name in enumerate(FIELDS)}, **more)
 
 
 def save(con: duckdb.DuckDBPyConnection, moves: Sequence[tuple[Row, int | None]]) -> None:
     """Insert new cursors and advance known ones only where they still hold the expected offset (compare-and-set).
 
-    Bulk statements over unnest()ed lists: a first run over thousands of files is one INSERT and one UPDATE.
+    Bulk statements over packed columns: a first run over thousands of files is one INSERT and one UPDATE.
     """
     new = [cursor for cursor, expected in moves if expected is None]
     known = [(cursor, expected) for cursor, expected in moves if expected is not None]
     if new:
-        con.execute(
-            f"INSERT INTO files ({_COLUMNS}) SELECT {', '.join(['unnest(?)'] * len(FIELDS))}", _columns(new)
-        )
+        selected = ", ".join("u.new_offset" if name == "offset" else f"u.{name}" for name in FIELDS)
+        con.execute(f"INSERT INTO files ({_COLUMNS}) SELECT {selected} FROM {_NEW} u", {"rows": _packed(new)})
     if known:
         batch = [cursor for cursor, _ in known]
         changed = con.execute(
-            """
+            f"""
             UPDATE files SET path = u.path, agent = u.agent, session_id = u.session_id, dev = u.dev, inode = u.inode,
                    size = u.size, mtime_ns = u.mtime_ns, "offset" = u.new_offset, tail_digest = u.tail_digest,
                    state = u.state, session_skip = u.session_skip, updated_at = now()
-            FROM (SELECT unnest(?) AS file_id, unnest(?) AS path, unnest(?) AS agent, unnest(?) AS session_id,
-                         unnest(?) AS dev, unnest(?) AS inode, unnest(?) AS size, unnest(?) AS mtime_ns,
-                         unnest(?) AS new_offset, unnest(?) AS tail_digest, unnest(?) AS state,
-                         unnest(?) AS session_skip, unnest(?) AS expected) u
+            FROM {_MOVES} u
             WHERE files.file_id = u.file_id AND files."offset" = u.expected
             RETURNING files.file_id
             """,
-            [*_columns(batch), [expected for _, expected in known]],
+            {"rows": _packed(batch, expected=[expected for _, expected in known])},
         ).fetchall()
         updated = {row[0] for row in changed}
         moved = sorted(row[_PATH] for row in batch if row[0] not in updated)

@@ -7,20 +7,22 @@ from collections.abc import Sequence
 import duckdb
 
 from distiller.records import Message
+from distiller.store.bulk import pack, rows
+
+_KEYS = rows({"session_id": "VARCHAR", "message_id": "VARCHAR"})
+_LEDGER = rows({"session_id": "VARCHAR", "message_id": "VARCHAR", "agent": "VARCHAR", "file_id": "VARCHAR",
+                "path": "VARCHAR", "byte_start": "BIGINT", "byte_end": "BIGINT", "role": "VARCHAR", "ts": "VARCHAR",
+                "inter_session": "BOOLEAN", "decision": "VARCHAR", "reason": "VARCHAR"})
 
 
 def already_ingested(con: duckdb.DuckDBPyConnection, messages: Sequence[Message]) -> set[tuple[str, str]]:
     if not messages:
         return set()
-    rows = con.execute(
-        """
-        SELECT i.session_id, i.message_id
-        FROM ingested i
-        JOIN (SELECT unnest(?) AS session_id, unnest(?) AS message_id) k USING (session_id, message_id)
-        """,
-        [[m.session_id for m in messages], [m.message_id for m in messages]],
+    found = con.execute(
+        f"SELECT i.session_id, i.message_id FROM ingested i JOIN {_KEYS} k USING (session_id, message_id)",
+        {"rows": pack(session_id=[m.session_id for m in messages], message_id=[m.message_id for m in messages])},
     ).fetchall()
-    return set(rows)
+    return set(found)
 
 
 def record(con: duckdb.DuckDBPyConnection, messages: Sequence[Message], decisions: Sequence[str],
@@ -31,33 +33,33 @@ def record(con: duckdb.DuckDBPyConnection, messages: Sequence[Message], decision
     if not messages:
         return
     con.execute(
-        """
-        INSERT INTO ingested
-        SELECT n.* FROM (
-            SELECT unnest(?) AS session_id, unnest(?) AS message_id, unnest(?) AS agent, unnest(?) AS file_id,
-                   unnest(?) AS path, unnest(?) AS byte_start, unnest(?) AS byte_end, unnest(?) AS role,
-                   unnest(?) AS ts, unnest(?) AS inter_session, ? AS run_id, unnest(?) AS decision,
-                   unnest(?) AS reason
-        ) n
+        f"""
+        INSERT INTO ingested (session_id, message_id, agent, file_id, path, byte_start, byte_end, role, ts,
+                              inter_session, run_id, decision, reason)
+        SELECT n.session_id, n.message_id, n.agent, n.file_id, n.path, n.byte_start, n.byte_end, n.role, n.ts,
+               n.inter_session, $run_id, n.decision, n.reason
+        FROM {_LEDGER} n
         WHERE NOT EXISTS (
             SELECT 1 FROM ingested i WHERE i.session_id = n.session_id AND i.message_id = n.message_id
         )
         """,
-        [
-            [m.session_id for m in messages],
-            [m.message_id for m in messages],
-            [m.agent for m in messages],
-            list(file_ids),
-            [m.file for m in messages],
-            [m.byte_start for m in messages],
-            [m.byte_end for m in messages],
-            [m.role for m in messages],
-            [m.ts for m in messages],
-            [m.inter_session for m in messages],
-            run_id,
-            list(decisions),
-            list(reasons),
-        ],
+        {
+            "rows": pack(
+                session_id=[m.session_id for m in messages],
+                message_id=[m.message_id for m in messages],
+                agent=[m.agent for m in messages],
+                file_id=list(file_ids),
+                path=[m.file for m in messages],
+                byte_start=[m.byte_start for m in messages],
+                byte_end=[m.byte_end for m in messages],
+                role=[m.role for m in messages],
+                ts=[m.ts for m in messages],
+                inter_session=[m.inter_session for m in messages],
+                decision=list(decisions),
+                reason=list(reasons),
+            ),
+            "run_id": run_id,
+        },
     )
 
 
