@@ -326,11 +326,15 @@ def test_workers_of_a_killed_run_end_by_themselves(tmp_path, fork):
     proc, workers = _run_until_workers(tmp_path, fork)
     proc.kill()
     proc.wait(timeout=30)
+    _all_end(workers)
+    shutil.rmtree(tmp_path / "agents")
+
+
+def _all_end(workers: list[int]) -> None:
     deadline = time.monotonic() + 10
     while any(_alive(pid) for pid in workers):
         assert time.monotonic() < deadline, "a scan worker outlived its run"
         time.sleep(0.05)
-    shutil.rmtree(tmp_path / "agents")
 
 
 @pytest.mark.skipif(not scan.can_fork(), reason="workers are forked on Linux only")
@@ -361,10 +365,7 @@ def test_the_lock_of_a_killed_run_is_free_at_once_though_a_worker_lives_on(tmp_p
     proc.wait(timeout=30)
     with run_lock(Settings(state_dir=tmp_path / "state").lock_path):  # not Unavailable
         pass
-    deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in workers):
-        assert time.monotonic() < deadline, "a scan worker outlived its run"
-        time.sleep(0.05)
+    _all_end(workers)
 
 
 def test_the_collector_runs_seldom_during_a_scan_and_as_before_after_it():
