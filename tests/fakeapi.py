@@ -17,6 +17,7 @@ import hashlib
 import html
 import itertools
 import re
+import socket
 import sys
 import threading
 import time
@@ -186,6 +187,7 @@ class FakeAnthropic:
     def stop(self) -> None:
         if self._server is not None:
             self._server.shutdown()
+            self._server.hang_up()
             self._server.server_close()
             self._server = None
         if self._thread is not None:
@@ -424,6 +426,35 @@ def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = No
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.open_requests: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._open_lock:
+            self.open_requests.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._open_lock:
+            self.open_requests.discard(request)
+        super().shutdown_request(request)
+
+    def hang_up(self) -> None:
+        """End the connections a client keeps alive: their handler threads would otherwise outlive the server
+        (and a test that forks only from a process without other threads would find them)."""
+        with self._open_lock:
+            requests = list(self.open_requests)
+        for request in requests:
+            try:
+                request.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        deadline = time.monotonic() + 2.0  # a handler held up on purpose (a test's slow reply) is left to finish
+        while self.open_requests and time.monotonic() < deadline:
+            time.sleep(0.005)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that gave up (a timeout test, a killed benchmark) is not worth a traceback; a bug is."""
