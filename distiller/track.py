@@ -117,6 +117,19 @@ def _still_there(cursor: Cursor) -> bool:
     return cursor.state == "active" and (st.st_dev, st.st_ino) == (cursor.dev, cursor.inode)
 
 
+def _archived(cursor: Cursor) -> bool:
+    """The tracked file itself (its device and inode) lives on as one of its archives (`.reset.`, `.deleted.`):
+    a file elsewhere with its first line is a copy, and the archive its continuation."""
+    for path in _continuations(cursor, sources.for_path(cursor.path).name):
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == (cursor.dev, cursor.inode):
+            return True
+    return False
+
+
 def identity(seen: Observed, by_id: dict[str, Cursor], by_path: dict[str, Cursor], claimed: set[str]) -> str:
     """The cursor key of a file: the fingerprint of its first line, or fingerprint + device + inode when that
     fingerprint cannot tell it from another file (no id in the first line, a copied header, a header already
@@ -129,8 +142,10 @@ def identity(seen: Observed, by_id: dict[str, Cursor], by_path: dict[str, Cursor
     if not seen.distinctive or seen.fingerprint in claimed:
         return seen.by_inode
     tracked = by_id.get(seen.fingerprint)
-    if tracked is not None and tracked.path != seen.path and _still_there(tracked):
-        return seen.by_inode  # a copy of a tracked file that is still where it was
+    if tracked is not None and tracked.path != seen.path and (
+            _still_there(tracked)
+            or ((tracked.dev, tracked.inode) != (seen.stat.dev, seen.stat.inode) and _archived(tracked))):
+        return seen.by_inode  # a copy of a tracked file that is still where it was, or lives on as its archive
     return seen.fingerprint
 
 

@@ -131,6 +131,21 @@ def test_reset_rename_with_unread_tail_is_followed(settings, agents):
     assert (again.messages, again.bytes_read) == (0, 0)
 
 
+def test_a_copy_of_a_tracked_header_does_not_take_the_place_of_its_reset_archive(settings, agents):
+    """Found by the file-history state machine: the tracked file was appended to, a new file got a copy of its
+    first line, and then the tracked file was renamed to its archive. The copy (another inode) took over the
+    cursor, so the archive's unread tail was never read."""
+    path = new_session(agents)
+    run(settings, agents)
+    append(path, message_line("written just before /new", message_id="00000001"))
+    copy = path.with_name("copy.jsonl")
+    copy.write_bytes(path.read_bytes().split(b"\n")[0] + b"\n")
+    os.rename(path, path.with_name(path.name + ".reset.2026-03-04T09-12-33.120Z"))
+    tally = run(settings, agents)
+    assert ingested_ids(settings) == ["00000001"]
+    assert (tally.file_events["renamed"], tally.file_events["new"]) == (1, 1)
+
+
 def test_reset_archive_is_not_a_new_source(settings, agents):
     path = new_session(agents, n_messages=2)
     os.rename(path, path.with_name(path.name + ".reset.2026-03-04T09-12-33.120Z"))
