@@ -77,15 +77,15 @@ def test_answers_out_of_order_are_journaled_at_once_and_committed_in_request_ord
     release = threading.Event()
 
     def responder(items, _earlier):
-        if note_of(items) == "I keep note 000":
-            release.wait(60)  # the first request answers last
+        if note_of(items) == "I keep note 001":
+            release.wait(60)  # the second request answers last (the first goes alone, to write the prompt cache)
         return answer(items)
 
     fake_anthropic.responder = responder
     run = subprocess.Popen([sys.executable, "-m", "distiller", "--json", "run", "--concurrency", "4"],
                            env={**os.environ, **api}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        # The seven others are answered and on disk while the first is still in flight.
+        # The seven others are answered and on disk while the second is still in flight.
         wait_for(lambda: journal_lines(settings.state_dir) == 7, "seven journaled answers")
         assert len(fake_anthropic.message_requests()) == 8
     finally:
