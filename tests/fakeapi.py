@@ -470,6 +470,9 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
         def _serve(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length) if length else b""
+            if len(raw) < length:  # the client went away mid-body (a killed run): no request reached the API
+                self.close_connection = True
+                return
             headers = {name.lower(): value for name, value in self.headers.items()}
             status, reply_headers, data = fake.handle(self.command, self.path.split("?")[0], headers, raw)
             drop = reply_headers.pop(_DROP, None)
