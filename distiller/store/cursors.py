@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from distiller.errors import DistillError
 from distiller.records import CURSOR_FIELDS
 from distiller.store.bulk import pack, rows
+from distiller.store.schema import COLUMNS
 
 if TYPE_CHECKING:  # connections are only handed in: a scan worker (track.py imports this) loads no DuckDB
     import duckdb
@@ -28,16 +29,15 @@ class CursorConflict(DistillError):
     """A cursor moved under us: another writer advanced it, so this chunk must not be committed."""
 
 
-_TYPES = {"file_id": "VARCHAR", "path": "VARCHAR", "agent": "VARCHAR", "session_id": "VARCHAR", "dev": "UBIGINT",
-          "inode": "UBIGINT", "size": "BIGINT", "mtime_ns": "BIGINT", "offset": "BIGINT", "tail_digest": "VARCHAR",
-          "state": "VARCHAR", "session_skip": "VARCHAR"}
-_NEW = rows({("new_offset" if name == "offset" else name): _TYPES[name] for name in FIELDS})
-_MOVES = rows({**{("new_offset" if name == "offset" else name): _TYPES[name] for name in FIELDS}, "expected": "BIGINT"})
+# The packed column of each field: "offset" is an SQL keyword, packed as new_offset.
+_PACKED = tuple("new_offset" if name == "offset" else name for name in FIELDS)
+_TYPES = {packed: COLUMNS["files"][name] for packed, name in zip(_PACKED, FIELDS)}
+_NEW = rows(_TYPES)
+_MOVES = rows({**_TYPES, "expected": "BIGINT"})
 
 
 def _packed(cursors: list[Row], **more: list) -> str:
-    return pack(**{("new_offset" if name == "offset" else name): [row[i] for row in cursors]
-                   for i, name in enumerate(FIELDS)}, **more)
+    return pack(**{name: [row[i] for row in cursors] for i, name in enumerate(_PACKED)}, **more)
 
 
 def save(con: duckdb.DuckDBPyConnection, moves: Sequence[tuple[Row, int | None]]) -> None:
@@ -48,7 +48,7 @@ def save(con: duckdb.DuckDBPyConnection, moves: Sequence[tuple[Row, int | None]]
     new = [cursor for cursor, expected in moves if expected is None]
     known = [(cursor, expected) for cursor, expected in moves if expected is not None]
     if new:
-        selected = ", ".join("u.new_offset" if name == "offset" else f"u.{name}" for name in FIELDS)
+        selected = ", ".join(f"u.{name}" for name in _PACKED)
         con.execute(f"INSERT INTO files ({_COLUMNS}) SELECT {selected} FROM {_NEW} u", {"rows": _packed(new)})
     if known:
         batch = [cursor for cursor, _ in known]

@@ -8,11 +8,10 @@ import duckdb
 
 from distiller.records import Message
 from distiller.store.bulk import pack, rows
+from distiller.store.schema import COLUMNS
 
 _KEYS = rows({"session_id": "VARCHAR", "message_id": "VARCHAR"})
-_LEDGER = rows({"session_id": "VARCHAR", "message_id": "VARCHAR", "agent": "VARCHAR", "file_id": "VARCHAR",
-                "path": "VARCHAR", "byte_start": "BIGINT", "byte_end": "BIGINT", "role": "VARCHAR", "ts": "VARCHAR",
-                "inter_session": "BOOLEAN", "decision": "VARCHAR", "reason": "VARCHAR"})
+_LEDGER = rows({name: kind for name, kind in COLUMNS["ingested"].items() if name != "run_id"})  # one id per batch
 
 
 def already_ingested(con: duckdb.DuckDBPyConnection, messages: Sequence[Message]) -> set[tuple[str, str]]:

@@ -1,4 +1,4 @@
-"""The current columns of the tables the belief store writes in bulk: what `bulk.rows` parses each packed column as.
+"""The current columns of the tables the store writes in bulk: what `bulk.rows` parses each packed column as.
 
 The migrations create and evolve the tables (their DDL is history and never edited); this is the one description
 of where they ended, for the code. tests/test_store.py checks it against a freshly migrated database, so the two
@@ -23,6 +23,16 @@ COLUMNS: dict[str, dict[str, str]] = {
         "file": "VARCHAR", "byte_start": "BIGINT", "byte_end": "BIGINT", "ts": "TIMESTAMPTZ", "quote": "VARCHAR",
         "statement": "VARCHAR", "confidence": "DOUBLE", "explicit": "BOOLEAN", "run_id": "VARCHAR",
         "added_at": "TIMESTAMPTZ",
+    },
+    "ingested": {
+        "session_id": "VARCHAR", "message_id": "VARCHAR", "agent": "VARCHAR", "file_id": "VARCHAR", "path": "VARCHAR",
+        "byte_start": "BIGINT", "byte_end": "BIGINT", "role": "VARCHAR", "ts": "VARCHAR", "inter_session": "BOOLEAN",
+        "run_id": "VARCHAR", "decision": "VARCHAR", "reason": "VARCHAR",
+    },
+    "files": {
+        "file_id": "VARCHAR", "path": "VARCHAR", "agent": "VARCHAR", "session_id": "VARCHAR", "dev": "UBIGINT",
+        "inode": "UBIGINT", "size": "BIGINT", "mtime_ns": "BIGINT", "offset": "BIGINT", "tail_digest": "VARCHAR",
+        "state": "VARCHAR", "first_seen": "TIMESTAMPTZ", "updated_at": "TIMESTAMPTZ", "session_skip": "VARCHAR",
     },
 }
 
