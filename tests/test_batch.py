@@ -14,9 +14,8 @@ from distiller.batches import files as batches
 from distiller.batches import model as batch_model
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item, Usage
 from distiller.extract.rules import RulesExtractor
-from distiller.records import Message
+from distiller.records import Cursor, Message
 from distiller.screen import screen
-from distiller.records import Cursor
 
 
 def screened(text: str, role: str = "user", agent: str = "main", session: str = "s1", message_id: str = "id"):

@@ -20,9 +20,8 @@ from distiller.batches import disk, journal
 from distiller.batches.model import PENDING, Batch, BatchItem, LedgerRow, redacted, redacted_failures
 from distiller.errors import EXIT_USAGE, DistillError, os_fault
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item, Usage
-from distiller.records import EvidenceItem, Message
+from distiller.records import Cursor, EvidenceItem, Message
 from distiller.screen import Decision
-from distiller.records import Cursor
 
 FORMAT_VERSION = 1
 

@@ -16,10 +16,9 @@ import orjson
 
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, Extractor, ExtractRequest, Item
 from distiller.redact import redact
-from distiller.records import EvidenceItem
+from distiller.records import Cursor, EvidenceItem
 from distiller.screen import Decision, Screened
 from distiller.screen.prefilter import DROP, KEEP
-from distiller.records import Cursor
 from distiller.verify import Source
 
 CONTEXT_CHARS = 400

@@ -7,9 +7,8 @@ from datetime import datetime
 
 from distiller.config import Settings
 from distiller.pipeline.read import FileRead
-from distiller.records import Message, message_time
+from distiller.records import Cursor, Message, message_time
 from distiller.screen import Screened, screen
-from distiller.records import Cursor
 from distiller.track import ReadPlan
 
 # What a pending message costs in memory beyond its text (record, ids, ledger lists): a chunk of many short

@@ -20,12 +20,11 @@ from distiller import stop
 from distiller.config import Settings
 from distiller.events import Tally
 from distiller.progress import Progress
-from distiller.records import Message
+from distiller.records import Cursor, Message
 from distiller.screen import screen
 from distiller import sources as registry
 from distiller.sources.base import Format
 from distiller.tail import CHUNK_BYTES, open_regular, read_lines, skip_reason, stat_of, tail_digest
-from distiller.records import Cursor
 from distiller.track import ReadPlan
 
 

@@ -54,11 +54,10 @@ from distiller.events import LOGGED_SKIPS, Tally, log
 from distiller.pipeline.chunk import Chunk, Window, cost, screen_read
 from distiller.pipeline.read import FileRead, open_reading, session_key
 from distiller.progress import Progress
-from distiller.records import Message
+from distiller.records import Cursor, Message
 from distiller.screen import Decision, Screened
 from distiller.tail import Stat, tail_digest
 from distiller.sources.base import SourceFile
-from distiller.records import Cursor
 from distiller.track import Look, Observed, ReadPlan, Unreadable, look
 
 # A scan is spread over workers (scan_workers = auto) only when it plans at least this much: an hourly run's tails
