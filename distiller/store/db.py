@@ -58,9 +58,9 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     groups = [steps] if not applied else [[step] for step in steps]
     for group in groups:
         with transaction(con):
-            for name, fn in group:
+            for _, fn in group:
                 fn(con)
-                con.execute("INSERT INTO schema_migrations VALUES (?, now())", [name])
+            con.execute("INSERT INTO schema_migrations SELECT unnest(?), now()", [[name for name, _ in group]])
     return [name for name, _ in steps]
 
 
@@ -227,3 +227,27 @@ def connect_for(settings, *, read_only: bool = False) -> AbstractContextManager[
 def held_for(settings) -> AbstractContextManager[None]:
     """held() for the settings' database."""
     return held(settings.db_path, wait_seconds=settings.db_wait_seconds)
+
+
+class Holding:
+    """A `held` span that may be let go before it ends (`release`, at most once): a quick run holds the store from
+    its start through its first chunk, and lets go early where that span would grow long or where worker
+    processes are forked (they must not inherit DuckDB's threads). Let go outside any other held span."""
+
+    def __init__(self, settings, *, active: bool = True) -> None:
+        self._span: AbstractContextManager[None] | None = held_for(settings) if active else None
+
+    def __enter__(self) -> Holding:
+        if self._span is not None:
+            self._span.__enter__()
+        return self
+
+    def release(self) -> None:
+        span, self._span = self._span, None
+        if span is not None:
+            span.__exit__(None, None, None)
+
+    def __exit__(self, *exc: object) -> None:
+        span, self._span = self._span, None
+        if span is not None:
+            span.__exit__(*exc)
