@@ -205,6 +205,10 @@ def test_a_worker_killed_mid_scan_leaves_the_rest_to_the_main_process(tmp_path, 
     assert "a scan worker failed" in caplog.text
 
 
+def _not_called() -> None:
+    raise AssertionError("called before starting workers, but none start")
+
+
 def test_small_scans_and_scan_workers_0_start_no_process(tmp_path):
     assert scan.workers_for(Settings(scan_workers=0), 10**12) == 0
     assert scan.workers_for(Settings(), scan.MIN_SCAN_BYTES - 1) == 0
@@ -214,10 +218,28 @@ def test_small_scans_and_scan_workers_0_start_no_process(tmp_path):
     root = tmp_path / "agents"
     paths = _write_corpus(root, [[("user", "I live in Lisbon", 1)]] * 3, "n")
     settings = Settings(state_dir=tmp_path / "state")
-    assert scan.early(settings, [str(p) for p in paths]) is None
+    assert scan.early(settings, [str(p) for p in paths], _not_called) is None
     discovery = registry.discover([root], settings.excluded_agents)
     plans, _ = plan_reads(discovery, [], [str(root)], settings.excluded_agents, Tally())
     assert type(scan.scanner(plans, discovery.session_keys, settings)) is scan.InProcess
+
+
+def test_an_offline_run_holding_the_store_lets_go_of_it_before_forking_workers(tmp_path, caplog):
+    """A quick run holds the store from its start through its first chunk; DuckDB's threads would keep workers
+    from being forked, so the hold ends before they start, on a first run (early) and on a later one."""
+    _fork_or_spawn(True)
+    root = tmp_path / "agents"
+    paths = _write_corpus(root, [[("user", f"I live in Lisbon and work as a baker, note {i}", i)] for i in range(6)],
+                          "h")
+    settings = Settings(state_dir=tmp_path / "state", extractor="rules", scan_workers=1)
+    for _ in range(2):
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="distiller"):
+            assert pipeline.run_once(settings, [root]).tally.messages
+        assert "scan: 1 worker process(es), forked" in caplog.text
+        for path in paths:
+            with open(path, "ab") as f:
+                f.write(message_line(f"I moved to Porto, says {path.stem}", message_id=f"m{path.stem}"))
 
 
 # Columns that depend on the wall clock or the run's random ids.

@@ -28,7 +28,7 @@ from distiller.progress import Progress
 from distiller.screen import Decision, Screened
 from distiller.store import runs
 from distiller.records import Cursor
-from distiller.store.db import connect_for, held_for
+from distiller.store.db import Holding, connect_for, held_for
 
 ShowDecision = Callable[[Decision], None]
 Fresh = list[tuple[Screened, str]]  # the screened messages of a chunk not already ingested, with their file ids
@@ -51,6 +51,7 @@ class Dispatcher:
     commit: CommitBatch | None = None  # how a batch is committed: the run's commit_batch unless reprocessing
     made: int = 0  # the batches made (and planned) so far: the sequence in each batch id
     pacer: pace.Pace = field(default_factory=lambda: pace.Pace(1))  # one per run: what a 429 taught carries over
+    start_hold: Holding | None = None  # the store, held since the run started (see run.py)
 
     @property
     def files_dir(self) -> Path:
@@ -60,6 +61,11 @@ class Dispatcher:
         """The span of one chunk's dedup and dispatch: the store held open across it where nothing slow (a model
         call, an upload) happens in between, so its lookups and its commit open the database once."""
         return nullcontext()
+
+    def let_go_of_start(self) -> None:
+        """The store held since the run started is let go: after the first chunk, or before workers fork."""
+        if self.start_hold is not None:
+            self.start_hold.release()
 
     def send(self, fresh: Fresh, moves: list[tuple[Cursor, int | None]], *, final: bool = False,
              gone: Sequence[str] = ()) -> None:

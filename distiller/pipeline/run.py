@@ -38,7 +38,7 @@ from distiller import sources as registry
 from distiller.sources import sniff
 from distiller.sources.base import Discovery
 from distiller.store import batch_rows, messages, runs
-from distiller.store.db import connect_for
+from distiller.store.db import Holding, connect_for
 from distiller.records import Cursor
 from distiller.track import ReadPlan, load_cursors, plan_reads
 
@@ -100,6 +100,7 @@ def flush(chunk: Chunk, dedup: Dedup, dispatcher: Dispatcher, *, final: bool = F
             dispatcher.send(dedup(screened), chunk.moves(), final=final, gone=gone)
     finally:
         chunk.advance()
+        dispatcher.let_go_of_start()
 
 
 def distill_plans(plans: Sequence[ReadPlan], session_keys: dict[str, str], settings: Settings, tally: Tally,
@@ -108,7 +109,7 @@ def distill_plans(plans: Sequence[ReadPlan], session_keys: dict[str, str], setti
     """Read every plan in order into chunks, and dispatch each full chunk and the last one. A big scan has its small
     files read ahead by worker processes (scan.py; `started` early, or now), replayed here exactly as reading them
     here would be."""
-    with scan.scanner(plans, session_keys, settings, window, started) as scanned:
+    with scan.scanner(plans, session_keys, settings, window, started, dispatcher.let_go_of_start) as scanned:
         for index, plan in enumerate(plans):
             stop.check()
             found = scanned.result(index)
@@ -237,15 +238,25 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
          show: ShowDecision | None, progress: Progress | None) -> RunSummary:
     tally = Tally(extractor=extractor.name, model=extractor.model)
     run_id = "dry-run" if dry_run else uuid.uuid4().hex
-    pacer = pace.Pace(settings.concurrency)
-    spent = (0, 0.0)
-    tracked: list[Cursor] = []
     if not dry_run:
         tally.set_aside = batches.tidy(settings.state_dir)
         for name in tally.set_aside:
             log.warning("set aside batch file %s (it does not parse; its messages are read again)",
                         batches.batches_dir(settings.state_dir) / name)
     waiting = [] if dry_run else batches.load_all(settings.state_dir)
+    # A quick run (offline, nothing left to resume) opens the store once for its start and its first chunk.
+    quick = not dry_run and extractor.model is None and not waiting
+    with Holding(settings, active=quick) as start_hold:
+        return _run_held(settings, roots, extractor, tally, run_id, waiting, start_hold, dry_run=dry_run, show=show,
+                         progress=progress)
+
+
+def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally: Tally, run_id: str,
+              waiting: list[Batch], start_hold: Holding, *, dry_run: bool, show: ShowDecision | None,
+              progress: Progress | None) -> RunSummary:
+    pacer = pace.Pace(settings.concurrency)
+    spent = (0, 0.0)
+    tracked: list[Cursor] = []
     if not dry_run:
         with connect_for(settings) as con:
             runs.start(con, run_id, roots)
@@ -262,7 +273,7 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
                 tracked = load_cursors(con)  # the resumed batches moved them
         discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents)
         if not tracked:  # a first run reads whole files: scan workers for them start now, and help plan them
-            started = scan.early(settings, [found.path for found in discovery.live])
+            started = scan.early(settings, [found.path for found in discovery.live], start_hold.release)
         tally.files_skipped.update(discovery.skipped)
         for missing in discovery.missing:
             tally.file_skipped("missing_source", missing)
@@ -271,10 +282,14 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
         with scan.fewer_collections():
             plans, gone = plan_reads(discovery, tracked, roots, settings.excluded_agents, tally,
                                      None if started is None else started.looks(discovery.live))
+            planned = sum(plan.stop - plan.start for plan in plans)
+            if planned >= scan.MIN_SCAN_BYTES:
+                start_hold.release()  # its first chunk may be long in coming
             dispatcher = mode(settings, extractor, dry_run=dry_run)(settings, run_id, tally, extractor, show, spent,
-                                                                    progress=progress, pacer=pacer)
+                                                                    progress=progress, pacer=pacer,
+                                                                    start_hold=start_hold)
             if progress is not None:
-                progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
+                progress.begin(tally, planned)
             distill_plans(plans, discovery.session_keys, settings, tally, Chunk(settings), unread(settings, tally),
                           dispatcher, gone=gone, started=started)
     except BudgetReached as reached:

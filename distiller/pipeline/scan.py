@@ -519,6 +519,7 @@ class Scanner(InProcess):
                 self.workers.append(worker)
                 self.handed[worker] = 0
                 _write(worker.stdin, (settings, window))
+            log.info("scan: %d worker process(es), %s", workers, "forked" if self.forked else "fresh interpreters")
         except OSError as exc:  # no processes here (a sandbox, a limit): everything is read in the main process
             log.info("scan workers could not start (%s): reading in the main process", exc)
             self._fail()
@@ -706,9 +707,10 @@ class Scanner(InProcess):
                 worker.wait()
 
 
-def early(settings: Settings, paths: Sequence[str]) -> Scanner | None:
+def early(settings: Settings, paths: Sequence[str], before_workers: Callable[[], None]) -> Scanner | None:
     """Workers started before the reads are planned (their start overlaps the planning) for a first run, whose
-    plans are whole files: when the files at `paths` hold enough for `workers_for`. The caller closes them."""
+    plans are whole files: when the files at `paths` hold enough for `workers_for`; `before_workers` is called
+    before they start. The caller closes them."""
     total = 0
     for path in paths:
         try:
@@ -718,13 +720,18 @@ def early(settings: Settings, paths: Sequence[str]) -> Scanner | None:
         if total >= MIN_SCAN_BYTES:
             break
     workers = workers_for(settings, total)
-    return Scanner(settings, None, workers) if workers >= 1 else None
+    if workers < 1:
+        return None
+    before_workers()
+    return Scanner(settings, None, workers)
 
 
 def scanner(plans: Sequence[ReadPlan], session_keys: dict[str, str], settings: Settings,
-            window: Window | None = None, started: Scanner | None = None) -> InProcess:
+            window: Window | None = None, started: Scanner | None = None,
+            before_workers: Callable[[], None] = lambda: None) -> InProcess:
     """Workers for the plans when what they may read is worth spreading (see `workers_for`), else the main process
-    alone; `started` are workers started early for them (without a window)."""
+    alone; `started` are workers started early for them (without a window), `before_workers` is called before
+    others start."""
     for_workers = sum(plan.stop - plan.start for plan in plans if _for_workers(plan))
     workers = workers_for(settings, for_workers) if for_workers else 0
     if started is not None and (workers < 1 or window is not None):
@@ -732,6 +739,8 @@ def scanner(plans: Sequence[ReadPlan], session_keys: dict[str, str], settings: S
         started = None
     if workers < 1:
         return InProcess()
+    if started is None:
+        before_workers()
     scanning = started or Scanner(settings, window, workers)
     scanning.read(plans, session_keys)
     return scanning
