@@ -89,6 +89,7 @@ def test_redaction_is_idempotent(text):
 @given(texts_with_secrets())
 def test_the_needle_shortcut_equals_running_every_rule(text):
     assert redact(text) == redact_every_rule(text)
+    assert find_secret(text) == min(((start, kind) for start, _, kind in _spans(text, _RULES)), default=(0, None))[1]
 
 
 @pytest.mark.slow  # hundreds of generated examples; CI runs it with the other slow tests
