@@ -244,20 +244,23 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
             log.warning("set aside batch file %s (it does not parse; its messages are read again)",
                         batches.batches_dir(settings.state_dir) / name)
     waiting = [] if dry_run else batches.load_all(settings.state_dir)
-    # A quick run (offline, nothing left to resume) opens the store once for its start and its first chunk.
+    # A quick run (offline, nothing left to resume) opens the store once for its start and its first chunk; its
+    # very first one creates the store meanwhile (it has no cursors and no spend to read first).
     quick = not dry_run and extractor.model is None and not waiting
-    with Holding(settings, active=quick) as start_hold:
+    ahead = quick and not settings.db_path.exists()
+    with Holding(settings, active=quick,
+                 ahead=(lambda con: runs.start(con, run_id, roots)) if ahead else None) as start_hold:
         return _run_held(settings, roots, extractor, tally, run_id, waiting, start_hold, dry_run=dry_run, show=show,
-                         progress=progress)
+                         progress=progress, started_ahead=ahead)
 
 
 def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally: Tally, run_id: str,
               waiting: list[Batch], start_hold: Holding, *, dry_run: bool, show: ShowDecision | None,
-              progress: Progress | None) -> RunSummary:
+              progress: Progress | None, started_ahead: bool) -> RunSummary:
     pacer = pace.Pace(settings.concurrency)
     spent = (0, 0.0)
     tracked: list[Cursor] = []
-    if not dry_run:
+    if not dry_run and not started_ahead:
         with connect_for(settings) as con:
             runs.start(con, run_id, roots)
             spent = batch_rows.spent_today(con)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -157,6 +158,69 @@ def held(path: Path, *, wait_seconds: float = 5.0) -> Iterator[None]:
             _HELD.reset(token)
 
 
+class _Ahead:
+    """A new database created, migrated and given its first write on a thread of its own (see `held_ahead`)."""
+
+    def __init__(self, path: Path, wait_seconds: float, first: Callable[[duckdb.DuckDBPyConnection], None]) -> None:
+        self.path = path
+        self.con: duckdb.DuckDBPyConnection | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._create, args=(wait_seconds, first), name="distill-store-ahead",
+                                       daemon=True)
+        self.thread.start()
+
+    def _create(self, wait_seconds: float, first: Callable[[duckdb.DuckDBPyConnection], None]) -> None:
+        try:
+            with private_files():  # the process's umask: nothing else in it creates files meanwhile (see held_ahead)
+                self.con = _create(self.path, wait_seconds)
+                first(self.con)
+        except duckdb.Error as exc:
+            self.error = db_fault(self.path, str(exc)) or exc
+        except BaseException as exc:
+            self.error = exc
+
+    def wait(self) -> None:
+        """Done once this returns; what failed is raised here, once."""
+        self.thread.join()
+        error, self.error = self.error, None
+        if error is not None:
+            raise error
+
+    def close(self) -> None:
+        self.thread.join()
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+
+
+# The databases being created ahead (see `held_ahead`): a connection to one waits for it first.
+_AHEAD: dict[Path, _Ahead] = {}
+
+
+@contextmanager
+def held_ahead(path: Path, first: Callable[[duckdb.DuckDBPyConnection], None], *,
+               wait_seconds: float = 5.0) -> Iterator[None]:
+    """`held` for a database that does not exist yet, created, migrated and given `first(con)` on a thread while
+    the caller goes on: DuckDB does that work outside the GIL, and opening a database alone costs ~15 ms. Every
+    `connect` to it inside the span waits for that thread first. Only for a span in which nothing else connects
+    to the database or creates files, but through `connect` (the thread sets the process's umask)."""
+    ahead = _AHEAD[path] = _Ahead(path, wait_seconds, first)
+    token = _HELD.set(_HELD.get() | {path})
+    try:
+        yield
+    except BaseException:
+        _HELD.reset(token)
+        del _AHEAD[path]
+        ahead.close()
+        raise
+    _HELD.reset(token)
+    del _AHEAD[path]
+    try:
+        ahead.wait()
+    finally:
+        ahead.close()
+
+
 @contextmanager
 def connect(path: Path, *, read_only: bool = False, wait_seconds: float = 5.0) -> Iterator[duckdb.DuckDBPyConnection]:
     """A migrated connection, closed on exit; a read-only open migrates first through a brief write open. Each
@@ -164,6 +228,9 @@ def connect(path: Path, *, read_only: bool = False, wait_seconds: float = 5.0) -
 
     Every command reaches the database through here, so each one reports a full disk, a read-only state dir or a
     damaged file the same way: one line naming the file and what to do."""
+    ahead = _AHEAD.get(path)
+    if ahead is not None:
+        ahead.wait()
     read_only = read_only and path not in _HELD.get()
     with private_files():
         try:
@@ -234,8 +301,14 @@ class Holding:
     its start through its first chunk, and lets go early where that span would grow long or where worker
     processes are forked (they must not inherit DuckDB's threads). Let go outside any other held span."""
 
-    def __init__(self, settings, *, active: bool = True) -> None:
-        self._span: AbstractContextManager[None] | None = held_for(settings) if active else None
+    def __init__(self, settings, *, active: bool = True,
+                 ahead: Callable[[duckdb.DuckDBPyConnection], None] | None = None) -> None:
+        """With `ahead`, the database does not exist yet: it is created on a thread (`held_ahead`) that runs
+        `ahead(con)` first."""
+        self._span: AbstractContextManager[None] | None = None
+        if active:
+            self._span = (held_for(settings) if ahead is None else
+                          held_ahead(settings.db_path, ahead, wait_seconds=settings.db_wait_seconds))
 
     def __enter__(self) -> Holding:
         if self._span is not None:
