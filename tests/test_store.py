@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import duckdb
 import pytest
 
@@ -9,7 +11,8 @@ from distiller.store import migrations, schema
 from distiller.store.cursors import CursorConflict
 from distiller.records import Cursor
 from distiller.track import load_cursors, save_cursors
-from distiller.store.db import MEMORY_LIMIT, connect, held, transaction
+from distiller.errors import DistillError
+from distiller.store.db import MEMORY_LIMIT, connect, held, held_ahead, transaction
 
 
 def test_migrations_apply_in_order_once_and_are_recorded(tmp_path):
@@ -89,3 +92,41 @@ def test_a_held_database_is_opened_once_for_every_connection_in_the_span_and_clo
             duckdb.connect(str(path), read_only=True, config={"memory_limit": MEMORY_LIMIT})  # it is open
     with duckdb.connect(str(path), read_only=True) as con:  # closed after the span: any mode opens it again
         assert con.execute("SELECT x FROM t").fetchall() == [(1,)]
+
+
+def test_a_database_held_ahead_is_created_on_a_thread_that_every_connection_waits_for(tmp_path):
+    path = tmp_path / "state" / "distill.duckdb"
+    started = threading.Event()
+
+    def first(con):
+        started.wait(5)  # the caller gets on before the database is there
+        con.execute("CREATE TABLE t (x INTEGER)")
+        con.execute("INSERT INTO t VALUES (1)")
+
+    with held_ahead(path, first):
+        started.set()
+        with connect(path, read_only=True) as con:  # waits for the thread, then served by the open database
+            assert con.execute("SELECT x FROM t").fetchall() == [(1,)]
+            assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(migrations.pending(set()))
+        with pytest.raises(duckdb.ConnectionException, match="different configuration"):
+            duckdb.connect(str(path), read_only=True, config={"memory_limit": MEMORY_LIMIT})  # held open
+    assert not [t for t in threading.enumerate() if t.name == "distill-store-ahead"]
+    with duckdb.connect(str(path), read_only=True) as con:  # closed after the span
+        assert con.execute("SELECT x FROM t").fetchall() == [(1,)]
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_what_fails_on_the_thread_of_a_database_held_ahead_is_raised_where_it_is_next_needed(tmp_path):
+    state = tmp_path / "state"
+    state.write_text("a file where the state dir should be")
+    with pytest.raises(DistillError, match="state dir"):
+        with held_ahead(state / "distill.duckdb", lambda con: None):
+            with connect(state / "distill.duckdb"):
+                pass
+
+    def first(con):
+        raise duckdb.IOException("IO Error: No space left on device")
+
+    with pytest.raises(DistillError, match="No space left on device"):
+        with held_ahead(tmp_path / "full.duckdb", first):
+            pass  # nothing connected inside: the span's end raises it
