@@ -333,6 +333,20 @@ _RULES: tuple[_Rule, ...] = (
         ignore_case=True,
     ),
     _Rule(
+        "security-answer",
+        ("maiden", "security", "secret"),
+        re.compile(
+            r"(?ai)\b(?:(?:(?:my|his|her|their|your)[ \t]+)?(?:mother|mom|mum)(?:['’]s)?[ \t]+maiden[ \t]+name|"
+            r"(?:security|secret)[ \t]+(?:question[ \t]+)?answers?|"
+            r"answer[ \t]+(?:to|for)[ \t]+(?:my|the|our|a)[ \t]+(?:security|secret)[ \t]+question"
+            r"(?:[ \t]+[\w'’-]{1,20}){0,6}?)" + _PHRASE_VERB
+            + r"(?!\[REDACTED)([^\W\d_][\w'’-]{1,39}(?:[ \t][A-Z][\w'’-]{1,39})?)"
+        ),
+        group=1,
+        accept=lambda value: value.split()[0].casefold() not in _NOT_A_PASSWORD,
+        ignore_case=True,
+    ),
+    _Rule(
         "password-phrase",
         ("passw", "passc", "passp", "pass ", "pass\t"),
         re.compile(

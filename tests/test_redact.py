@@ -142,6 +142,9 @@ def test_every_rule_redacts_its_secrets_wherever_they_are(kind, data):
         ("my SSN is 123-45-6789", "ssn"),
         ("Social security number: 078 05 1120.", "ssn"),
         ("login: bob / pw: letmein99", "password-assignment"),
+        ("my mother's maiden name is Kowalski", "security-answer"),
+        ("the answer to my security question about my first pet is Fluffy", "security-answer"),
+        ("security answer: Blue Moon", "security-answer"),
     ],
 )
 def test_former_blind_spots_and_plain_word_secrets_are_redacted(text, kind):
@@ -153,7 +156,9 @@ def test_former_blind_spots_and_plain_word_secrets_are_redacted(text, kind):
     ["the password is wrong", "my password is too short", "I reset the PIN yesterday", "the pin is bent",
      "I use a password manager", "ping is 40 ms", "the passphrase is stored in my password manager",
      "the passphrase is long", "the door code is simple", "the error code is 404", "use the promo code SAVE20",
-     "my SSN is on the form", "I pwned it: 10 times", "the seed phrase is written on paper in a safe"],
+     "my SSN is on the form", "I pwned it: 10 times", "the seed phrase is written on paper in a safe",
+     "what is your mother's maiden name?", "the security answer is wrong", "her maiden name is Jones",
+     "I forgot my security question"],
 )
 def test_talk_about_passwords_is_not_a_secret(text):
     assert redact(text) == Redacted(text, ())
