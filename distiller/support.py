@@ -100,11 +100,16 @@ def _bare_words(text: str) -> set[str]:
     return {_bare(w) for w in _WORD.findall(text)}
 
 
+# A name the statement gives is a name however it is written: "a dog named rex", "goes by kit".
+_NAMING = re.compile(r"(?i)\b(?:named|nicknamed|name\s+is|name\s+was|name['’]s|goes\s+by|known\s+as)\s+[\"“'‘]?"
+                     r"([^\W\d_][\w'’-]*)")
+
+
 def _names(statement: str) -> set[str]:
     """Capitalised words, the proper nouns a statement may only repeat; a sentence's first word counts unless it is
-    a word that opens sentences anyway ("The user…", "Since…")."""
+    a word that opens sentences anyway ("The user…", "Since…"). Any word given as a name counts too."""
     starts = {m.start(1) for m in _SENTENCE_START.finditer(statement)}
-    names = set()
+    names = {_bare(m.group(1)) for m in _NAMING.finditer(statement) if m.group(1).casefold() not in _FUNCTION_WORDS}
     for match in _WORD.finditer(statement):
         word = match.group()
         folded = word.casefold()

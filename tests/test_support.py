@@ -31,6 +31,10 @@ def test_a_quote_needs_three_words_counting_contractions_as_two(quote, trivial):
         ("Zorblax is the user's pet python.", "I love my pet python", False),
         ("The user loves hiking and keeps pet pythons at home.", "I love hiking", False),
         ("The user rides horses.", "I like riding horses", True),
+        ("The user's golden retriever, named rex, loves the beach.", "my golden retriever loves the beach", False),
+        ("The user's golden retriever is named rex.", "my golden retriever rex loves the beach", True),
+        ("The user goes by kit at work.", "everyone at work calls me kit", True),
+        ("The user goes by kit at work.", "everyone at work calls me by my first name", False),
     ],
 )
 def test_numbers_names_and_words_come_from_the_cited_text(statement, text, ok):
