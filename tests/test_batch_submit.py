@@ -111,8 +111,8 @@ def test_batch_ids_past_9999_are_accepted_and_ordered_by_number(transcript, sett
     assert [b.batch_id for b in batches.load_all(settings.state_dir)] == [f"{run}-9999", f"{run}-10000"]
 
 
-def test_discarding_a_batch_takes_its_own_runs_later_batches_only_and_warns_of_what_may_be_billed(transcript,
-                                                                                                  settings):
+def test_discarding_takes_its_own_runs_later_batches_only_and_what_may_be_billed_only_with_yes(transcript,
+                                                                                                settings):
     assert distill("--json", "run", "--no-llm", env={}, check=True).returncode == 0
     (staged,) = batches.load_all(settings.state_dir)
     run, other = staged.batch_id[:12], "f" * 12  # another run's id sorts after this one's
@@ -120,7 +120,12 @@ def test_discarding_a_batch_takes_its_own_runs_later_batches_only_and_warns_of_w
     batches.write(settings.state_dir, batch_model.Batch(**{**fields, "batch_id": f"{run}-0002",
                                                          "status": batch_model.SUBMITTED, "remote_id": "msgbatch_1"}))
     batches.write(settings.state_dir, batch_model.Batch(**{**fields, "batch_id": f"{other}-0001"}))
-    discarded = distill("--json", "batches", "discard", staged.batch_id, env={}, check=True)
+    refused = distill("--json", "batches", "discard", staged.batch_id, env={})
+    assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+    assert f"batch {run}-0002 was submitted to the Message Batches API: it may be billed" in refused.stderr
+    assert "pass --yes to discard anyway" in refused.stderr and "Traceback" not in refused.stderr
+    assert len(batches.load_all(settings.state_dir)) == 3  # nothing discarded
+    discarded = distill("--json", "batches", "discard", staged.batch_id, "--yes", env={}, check=True)
     assert orjson.loads(discarded.stdout)["discarded"] == [staged.batch_id, f"{run}-0002"]
     assert f"discarded batch {run}-0002 was submitted to the Message Batches API: it may be billed" in discarded.stderr
     assert "discarded batch " + staged.batch_id not in discarded.stderr  # staged for an agent: nothing paid

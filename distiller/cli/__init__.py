@@ -384,10 +384,12 @@ def batches_retry(obj: dict, batch_id: str, extractor: str | None) -> None:
 
 @batches.command("discard")
 @click.argument("batch_id")
+@click.option("--yes", "paid_too", is_flag=True,
+              help="Discard a batch that was submitted or holds paid answers too (its messages are paid for again).")
 @click.pass_obj
-def batches_discard(obj: dict, batch_id: str) -> None:
+def batches_discard(obj: dict, batch_id: str, paid_too: bool) -> None:
     """Unstage a staged batch (and later ones; their messages are read again) or give up on a quarantined one."""
-    affected = batches_admin.discard(obj["settings"], batch_id)
+    affected = batches_admin.discard(obj["settings"], batch_id, paid_too=paid_too)
     obj["out"].emit({"discarded": affected}, f"discarded: {', '.join(affected)}")
 
 

@@ -202,20 +202,20 @@ def _retries(settings: Settings, batch_id: str) -> int:
         return con.execute("SELECT count(*) FROM batches WHERE batch_id LIKE ?", [f"{batch_id}-r%"]).fetchone()[0]
 
 
-def _warn_if_paid(batch: Batch) -> None:
-    """Discarding throws away what a batch cost: say so, since its messages are read, and paid for, again."""
+def _cost(batch: Batch) -> str | None:
+    """What discarding the batch throws away, if it cost anything: its messages are read, and paid for, again."""
     if batch.status in (SUBMITTED, SUBMITTING):
         how = "submitted" if batch.status == SUBMITTED else "being submitted"
-        log.warning("discarded batch %s was %s to the Message Batches API: it may be billed, and its messages are "
-                    "sent again next run", batch.batch_id, how)
-    elif batch.results and batch.model is not None:
-        log.warning("discarded batch %s held %d paid answer(s): its messages are sent, and paid for, again next run",
-                    batch.batch_id, len(batch.results))
+        return f"batch {batch.batch_id} was {how} to the Message Batches API: it may be billed"
+    if batch.results and batch.model is not None:
+        return f"batch {batch.batch_id} holds {len(batch.results)} paid answer(s)"
+    return None
 
 
-def discard(settings: Settings, batch_id: str) -> list[str]:
+def discard(settings: Settings, batch_id: str, *, paid_too: bool = False) -> list[str]:
     """Unstage a staged batch and the ones staged after it (their cursors start where it ends), so their messages
-    are read again next run; or give up on a quarantined batch. Returns the batch ids affected."""
+    are read again next run; or give up on a quarantined batch. A batch that may have cost something is discarded
+    only when `paid_too` (its messages are sent, and paid for, again). Returns the batch ids affected."""
     batches.checked_id(batch_id)
     with run_lock(settings.lock_path):
         if batches.path_of(settings.state_dir, batch_id).exists():
@@ -224,9 +224,13 @@ def discard(settings: Settings, batch_id: str) -> list[str]:
             later = {b.batch_id: b for b in batches.load_all(settings.state_dir)
                      if b.batch_id[:12] == batch_id[:12] and batches.order(b.batch_id) >= batches.order(batch_id)}
             affected = sorted({batch_id, *later}, key=batches.order)
+            costs = [cost for staged in affected if staged in later and (cost := _cost(later[staged]))]
+            if costs and not paid_too:
+                raise DistillError("; ".join(costs) + ": discarding sends its messages, and pays for them, again. "
+                                   "The next run collects or resumes it; pass --yes to discard anyway")
+            for cost in costs:
+                log.warning("discarded %s; its messages are sent again next run", cost)
             for staged in affected:
-                if staged in later:
-                    _warn_if_paid(later[staged])
                 batches.remove(settings.state_dir, staged)
             return affected
         if settings.db_path.exists():
