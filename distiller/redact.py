@@ -137,6 +137,11 @@ def _phrase_password(value: str) -> bool:
     return value.casefold() not in _NOT_A_PASSWORD and _password_value(value)
 
 
+def _security_answer(value: str) -> bool:
+    """An answer, not a word about it ("the security answer is wrong")."""
+    return value.split()[0].casefold() not in _NOT_A_PASSWORD
+
+
 # Words of prose around a passphrase ("it is stored in my manager"), which a passphrase of random words lacks.
 _PROSE_WORDS = frozenset("""
 a an the in on at of for to my your our is it and or with from by as that this me i you he she we they us them his
@@ -343,7 +348,7 @@ _RULES: tuple[_Rule, ...] = (
             + r"(?!\[REDACTED)([^\W\d_][\w'’-]{1,39}(?:[ \t][A-Z][\w'’-]{1,39})?)"
         ),
         group=1,
-        accept=lambda value: value.split()[0].casefold() not in _NOT_A_PASSWORD,
+        accept=_security_answer,
         ignore_case=True,
     ),
     _Rule(

@@ -188,9 +188,12 @@ class _Ahead:
 
     def close(self) -> None:
         self.thread.join()
-        if self.con is not None:
-            self.con.close()
-            self.con = None
+        con, self.con = self.con, None
+        if con is not None:
+            try:
+                con.close()
+            except duckdb.Error as exc:
+                raise db_fault(self.path, str(exc)) or exc
 
 
 # The databases being created ahead (see `held_ahead`): a connection to one waits for it first.
@@ -208,17 +211,11 @@ def held_ahead(path: Path, first: Callable[[duckdb.DuckDBPyConnection], None], *
     token = _HELD.set(_HELD.get() | {path})
     try:
         yield
-    except BaseException:
+    finally:
         _HELD.reset(token)
         del _AHEAD[path]
         ahead.close()
-        raise
-    _HELD.reset(token)
-    del _AHEAD[path]
-    try:
-        ahead.wait()
-    finally:
-        ahead.close()
+    ahead.wait()  # what failed on the thread, if nothing connected to raise it
 
 
 @contextmanager
