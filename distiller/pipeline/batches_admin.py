@@ -226,8 +226,9 @@ def discard(settings: Settings, batch_id: str, *, paid_too: bool = False) -> lis
             affected = sorted({batch_id, *later}, key=batches.order)
             costs = [cost for staged in affected if staged in later and (cost := _cost(later[staged]))]
             if costs and not paid_too:
-                raise DistillError("; ".join(costs) + ": discarding sends its messages, and pays for them, again. "
-                                   "The next run collects or resumes it; pass --yes to discard anyway")
+                them = "them" if len(costs) > 1 else "it"
+                raise DistillError(f"{'; '.join(costs)}: discarding sends the messages, and pays for them, again. "
+                                   f"The next run collects or resumes {them}; pass --yes to discard anyway")
             for cost in costs:
                 log.warning("discarded %s; its messages are sent again next run", cost)
             for staged in affected:
