@@ -174,10 +174,8 @@ class _Ahead:
             with private_files():  # the process's umask: nothing else in it creates files meanwhile (see held_ahead)
                 self.con = _create(self.path, wait_seconds)
                 first(self.con)
-        except duckdb.Error as exc:
-            self.error = db_fault(self.path, str(exc)) or exc
         except BaseException as exc:
-            self.error = exc
+            self.error = self._fault(exc)
 
     def wait(self) -> None:
         """Done once this returns; what failed is raised here, once."""
@@ -193,7 +191,11 @@ class _Ahead:
             try:
                 con.close()
             except duckdb.Error as exc:
-                raise db_fault(self.path, str(exc)) or exc
+                raise self._fault(exc)
+
+    def _fault(self, exc: BaseException) -> BaseException:
+        """A DuckDB error as the one-line fault `connect` would report (db_fault), anything else as it is."""
+        return (db_fault(self.path, str(exc)) if isinstance(exc, duckdb.Error) else None) or exc
 
 
 # The databases being created ahead (see `held_ahead`): a connection to one waits for it first.
