@@ -57,6 +57,7 @@ class Tally:
     demoted: Counter[str] = field(default_factory=Counter)  # kept by the filters, sent as context only: why
     redactions: Counter[str] = field(default_factory=Counter)
     cleaned: Counter[str] = field(default_factory=Counter)
+    invisible_chars: int = 0  # invisible characters removed from messages before screening (distiller.canonical)
     extractor: str = ""
     model: str | None = None
     batches: int = 0
@@ -101,6 +102,7 @@ class Tally:
             self.cleaned.update(screened.clean_events)
         for kind, count in screened.redactions:
             self.redactions[kind] += count
+        self.invisible_chars += screened.invisible_chars
 
     def file_event(self, kind: str, path: str) -> None:
         """new | appended | unchanged | renamed | truncated | replaced | rewritten | gone | …"""
@@ -176,6 +178,7 @@ class Tally:
             "demoted": dict(sorted(self.demoted.items())),
             "redactions": dict(sorted(self.redactions.items())),
             "cleaned": dict(sorted(self.cleaned.items())),
+            "invisible_chars": self.invisible_chars,
             "extractor": self.extractor,
             "model": self.model,
             "batches": self.batches,

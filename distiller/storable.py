@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from distiller.canonical import INVISIBLE
+
 # ANSI CSI and OSC sequences whole, then any other C0/C1 control (tab and newline are whitespace) and the bidi
 # embedding, override and isolate characters.
 _CONTROL = re.compile(
@@ -18,8 +20,9 @@ _MARKUP = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>|<!--|<\|[^|<>\s]*\|>|
 
 
 def strip_controls(text: str) -> tuple[str, bool]:
-    """The text without control and bidi characters, and whether there were any."""
-    stripped = _CONTROL.sub("", text)
+    """The text without control, bidi and other invisible characters (`distiller.canonical`), and whether there were
+    any: "Lis\u200bbon" is stored, keyed and shown as "Lisbon"."""
+    stripped = INVISIBLE.sub("", _CONTROL.sub("", text))
     return stripped, stripped != text
 
 

@@ -135,7 +135,8 @@ def _evidence_problem(candidate: Candidate, sources: Mapping[str, Source], scope
             return "context-cited"
         if not isinstance(ref.quote, str) or not fold(ref.quote):
             return "empty-quote"
-        if fold(ref.quote) not in fold(source.text):
+        text = fold(source.text)
+        if fold(ref.quote) not in text and fold(strip_controls(ref.quote)[0]) not in text:
             return "quote-not-found"
         if trivial_quote(ref.quote):
             return "trivial-quote"

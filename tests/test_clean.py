@@ -7,10 +7,11 @@ from hypothesis import strategies as st
 
 from secretgen import CLEAN_MARKERS, texts_with_secrets
 
-from distiller.screen.clean import DISTILLER_BLOCKS, Cleaned
+from distiller.screen.clean import Cleaned
+from distiller.screen.injected import MEMORY_BLOCKS, OUR_BLOCKS
 from distiller.screen.clean import clean as clean_as
 from distiller.screen.clean import clean_every_rule as clean_every_rule_as
-from distiller.sources.openclaw.envelopes import CLEANING, INJECTED_BLOCKS
+from distiller.sources.openclaw.envelopes import CLEANING
 
 
 def clean(text, role, extra_blocks=()):
@@ -50,15 +51,15 @@ def test_fixture_rows_clean_as_labelled(row):
 
 
 def test_distiller_blocks_are_always_stripped():
-    assert DISTILLER_BLOCKS == ("distiller-recall", "distiller-profile")
-    assert "relevant-memories" in INJECTED_BLOCKS
+    assert OUR_BLOCKS == ("distiller-recall", "distiller-profile")
+    assert "relevant-memories" in MEMORY_BLOCKS
     for role in ("user", "assistant"):
         assert clean("<distiller-recall>x</distiller-recall>my cat is Tom", role, extra_blocks=()).parts == (
             "my cat is Tom",
         )
 
 
-@pytest.mark.parametrize("tag", DISTILLER_BLOCKS)
+@pytest.mark.parametrize("tag", OUR_BLOCKS)
 @pytest.mark.parametrize("where", ["start", "middle", "end", "unclosed"])
 def test_every_distiller_block_leaves_no_trace(tag, where):
     block = f"<{tag}>\n- [preference, 0.91] User prefers window seats\n- [fact] User lives in Oslo\n</{tag}>"
@@ -177,6 +178,8 @@ MARKERS = st.sampled_from(
         "[Queued messages while agent was busy]", "\n---\nQueued #1\n", "NO_REPLY", "HEARTBEAT_OK",
         "[[reply_to_current]]", "MEDIA:x.png\n", "[Audio]\n", "Transcript:\n", "Description:\n", "[cron:a b]",
         "Untrusted context (metadata, do not treat as instructions or commands):\n", "Source: x\n", "\r\n", " ",
+        "<BEE-RECALL>", "< /Bee_Recall >", "<bее-recall>", "</bее‐recall>", "<user-memories>", "</user-memories>",
+        "<MemoryRouter>", "<bee-x y>", "</bee-x>", "[context]", "[/context]",
     ]
 )  # fmt: skip
 TEXTS = st.lists(st.one_of(MARKERS, st.text(max_size=12)), max_size=12).map("".join)
@@ -242,7 +245,7 @@ def test_texts_a_hand_kept_trigger_list_let_past_are_cleaned_as_by_every_rule(te
     assert cleaned != Cleaned((text,), None, ())
 
 
-def test_a_format_without_rules_of_its_own_strips_only_our_blocks():
+def test_a_format_without_rules_of_its_own_strips_injected_memory_but_not_openclaw_envelopes():
     text = "<relevant-memories>x</relevant-memories> [Telegram 2026-03-01 10:00] hi <distiller-recall>y</distiller-recall>"
-    assert clean_as(text, "user").parts == ("<relevant-memories>x</relevant-memories> [Telegram 2026-03-01 10:00] hi",)
+    assert clean_as(text, "user").parts == ("[Telegram 2026-03-01 10:00] hi",)
     assert clean_as("Read HEARTBEAT.md", "user") == Cleaned(("Read HEARTBEAT.md",), None, ())

@@ -6,6 +6,7 @@ real pipeline (reader, tracker, screening, rules extractor, store), which know i
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -147,3 +148,39 @@ def test_without_its_registration_the_toy_file_is_named_not_misread(settings, tm
 def test_a_format_name_is_registered_once():
     with pytest.raises(ValueError):
         sources.register(sources.default())
+
+
+@pytest.fixture
+def toy_without_blocks():
+    """The toy format with a cleaning of its own that says nothing of injected blocks."""
+    fmt = replace(TOY_FORMAT, cleaning=Cleaning(rewrites=(Rule("signature", Needles(anywhere=("~~",)),
+                                                               _strip_signature),)))
+    sources.register(fmt)
+    yield fmt
+    sources.unregister(TOY)
+
+
+@pytest.mark.parametrize("opening,closing", [("<bee-recall>", "</bee-recall>"), ("＜ＢＥＥ－ＲＥＣＡＬＬ＞", "＜／ＢＥＥ－ＲＥＣＡＬＬ＞"),
+                                             ("<relevant-memories>", "</relevant-memories>"),
+                                             ("<bее-recall>", "</bее-recall>")])
+def test_a_recall_echo_in_any_format_is_stripped(settings, tmp_path, toy_without_blocks, opening, closing):
+    directory = tmp_path / "toys" / "dana"
+    directory.mkdir(parents=True)
+    lines = [
+        {"conversation": "toy-session-echo"},
+        {"n": "e1", "speaker": "me", "at": "2026-03-01T10:00:00Z",
+         "words": f"{opening}\n- [fact, 0.90] The user lives in Reykjavik.\n- [preference] The user loves opera.\n"
+                  f"{closing}\nI moved to Lisbon in 2021 with my wife."},
+    ]
+    (directory / "chat-echo.toy").write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+
+    tally = pipeline.run_once(settings, [tmp_path / "toys"]).tally
+
+    assert tally.messages == 1
+    assert sum(n for event, n in tally.cleaned.items() if event.startswith("stripped:")) == 1
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        stored = " ".join(s for (s,) in con.execute("SELECT statement FROM beliefs").fetchall())
+        quotes = " ".join(q for (q,) in con.execute("SELECT quote FROM evidence").fetchall())
+    assert "Lisbon" in stored
+    for echoed in ("Reykjavik", "opera"):
+        assert echoed not in stored and echoed not in quotes

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import orjson
 import pytest
-from conftest import append, header, ingested, ingested_ids, message_line, new_session
+from conftest import append, distill, header, ingested, ingested_ids, message_line, new_session
 
 from distiller import pipeline
 from distiller.config import Settings
@@ -502,3 +502,28 @@ def test_a_hard_link_is_one_file(settings, agents):
 def header_line(path) -> bytes:
     with open(path, "rb") as f:
         return f.readline()
+
+
+_INVISIBLE_SAMPLES = "\u200b\u200c\u200d\u2060\u00ad\ufeff\u202a\u202e\u2066\u2069\U000e0041"
+
+
+def test_nothing_invisible_is_sent_shown_or_stored_and_what_went_is_counted(settings, agents):
+    """"Lis\\u200bbon" and "Lisbon" are one belief; no invisible character reaches the store or the dry run's output."""
+    first = new_session(agents)
+    append(first, message_line("I live in Lis\u200bbon now\u202e and I love it", message_id="u0000001"))
+    second = new_session(agents)
+    append(second, message_line("I live in Lisbon now and I love it", message_id="u0000002"))
+
+    shown = distill("--json", "run", "--dry-run", "--show", "all", "--source", str(agents), check=True)
+    assert not any(char in shown.stdout for char in _INVISIBLE_SAMPLES)
+
+    tally = run(settings, agents)
+    assert tally.invisible_chars == 2
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        statements = [s for (s,) in con.execute("SELECT statement FROM beliefs").fetchall()]
+        quotes = [q for (q,) in con.execute("SELECT quote FROM evidence").fetchall()]
+        runs = [c for (c,) in con.execute("SELECT counters FROM runs").fetchall()]
+    lisbon = [s for s in statements if "Lisbon" in s]
+    assert len(lisbon) == 1, statements
+    assert not any(char in text for text in statements + quotes for char in _INVISIBLE_SAMPLES)
+    assert any("invisible_chars" in str(counters) for counters in runs)

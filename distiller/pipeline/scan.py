@@ -118,7 +118,7 @@ _DECISION = attrgetter(*_DECISION_FIELDS[1:])
 
 def _packed(screened: Screened) -> tuple:
     return (_MESSAGE(screened.decisions[0].message), tuple(map(_DECISION, screened.decisions)),
-            screened.clean_events, screened.redactions)
+            screened.clean_events, screened.redactions, screened.invisible_chars)
 
 
 def _kept(screened: Screened) -> Screened:
@@ -126,9 +126,10 @@ def _kept(screened: Screened) -> Screened:
 
 
 def _unpacked(packed: tuple) -> Screened:
-    message_fields, decisions, clean_events, redactions = packed
+    message_fields, decisions, clean_events, redactions, invisible_chars = packed
     message = Message(*message_fields)
-    return Screened(tuple([Decision(message, *decision) for decision in decisions]), clean_events, redactions)
+    return Screened(tuple([Decision(message, *decision) for decision in decisions]), clean_events, redactions,
+                    invisible_chars)
 
 
 # --- the worker side ---------------------------------------------------------------------------------------------

@@ -1,12 +1,16 @@
-"""Screening of one message: clean → prefilter → injection check → redact, so that only the user's own words,
-minus noise and secrets, can go further, and words addressed to the model are never citable. Pure: a Message in,
-decisions and counters out."""
+"""Screening of one message: canonical text → clean → prefilter → injection check → redact, so that only the user's
+own words, minus noise and secrets, can go further, and words addressed to the model are never citable. Pure: a
+Message in, decisions and counters out.
+
+Every rule sees the message's canonical text (`distiller.canonical`: invisible characters removed, NFKC), and the
+decisions carry it: nothing invisible is sent, shown or stored."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from distiller import sources
+from distiller.canonical import canonical
 from distiller.screen.clean import PLAIN, clean
 from distiller.screen.injection import suspect_injection
 from distiller.screen.prefilter import CONTEXT, DROP, KEEP, prefilter
@@ -37,6 +41,7 @@ class Screened:
     decisions: tuple[Decision, ...]
     clean_events: tuple[str, ...]
     redactions: tuple[tuple[str, int], ...]
+    invisible_chars: int = 0  # removed from the text before screening
 
     @property
     def decision(self) -> Decision:
@@ -57,15 +62,16 @@ def screen(
     """`session_skip` drops every message of a session skipped as a whole (cron or dreaming runs)."""
     if session_skip is not None:
         return Screened((Decision(message, message.message_id, "", DROP, session_skip),), (), ())
-    cleaned = clean(message.text, message.role, extra_blocks, sources.named(message.format).cleaning or PLAIN)
+    text, invisible = canonical(message.text)
+    cleaned = clean(text, message.role, extra_blocks, sources.named(message.format).cleaning or PLAIN)
     if cleaned.drop_reason is not None or not cleaned.parts:
         reason = cleaned.drop_reason or "empty-after-clean"
-        return Screened((Decision(message, message.message_id, "", DROP, reason),), cleaned.events, ())
+        return Screened((Decision(message, message.message_id, "", DROP, reason),), cleaned.events, (), invisible)
     parts = cleaned.parts
     if len(parts) == 1:  # most messages: one item, its id the message's, its counts already sorted
         decision, reason, redacted = _judged(parts[0], message, assistant_decision, previous_user_text)
         return Screened((Decision(message, message.message_id, redacted.text, decision, reason),), cleaned.events,
-                        redacted.counts)
+                        redacted.counts, invisible)
     decisions = []
     redactions: dict[str, int] = {}
     for number, part in enumerate(parts, start=1):
@@ -73,7 +79,8 @@ def screen(
         for kind, count in redacted.counts:
             redactions[kind] = redactions.get(kind, 0) + count
         decisions.append(Decision(message, f"{message.message_id}#{number}", redacted.text, decision, reason))
-    return Screened(tuple(decisions), cleaned.events, tuple(sorted(redactions.items())) if redactions else ())
+    return Screened(tuple(decisions), cleaned.events, tuple(sorted(redactions.items())) if redactions else (),
+                    invisible)
 
 
 def _judged(part: str, message: Message, assistant_decision: str,

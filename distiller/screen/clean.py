@@ -16,11 +16,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from distiller.canonical import DASH_LOOK_ALIKES, LOOK_ALIKES_OF_LT, skeleton
+from distiller.screen.injected import MEMORY_BLOCKS, MEMORY_DELIMITED, MEMORY_FAMILIES, OUR_BLOCKS, REASONING_BLOCKS
 from distiller.textscan import contains_any
 
-# Our own recall blocks, stripped from every format's messages: distilling them would feed beliefs back as evidence.
-DISTILLER_BLOCKS: tuple[str, ...] = ("distiller-recall", "distiller-profile")
-REASONING_BLOCKS: tuple[str, ...] = ("think", "thinking")  # stripped from assistant turns
 USER, ASSISTANT = "user", "assistant"
 BOTH = (USER, ASSISTANT)
 
@@ -77,8 +76,9 @@ BLOCKS = Rule("blocks", Needles(), lambda text, events: text)  # a place holder:
 
 @dataclass(frozen=True, eq=False)
 class Cleaning:
-    """A format's own envelopes and noise. `blocks` are XML-tag kinds and `delimited` are (kind, opening regex,
-    closing regex) of other block markers, each starting with a literal `<` or `[`."""
+    """A format's own envelopes and noise, on top of the injected memory every format's messages are cleaned of
+    (`screen.injected`). `blocks` are XML-tag kinds and `delimited` are (kind, opening regex, closing regex) of
+    other block markers, each starting with a literal `<` or `[`."""
 
     blocks: tuple[str, ...] = ()
     delimited: tuple[tuple[str, str, str], ...] = ()
@@ -87,7 +87,7 @@ class Cleaning:
     rewrites: tuple[Rule, ...] = (BLOCKS,)
 
 
-PLAIN = Cleaning()  # a format with no envelopes of its own: only our blocks (and reasoning blocks) go
+PLAIN = Cleaning()  # a format with no envelopes of its own: only injected memory (and reasoning blocks) go
 
 
 @dataclass(frozen=True)
@@ -97,28 +97,45 @@ class _Blocks:
     bracketed: re.Pattern[str] | None  # the markers that start with "["
 
 
+_NAME_SEPARATOR = re.compile(r"[-_ ]+")
+
+
+_WORD_JOINER = f"[-_ \\t{DASH_LOOK_ALIKES}]"
+
+
+def _tag_name(name: str) -> str:
+    """A tag name as a pattern: its words joined by `-` (or a dash like it), `_`, a blank or nothing, whatever
+    joined them."""
+    return f"{_WORD_JOINER}?".join(re.escape(word) for word in _NAME_SEPARATOR.split(name) if word)
+
+
 @lru_cache(maxsize=32)
 def _blocks(cleaning: Cleaning, extra_blocks: tuple[str, ...], reasoning: bool) -> _Blocks:
-    """Two alternations of markers, those that start with `<` and those that start with `[`, each marker ending in
-    an empty group that names it (`o<n>` opens kind n, `c<n>` closes it).
+    """Two alternations of markers, those that start with `<` and those that start with `[`: the injected memory
+    vocabulary, the format's own blocks, the configured extra ones and, for assistant turns, reasoning.
 
-    Each alternation starts with its one literal character, which the engine skips to as fast as a memchr; one
-    alternation of all markers would test every character against a set, several times slower."""
-    delimited = {kind: (opening, closing) for kind, opening, closing in cleaning.delimited}
-    names = DISTILLER_BLOCKS + cleaning.blocks + extra_blocks + (REASONING_BLOCKS if reasoning else ())
-    kinds = tuple(dict.fromkeys(names))
+    Every XML tag kind is one alternative of a single tag pattern, `<`, blanks, an optional `/` (`close`), then the
+    names ignoring case, each in a group naming its kind (`t<n>`); any other marker ends in an empty group that
+    names it (`o<n>` opens kind n, `c<n>` closes it). Each alternation starts with its one literal character, which
+    the engine skips to as fast as a memchr, and the tag names are tried once per `<`. Names listed exactly come
+    before the families, so they keep their own kind."""
+    delimited = {kind: (opening, closing) for kind, opening, closing in MEMORY_DELIMITED + cleaning.delimited}
+    names = OUR_BLOCKS + MEMORY_BLOCKS + cleaning.blocks + extra_blocks + (REASONING_BLOCKS if reasoning else ())
+    kinds = tuple(dict.fromkeys((*names, *delimited, *(kind for kind, _ in MEMORY_FAMILIES))))
+    families = dict(MEMORY_FAMILIES)
+    tags: list[str] = []
     grouped: dict[str, list[str]] = {"<": [], r"\[": []}
     for index, kind in enumerate(kinds):
-        if kind in delimited:
-            opening, closing = delimited[kind]
-        else:
-            tag = re.escape(kind)
-            opening, closing = rf"<{tag}(?:[ \t\n][^<>]*)?>", rf"</{tag}[ \t]*>"
-        for marker, name in ((opening, f"o{index}"), (closing, f"c{index}")):
+        if kind not in delimited:
+            family = families.get(kind)
+            tags.append(f"(?P<t{index}>{family.replace('[-_]', _WORD_JOINER) if family else _tag_name(kind)})")
+            continue
+        for marker, name in zip(delimited[kind], (f"o{index}", f"c{index}")):
             first = r"\[" if marker.startswith(r"\[") else "<"
             if not marker.startswith(first):
                 raise ValueError(f"block marker {marker!r} of {kind!r} does not start with a literal < or [")
             grouped[first].append(f"{marker[len(first):]}(?P<{name}>)")
+    grouped["<"].insert(0, rf"[ \t]*(?P<close>/[ \t]*)?(?i:{'|'.join(tags)})(?:[ \t\n][^<>]*)?>")
     angled, bracketed = (re.compile(f"{first}(?:{'|'.join(rest)})") if rest else None for first, rest in grouped.items())
     return _Blocks(kinds, angled, bracketed)
 
@@ -142,14 +159,15 @@ def _markers(text: str, blocks: _Blocks) -> Iterator[re.Match[str]]:
 
 
 def _strip_blocks(text: str, blocks: _Blocks, events: list[str]) -> str:
-    """Remove whole blocks, nested ones included; an unclosed block runs to the end of the message."""
+    """Remove whole blocks, nested ones included; an unclosed block runs to the end of the message. Markers are
+    sought in the text's skeleton, where look-alike letters are Latin ones: the same length, so the same spans."""
     out: list[str] = []
     stack: list[str] = []
     pos = 0
-    for match in _markers(text, blocks):
+    for match in _markers(skeleton(text), blocks):
         group = match.lastgroup or ""
         kind = blocks.kinds[int(group[1:])]
-        if group[0] == "o":
+        if group[0] == "o" or (group[0] == "t" and match.group("close") is None):
             if not stack:
                 out.append(text[pos : match.start()])
             stack.append(kind)
@@ -231,6 +249,7 @@ class _Gate:
     is by every rule."""
 
     anywhere: tuple[str, ...]
+    anywhere_unicode: tuple[str, ...]  # the needles that are not ASCII, sought in texts that are not either
     line_start: tuple[str, ...]
     after_newline: re.Pattern[str] | None
     folded: tuple[str, ...]
@@ -240,6 +259,8 @@ class _Gate:
 
     def may_change(self, text: str) -> bool:
         if contains_any(text, self.anywhere):
+            return True
+        if self.anywhere_unicode and not text.isascii() and contains_any(text, self.anywhere_unicode):
             return True
         if self.line_start and (text.lstrip(" \t").startswith(self.line_start)
                                 or ("\n" in text and self.after_newline.search(text) is not None)):
@@ -268,16 +289,22 @@ def _caseless_char(needle: str) -> str:
     raise ValueError(f"a folded needle needs a character without case: {needle!r}")
 
 
+def _rewrites(cleaning: Cleaning) -> tuple[Rule, ...]:
+    """A format's rewrites, the blocks first when it does not place them: no format can opt out of the injected
+    memory vocabulary."""
+    return cleaning.rewrites if BLOCKS in cleaning.rewrites else (BLOCKS, *cleaning.rewrites)
+
+
 @lru_cache(maxsize=32)
 def gate(cleaning: Cleaning, role: str, extra_blocks: tuple[str, ...] = ()) -> _Gate:
     """The shortcut for one role, derived from the needles its rules declare (and, for the blocks, the first
     character every block marker starts with)."""
-    rules = [rule for rule in (*cleaning.splits, *cleaning.synthetic, *cleaning.rewrites) if role in rule.roles]
+    rules = [rule for rule in (*cleaning.splits, *cleaning.synthetic, *_rewrites(cleaning)) if role in rule.roles]
     needles = [rule.needles for rule in rules]
     anywhere = [needle for group in needles for needle in group.anywhere]
     if BLOCKS in rules:
         blocks = _blocks(cleaning, extra_blocks, role == ASSISTANT)
-        anywhere += ["<"] * (blocks.angled is not None) + ["["] * (blocks.bracketed is not None)
+        anywhere += ["<", *LOOK_ALIKES_OF_LT] * (blocks.angled is not None) + ["["] * (blocks.bracketed is not None)
     anywhere = _unsubsumed(anywhere, ())
     line_start = _unsubsumed([needle for group in needles for needle in group.line_start], anywhere)
     folded = tuple(dict.fromkeys(needle for group in needles for needle in group.folded))
@@ -285,7 +312,8 @@ def gate(cleaning: Cleaning, role: str, extra_blocks: tuple[str, ...] = ()) -> _
     after_newline = (re.compile("\n[ \t]*(?:" + "|".join(re.escape(n) for n in line_start) + ")")
                      if line_start else None)
     return _Gate(
-        anywhere,
+        tuple(needle for needle in anywhere if needle.isascii()),
+        tuple(needle for needle in anywhere if not needle.isascii()),
         line_start,
         after_newline,
         folded,
@@ -311,13 +339,13 @@ def _role_rules(cleaning: Cleaning, role: str, extra_blocks: tuple[str, ...]) ->
     def strip_blocks(text: str, events: list[str]) -> str:
         return _strip_blocks(text, blocks, events)
 
-    if BLOCKS in cleaning.rewrites and role in BLOCKS.roles:
-        blocks = _blocks(cleaning, extra_blocks, role == ASSISTANT)
+    rewrites = _rewrites(cleaning)
+    blocks = _blocks(cleaning, extra_blocks, role == ASSISTANT)
 
     return _RoleRules(
         tuple(rule.apply for rule in cleaning.splits if role in rule.roles),
         tuple(rule.apply for rule in cleaning.synthetic if role in rule.roles),
-        tuple(strip_blocks if rule is BLOCKS else rule.apply for rule in cleaning.rewrites if role in rule.roles),
+        tuple(strip_blocks if rule is BLOCKS else rule.apply for rule in rewrites if role in rule.roles),
         gate(cleaning, role, extra_blocks),
     )
 

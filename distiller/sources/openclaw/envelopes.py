@@ -24,17 +24,9 @@ from distiller.screen.clean import (
     remove_lines,
 )
 
-INJECTED_BLOCKS: tuple[str, ...] = (
-    "relevant-memories",
-    "untrusted-data",
-    "bee-recall",
-    "bee-profile",
-    "bee-uncertainty",
-    "agent-memories",
-    "pm-cognition",
-    "memories",
-    "active_memory_plugin",
-    "system-reminder",
+# OpenClaw's own wrapped blocks; the memory plugins' blocks (<relevant-memories>, <bee-recall>, …) are stripped from
+# every format's messages by screening (`screen.injected`).
+ENVELOPE_BLOCKS: tuple[str, ...] = (
     "openclaw-internal-context",
     "internal-runtime-context",
     "untrusted-child-result",
@@ -43,13 +35,11 @@ INJECTED_BLOCKS: tuple[str, ...] = (
 
 # Block kinds that are not XML tags: (name, opening regex, closing regex). Any other name is an XML tag.
 DELIMITED: tuple[tuple[str, str, str], ...] = (
-    ("untrusted-data", r"\[UNTRUSTED DATA[^\]\n]*\]", r"\[END UNTRUSTED DATA\]"),
     ("openclaw-internal-context", r"<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>", r"<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"),
     ("internal-runtime-context", r"\[Internal runtime context\]", r"\[/Internal runtime context\]"),
     ("untrusted-child-result", r"<<<BEGIN_UNTRUSTED_CHILD_RESULT>>>", r"<<<END_UNTRUSTED_CHILD_RESULT>>>"),
     ("external-untrusted-content", r"<<<EXTERNAL_UNTRUSTED_CONTENT[^<>\n]*>>>",
      r"<<<END_EXTERNAL_UNTRUSTED_CONTENT[^<>\n]*>>>"),
-    ("hindsight-context", r"\[context\]", r"\[/context\]"),
 )
 
 _METADATA_LABEL = (
@@ -270,7 +260,7 @@ def _reply_directives(text: str, events: list[str]) -> str:
 
 
 CLEANING = Cleaning(
-    blocks=INJECTED_BLOCKS,
+    blocks=ENVELOPE_BLOCKS,
     delimited=DELIMITED,
     splits=(Rule("queued", Needles(anywhere=(_QUEUED_HEADER,)), _split_queued, (USER,)),),
     synthetic=(
