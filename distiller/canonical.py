@@ -31,7 +31,8 @@ _INVISIBLE_RANGES = (
     "\ufff9-\ufffb", "\U000110bd", "\U000110cd", "\U00013430-\U0001343f", "\U0001bca0-\U0001bca3",
     "\U0001d173-\U0001d17a", "\U000e0001", "\U000e0020-\U000e007f", "\U000e0100-\U000e01ef",
 )
-INVISIBLE = re.compile("[" + "".join(_INVISIBLE_RANGES) + "]+")
+INVISIBLE_CLASS = "".join(_INVISIBLE_RANGES)  # the body of a character class: `[…]`
+INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]+")
 
 
 def canonical(text: str) -> tuple[str, int]:

@@ -1,20 +1,26 @@
 """Human output is escaped: text from transcripts, agent dir names and model answers never reaches the terminal
-as control characters (ESC sequences, BEL, NUL, carriage returns, bidi overrides such as U+202E)."""
+as control characters (ESC sequences, BEL, NUL, carriage returns) or invisible ones (bidi overrides such as U+202E,
+zero-width characters: `distiller.canonical`)."""
 
 from __future__ import annotations
 
 import logging
 import re
 
-# C0 and C1 controls, DEL, and the Unicode bidi controls that reorder what a terminal shows.
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_CONTROLS_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+from distiller.canonical import INVISIBLE_CLASS
+
+# C0 and C1 controls, DEL, and the invisible characters (the bidi controls that reorder what a terminal shows among
+# them).
+_CONTROLS = re.compile(f"[\x00-\x1f\x7f-\x9f{INVISIBLE_CLASS}]")
+_CONTROLS_BUT_NEWLINE = re.compile(f"[\x00-\x09\x0b-\x1f\x7f-\x9f{INVISIBLE_CLASS}]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def _escape(match: re.Match) -> str:
     char = match.group()
-    return _NAMED.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
+    code = ord(char)
+    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
+                                else f"\\U{code:08x}")
 
 
 def printable(text: str, *, newlines: bool = False) -> str:

@@ -15,6 +15,10 @@ def test_printable_escapes_controls_and_bidi_overrides():
     assert printable("plain, ünïcode, 我") == "plain, ünïcode, 我"
 
 
+def test_invisible_characters_are_shown_as_escapes():
+    assert printable("ag\u200bent\u2060 \U000e0041x") == "ag\\u200bent\\u2060 \\U000e0041x"
+
+
 def test_run_verbose_show_and_beliefs_list_escape_what_came_from_transcripts(agents):
     path = new_session(agents, agent="evil\x1b]0;pwned\x07dir")
     append(path, message_line("I prefer green tea \x1b[2J\x07 over\u202e coffee \x00 every\rmorning"))
