@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from distiller.errors import DistillError
+from distiller import prices
+from distiller.errors import DistillError, UsageError
 
 CONFIG_FILE = "distill.toml"
 DEFAULT = "default"
@@ -230,8 +231,14 @@ def load_settings(state_dir: Path | None = None, config_file: Path | None = None
 
 
 def override(settings: Settings, **values: Any) -> Settings:
-    """Command-line flags: the top layer, validated like the others (None means not given)."""
-    given = {n: _coerce(n, v, f"flag --{n.replace('_', '-')}") for n, v in values.items() if v is not None}
+    """Command-line flags: the top layer, validated like the others (None means not given). A bad flag value is a
+    usage error (exit 2), and so is a `--model` the price table does not know: it could never run."""
+    try:
+        given = {n: _coerce(n, v, f"flag --{n.replace('_', '-')}") for n, v in values.items() if v is not None}
+        if "model" in given:
+            prices.rates(given["model"])  # the price table knows which models exist
+    except DistillError as exc:
+        raise UsageError(str(exc)) from None
     origins = {**settings.origins, **{n: f"flag --{n.replace('_', '-')}" for n in given}}
     return replace(settings, origins=origins, **given)
 

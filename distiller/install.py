@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from html import escape as _escape
 
-from distiller.errors import DistillError
+from distiller.errors import DistillError, UsageError
 
 
 def escape(text: str) -> str:
@@ -43,10 +43,10 @@ def every_seconds(text: str) -> int:
     text = text.strip().lower()
     number, unit = (text[:-1], text[-1]) if text[-1:] in units else (text, "s")
     if not number.isdigit() or int(number) <= 0:
-        raise DistillError(f"invalid interval {text!r}: expected a whole number with s, m, h or d, e.g. 1h or 30m")
+        raise UsageError(f"invalid interval {text!r}: expected a whole number with s, m, h or d, e.g. 1h or 30m")
     seconds = int(number) * units[unit]
     if seconds < 60:
-        raise DistillError(f"interval {text!r} is shorter than a minute")
+        raise UsageError(f"interval {text!r} is shorter than a minute")
     return seconds
 
 
@@ -77,7 +77,7 @@ def _calendar(seconds: int) -> str:
         return f"*-*-* 00/{hours}:17:00"
     if seconds == 86400:
         return "*-*-* 03:17:00"
-    raise DistillError("systemd and cron need an interval that divides an hour or a day (e.g. 15m, 1h, 6h, 1d)")
+    raise UsageError("systemd and cron need an interval that divides an hour or a day (e.g. 15m, 1h, 6h, 1d)")
 
 
 def _cron_times(seconds: int) -> str:
@@ -89,7 +89,7 @@ def _cron_times(seconds: int) -> str:
         return f"17 */{hours} * * *" if hours > 1 else "17 * * * *"
     if seconds == 86400:
         return "17 3 * * *"
-    raise DistillError("systemd and cron need an interval that divides an hour or a day (e.g. 15m, 1h, 6h, 1d)")
+    raise UsageError("systemd and cron need an interval that divides an hour or a day (e.g. 15m, 1h, 6h, 1d)")
 
 
 def command(state_dir: Path, run_args: Sequence[str], config_file: Path | None = None) -> list[str]:
@@ -201,7 +201,7 @@ WantedBy=timers.target
                     (f"launchctl bootstrap gui/$(id -u) {shlex.quote(str(path))}",
                      f"launchctl kickstart gui/$(id -u)/{LABEL}   # run once now"),
                     (f"launchctl bootout gui/$(id -u)/{LABEL}",))
-    raise DistillError(f"unknown scheduler {kind!r}: one of {', '.join(KINDS)}")
+    raise UsageError(f"unknown scheduler {kind!r}: one of {', '.join(KINDS)}")
 
 
 @dataclass(frozen=True, slots=True)

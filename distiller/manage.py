@@ -18,7 +18,7 @@ import duckdb
 import orjson
 
 from distiller.config import Settings
-from distiller.errors import DistillError
+from distiller.errors import DistillError, UsageError
 from distiller.store import reads, runs, tombstones
 from distiller.store.reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
 from distiller.store.writes import StoredBelief, StoredEvidence, StoreSettings, UpsertResult, restore
@@ -125,7 +125,7 @@ def forget(
 
     A dry run does the same work and rolls it back, so it reports exactly what would go."""
     if sum(bool(x) for x in (refs, match, source)) != 1:
-        raise DistillError("forget needs exactly one of: belief ids, --match TEXT, --source FILE|SESSION")
+        raise UsageError("forget needs exactly one of: belief ids, --match TEXT, --source FILE|SESSION")
     if not settings.db_path.exists():
         raise DistillError(no_database(settings))
     if source and never_ingested(settings, source):

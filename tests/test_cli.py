@@ -103,6 +103,18 @@ def test_usage_errors_exit_2():
     assert distill_process("no-such-command").returncode == 2
 
 
+@pytest.mark.parametrize("args", [["beliefs", "forget"], ["beliefs", "forget", "b1", "--match", "x"],
+                                  ["schedule", "--every", "30s"], ["schedule", "--every", "0"],
+                                  ["schedule", "install", "cron", "--every", "7m"], ["run", "--model", "gpt-4o"],
+                                  ["reprocess", "--model", "gpt-4o", "--yes"], ["run", "--concurrency", "99"],
+                                  ["run", "--budget-usd", "-1"]])
+def test_every_usage_error_exits_2_before_anything_happens(tmp_path, args):
+    result = invoke(*args)
+    assert result.exit_code == 2, (args, result.exit_code, result.stderr)
+    assert "Traceback" not in result.stderr and result.stderr.startswith(("Error", "Usage"))
+    assert not (tmp_path / "state" / "distill.duckdb").exists()
+
+
 @pytest.mark.parametrize(
     "config, message",
     [("max_line_bytes = 'lots'\n", "invalid value"), ("nonsense = 1\n", "unknown setting"), ("[[[", "invalid config")],

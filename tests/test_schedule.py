@@ -139,10 +139,10 @@ def test_cron_sunday_fires_on_sunday():
 
 
 @pytest.mark.parametrize("args", [["--cron", "* * *"], ["--cron", "61 * * * *"], ["--every", "10x"],
-                                  ["--every", "30s"], ["--cron", "0 * * * *", "--every", "1h"]])
-def test_bad_timing_is_a_clear_error(args):
+                                  ["--every", "30s"], ["--every", "0"], ["--cron", "0 * * * *", "--every", "1h"]])
+def test_bad_timing_is_a_usage_error(args):
     result = CliRunner().invoke(cli, ["schedule", *args])
-    assert result.exit_code == 1 and result.stderr.startswith("Error: ")
+    assert result.exit_code == 2 and result.stderr.startswith("Error: ")
 
 
 def test_install_systemd_units_name_this_distill_and_verify(tmp_path):
@@ -215,4 +215,4 @@ def test_install_carries_the_settings_file_and_run_options(tmp_path):
     service = (tmp_path / "distill.service").read_text()
     assert f"--config {config} run --source " in service and "--extractor rules --budget-usd 0.5" in service
     bad = CliRunner().invoke(cli, ["schedule", "install", "cron", "--dir", str(tmp_path), "--model", "a\nb"])
-    assert bad.exit_code == 1 and "'model' from flag --model" in bad.stderr
+    assert bad.exit_code == 2 and "'model' from flag --model" in bad.stderr
