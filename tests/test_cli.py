@@ -157,6 +157,15 @@ def test_init_modes(tmp_path, agents):
     assert orjson.loads(distill("--json", "run", check=True).stdout)["messages"] == 2
 
 
+def test_init_from_now_refuses_a_missing_source_and_creates_nothing(tmp_path, agents):
+    gone = invoke("init", "--from-now", "--source", str(tmp_path / "nonexistent"))
+    assert gone.exit_code == 1 and f"source not found: {tmp_path / 'nonexistent'}" in gone.stderr
+    agents.rmdir()  # the default source ($OPENCLAW_STATE_DIR/agents) does not exist either
+    default = invoke("init", "--from-now")
+    assert default.exit_code == 1 and "source not found" in default.stderr and "the default" in default.stderr
+    assert not (tmp_path / "state" / "distill.duckdb").exists()
+
+
 def test_human_output_goes_to_stdout_and_diagnostics_to_stderr(agents):
     new_session(agents, n_messages=1)
     result = distill("-v", "run", check=True)
