@@ -138,6 +138,37 @@ def test_cli_estimates_without_a_key_and_json_needs_no_confirmation(history, tmp
 
 
 
+def test_reprocess_refuses_what_run_refuses_and_a_changed_model_is_a_new_job(history, tmp_path):
+    runner = CliRunner()
+    state = ["--state-dir", str(tmp_path / "state")]
+    source = ["--source", str(history)]
+    ignored = runner.invoke(cli, [*state, "reprocess", *source, "--model", "claude-sonnet-4-5", "--yes"])
+    assert ignored.exit_code == 1 and "--model claude-sonnet-4-5 would be ignored" in ignored.stderr
+    opus = runner.invoke(cli, [*state, "reprocess", *source, "--model", "claude-opus-4-5", "--dry-run"])
+    assert opus.exit_code == 1 and "--allow-expensive-model" in opus.stderr
+    assert not (tmp_path / "state" / "distill.duckdb").exists()  # refused before anything happened
+    done = orjson.loads(runner.invoke(cli, [*state, "--json", "reprocess", *source, "--yes"]).stdout)
+    assert done["status"] == "done" and done["extractor"] == "rules"
+    again = orjson.loads(runner.invoke(cli, [*state, "--json", "reprocess", *source, "--dry-run"]).stdout)
+    assert again["status"] == "already-done" and again["job_id"] == done["job_id"]
+    other = runner.invoke(cli, [*state, "--json", "reprocess", *source, "--dry-run", "--model", "claude-sonnet-4-5"])
+    planned = orjson.loads(other.stdout)
+    assert planned["status"] == "dry-run" and planned["job_id"] != done["job_id"]  # another model: another job
+    assert planned["estimate"]["model"] == "claude-sonnet-4-5" and planned["estimate"]["requests"] == 2
+    allowed = runner.invoke(cli, [*state, "--json", "reprocess", *source, "--dry-run", "--model", "claude-opus-4-5",
+                                  "--allow-expensive-model"])
+    assert allowed.exit_code == 0 and orjson.loads(allowed.stdout)["estimate"]["model"] == "claude-opus-4-5"
+
+
+def test_another_model_or_prompt_is_another_job():
+    scope = reprocess.Scope(("/x",))
+    from distiller.extract.select import Planned
+    ids = {reprocess.job_id_of(scope, e) for e in (Planned("claude-haiku-5-5"), Planned("claude-sonnet-4-5"),
+                                                   Planned("claude-haiku-5-5", prompt_version="anthropic-v9"),
+                                                   RulesExtractor(), NewPromptRules(), NoFactsRules())}
+    assert len(ids) == 5  # NewPromptRules keeps the rules' prompt version: the same job as RulesExtractor
+
+
 @pytest.mark.slow
 def test_a_killed_reprocess_resumes_and_pays_for_nothing_twice(history, settings, fake_anthropic):
     fake_anthropic.auto = True

@@ -26,14 +26,14 @@ from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Tally, log
 from distiller.extract.base import Extractor
-from distiller.extract.select import Estimator, make_extractor
+from distiller.extract.select import Estimator, Planned, make_extractor
 from distiller.lock import run_lock
 from distiller.pipeline import budget, distill, pace
 from distiller.pipeline.budget import BudgetReached
 from distiller.pipeline.chunk import Chunk, Window
 from distiller.pipeline.commit import commit_batch
 from distiller.pipeline.dispatch import Fresh, mode
-from distiller.pipeline.run import distill_plans, resolve_sources
+from distiller.pipeline.run import check_options, distill_plans, resolve_sources
 from distiller.progress import Progress
 from distiller.screen import Screened
 from distiller.screen.prefilter import KEEP
@@ -233,6 +233,9 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
     if since and until and since >= until:
         raise DistillError(f"--since {since.isoformat()} is not before --until {until.isoformat()}")
     extractor = extractor or make_extractor(settings)
+    if dry_run and extractor.name == "rules" and settings.origin("model").startswith("flag"):
+        extractor = Planned(settings.model)  # no key: estimate the job `--model` asks for, as run --dry-run does
+    check_options(settings, extractor)
     if settings.batch_api and getattr(extractor, "submit_batch", None) is None:
         raise DistillError(f"--batch-api needs the Anthropic extractor, not {extractor.name}: set ANTHROPIC_API_KEY "
                            f"or drop --batch-api")
