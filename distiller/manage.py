@@ -58,13 +58,19 @@ def list_beliefs(settings: Settings, filters: Filters) -> list[BeliefRow]:
         return reads.select(con, filters, store_settings(settings), _now())
 
 
-def hidden_archived(settings: Settings, filters: Filters) -> int:
-    """How many archived beliefs the default listing (every status but archived) left out, for a hint."""
-    if filters.status is not None or not settings.db_path.exists():
+def count_beliefs(settings: Settings, filters: Filters) -> int:
+    """How many beliefs match the filters whatever the limit, so a listing cut at its limit can say so."""
+    if not settings.db_path.exists():
         return 0
     with _read(settings) as con:
-        return len(reads.select(con, replace(filters, status="archived", limit=None),
-                                       store_settings(settings), _now()))
+        return reads.count(con, filters)
+
+
+def hidden_archived(settings: Settings, filters: Filters) -> int:
+    """How many archived beliefs the default listing (every status but archived) left out, for a hint."""
+    if filters.status is not None:
+        return 0
+    return count_beliefs(settings, replace(filters, status="archived"))
 
 
 def never_ingested(settings: Settings, source: str) -> bool:

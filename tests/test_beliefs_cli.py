@@ -48,6 +48,19 @@ def test_list_filters_and_sorts(seeded):
     assert "User is called Ana" in human and "active" in human
 
 
+def test_a_listing_cut_at_its_limit_says_how_many_more_and_limit_0_shows_all(seeded):
+    cut = distill("--json", "beliefs", "list", "--limit", "2")
+    listing = orjson.loads(cut.stdout)
+    assert len(listing["beliefs"]) == 2 and listing["total"] == 5 and listing["truncated"] is True
+    assert "showing 2 of 5 beliefs: 3 more with --limit 5 (or --limit 0 for all)" in cut.stderr
+    whole = distill("--json", "beliefs", "list", "--limit", "0")
+    assert len(orjson.loads(whole.stdout)["beliefs"]) == 5 and orjson.loads(whole.stdout)["truncated"] is False
+    assert "showing" not in whole.stderr
+    assert orjson.loads(distill("--json", "beliefs", "list", "--limit", "5").stdout)["truncated"] is False
+    found = distill("--json", "beliefs", "search", "tea", "--limit", "1")
+    assert orjson.loads(found.stdout)["total"] == 2 and "showing 1 of 2" in found.stderr
+
+
 def test_search_show_and_history(seeded):
     found = cli_json("beliefs", "search", "dark mode")["beliefs"]
     assert [b["statement"] for b in found] == ["User prefers dark mode in the editor"]

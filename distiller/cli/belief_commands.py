@@ -53,9 +53,14 @@ def _rows(obj: dict, rows: list[BeliefRow], filters: Filters) -> None:
     if not obj["settings"].db_path.exists():
         click.echo(api.no_database(obj["settings"]), err=True)
     hidden = api.hidden_archived(obj["settings"], filters)
+    total = api.count_beliefs(obj["settings"], filters) if len(rows) == filters.limit else len(rows)
+    if total > len(rows) and not out.quiet:
+        click.echo(f"showing {len(rows)} of {total:,} beliefs: {total - len(rows):,} more with --limit "
+                   f"{total} (or --limit 0 for all)", err=True)
     if hidden and not out.quiet:
         click.echo(f"{hidden} archived match(es) not shown: --status all", err=True)
-    out.emit({"beliefs": [asdict(b) for b in rows], "archived_hidden": hidden},
+    out.emit({"beliefs": [asdict(b) for b in rows], "archived_hidden": hidden, "total": total,
+              "truncated": total > len(rows)},
              "\n".join(_line(b) for b in rows) or "no beliefs")
 
 
@@ -74,12 +79,12 @@ _STATUS_CHOICES = click.Choice([*STATUSES, "all"])
 @click.option("--agent", help="Only beliefs with evidence from this agent.")
 @click.option("--since", help="Last seen in a transcript since an ISO date/time or a span back (7d, 12h).")
 @click.option("--learned-since", help="Learned by the store since an ISO date/time or a span back (7d, 12h).")
-@click.option("--limit", type=click.IntRange(min=1), default=50)
+@click.option("--limit", type=click.IntRange(min=0), default=50, help="At most this many (0: all).")
 @click.option("--sort", type=click.Choice(sorted(SORTS)), default="activation")
 @click.pass_obj
 def list_command(obj: dict, category, status, scope, agent, since, learned_since, limit, sort) -> None:
     """Beliefs, strongest first (ACT-R activation, confidence or most recent)."""
-    filters = Filters(category, status, scope, agent, _since(since), None, limit, sort, _since(learned_since))
+    filters = Filters(category, status, scope, agent, _since(since), None, limit or None, sort, _since(learned_since))
     _rows(obj, api.list_beliefs(obj["settings"], filters), filters)
 
 
@@ -87,11 +92,11 @@ def list_command(obj: dict, category, status, scope, agent, since, learned_since
 @click.argument("text")
 @click.option("--status", type=_STATUS_CHOICES, help="Default: every status but archived.")
 @click.option("--learned-since", help="Learned by the store since an ISO date/time or a span back (7d, 12h).")
-@click.option("--limit", type=click.IntRange(min=1), default=50)
+@click.option("--limit", type=click.IntRange(min=0), default=50, help="At most this many (0: all).")
 @click.pass_obj
 def search(obj: dict, text: str, status: str | None, learned_since: str | None, limit: int) -> None:
     """Beliefs whose statement, subject or attribute contains every word of TEXT."""
-    filters = Filters(status=status, text=text, limit=limit, learned_since=_since(learned_since))
+    filters = Filters(status=status, text=text, limit=limit or None, learned_since=_since(learned_since))
     _rows(obj, api.list_beliefs(obj["settings"], filters), filters)
 
 
