@@ -22,6 +22,7 @@ from distiller.errors import DistillError, UsageError
 from distiller.store import reads, runs, tombstones
 from distiller.store.reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
 from distiller.store.writes import StoredBelief, StoredEvidence, StoreSettings, UpsertResult, restore
+from distiller.store.bulk import pack, rows
 from distiller.store.db import connect_for, private_files, transaction
 from distiller.store.forget import Forgotten, forget_beliefs, forget_source, source_sessions
 
@@ -123,13 +124,26 @@ def history(settings: Settings, ref: str) -> BeliefHistory:
     return BeliefHistory(belief_id, tuple(timeline), tuple(events))
 
 
+@dataclass(frozen=True, slots=True)
+class Forgetting:
+    """What a forget deleted (or would delete), with the statements, so a person sees what goes, not only ids."""
+
+    forgotten: Forgotten
+    statements: tuple[str, ...]  # of forgotten.beliefs, in the same order
+
+    def as_dict(self) -> dict:
+        return {**self.forgotten.as_dict(), "statements": list(self.statements)}
+
+
 def forget(
     settings: Settings, refs: Sequence[str] = (), *, match: str | None = None, source: str | None = None,
     dry_run: bool = False,
-) -> Forgotten:
+) -> Forgetting:
     """Delete beliefs (by id, by text, or a source's evidence) and tombstone them, in one transaction.
 
-    A dry run does the same work and rolls it back, so it reports exactly what would go."""
+    The work is done first and rolled back, so a dry run reports exactly what would go and the statements of what
+    goes are read while they still exist; a real forget then does it again on the same connection (no other
+    process can write meanwhile) and commits."""
     if sum(bool(x) for x in (refs, match, source)) != 1:
         raise UsageError("forget needs exactly one of: belief ids, --match TEXT, --source FILE|SESSION")
     if not settings.db_path.exists():
@@ -138,22 +152,31 @@ def forget(
         raise DistillError(f"{source} was never ingested (no message or evidence comes from it): nothing to "
                            f"forget, no tombstone written")
     with connect_for(settings) as con:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            now = _now()
-            if source:
-                result = forget_source(con, source, store_settings(settings), now)
+        preview = _forget_in(con, settings, refs, match, source, commit=False)
+        found = dict(con.execute(f"SELECT belief_id, statement FROM beliefs SEMI JOIN {rows({'belief_id': 'VARCHAR'})}"
+                                 f" i USING (belief_id)", {"rows": pack(belief_id=list(preview.beliefs))}).fetchall())
+        result = preview if dry_run else _forget_in(con, settings, refs, match, source, commit=True)
+    return Forgetting(result, tuple(found.get(belief_id, "") for belief_id in result.beliefs))
+
+
+def _forget_in(con, settings: Settings, refs: Sequence[str], match: str | None, source: str | None, *,
+               commit: bool) -> Forgotten:
+    con.execute("BEGIN TRANSACTION")
+    try:
+        now = _now()
+        if source:
+            result = forget_source(con, source, store_settings(settings), now)
+        else:
+            if match:
+                ids = [b.id for b in reads.select(
+                    con, Filters(status="all", text=match, limit=None), store_settings(settings), now)]
             else:
-                if match:
-                    ids = [b.id for b in reads.select(
-                        con, Filters(status="all", text=match, limit=None), store_settings(settings), now)]
-                else:
-                    ids = [reads.resolve(con, ref) for ref in refs]
-                result = forget_beliefs(con, ids, "forget-match" if match else "forget-id", now)
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        con.execute("ROLLBACK" if dry_run else "COMMIT")
+                ids = [reads.resolve(con, ref) for ref in refs]
+            result = forget_beliefs(con, ids, "forget-match" if match else "forget-id", now)
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT" if commit else "ROLLBACK")
     return result
 
 

@@ -81,8 +81,15 @@ def test_forget_by_id_match_and_source(seeded):
     assert cli_json("beliefs", "forget", ids["User is called Ana"])["beliefs"] == [ids["User is called Ana"]]
     preview = cli_json("beliefs", "forget", "--match", "tea", "--dry-run")
     assert len(preview["beliefs"]) == 2 and preview["dry_run"]
-    assert len(cli_json("beliefs", "forget", "--match", "tea")["beliefs"]) == 2
-    gone = cli_json("beliefs", "forget", "--source", "a")
+    assert sorted(preview["statements"]) == ["User does not like tea", "User likes tea"]
+    shown = distill("beliefs", "forget", "--match", "tea", "--dry-run", check=True).stdout
+    assert "would forget 2 belief(s)" in shown and "User likes tea" in shown and "User does not like tea" in shown
+    unasked = distill("beliefs", "forget", "--match", "tea")  # stdin is not a terminal: nobody can confirm
+    assert unasked.returncode == 1 and "pass --yes" in unasked.stderr and "2 belief(s)" in unasked.stderr
+    assert len(cli_json("beliefs", "list", "--status", "all")["beliefs"]) == 5  # nothing forgotten
+    assert len(cli_json("beliefs", "forget", "--match", "tea", "--yes")["beliefs"]) == 2
+    assert distill("beliefs", "forget", "--source", "a").returncode == 1
+    gone = cli_json("beliefs", "forget", "--source", "a", "--yes")
     assert set(gone["beliefs"]) == {ids["User lives in Paris"], ids["User prefers dark mode in the editor"]}
     assert [b["statement"] for b in cli_json("beliefs", "list", "--status", "all")["beliefs"]] == [
         "User lives in Berlin"]
@@ -221,7 +228,7 @@ def test_bulk_forget_asks_on_a_terminal(seeded):
         return proc.returncode, seen
 
     code, prompt = forget_on_tty(b"n\n")
-    assert code == 1 and b"forget 2 belief(s)" in prompt
+    assert code == 1 and b"forget 2 belief(s)" in prompt and b"User likes tea" in prompt
     assert len(cli_json("beliefs", "list", "--status", "all")["beliefs"]) == 6
     assert forget_on_tty(b"", "--yes")[0] == 0
     assert len(cli_json("beliefs", "list", "--status", "all")["beliefs"]) == 4

@@ -141,6 +141,16 @@ def history(obj: dict, belief_id: str) -> None:
 
 
 BULK_IDS = 3  # forgetting more ids than this at once is a bulk forget
+FORGET_SHOWN = 20  # statements listed in a forget's prompt and report; the rest are counted
+
+
+def _forgotten_lines(result: api.Forgetting) -> list[str]:
+    ids, statements = result.forgotten.beliefs, result.statements
+    lines = [f"  {belief_id}  {printable(statement)}" for belief_id, statement in
+             zip(ids[:FORGET_SHOWN], statements[:FORGET_SHOWN])]
+    if len(ids) > FORGET_SHOWN:
+        lines.append(f"  … and {len(ids) - FORGET_SHOWN} more (--json lists them all)")
+    return lines
 
 
 @beliefs.command()
@@ -154,19 +164,34 @@ def forget(obj: dict, belief_ids: tuple[str, ...], match: str | None, source: st
            yes: bool) -> None:
     """Delete beliefs and leave tombstones, so no replay or reprocess brings them back.
 
-    A bulk forget (--match, --source, more than three ids) asks first on a terminal, unless --yes."""
+    A bulk forget (--match, --source, more than three ids) shows the statements and asks first on a terminal; with
+    stdin not a terminal (a script, a pipe) it forgets nothing unless --yes.
+
+    \b
+    Examples:
+      distill beliefs forget --match "old address" --dry-run   # what would go, statement by statement
+      distill beliefs forget --match "old address"             # asks on a terminal
+      distill beliefs forget b1:4f2a --yes"""
     bulk = bool(match or source or len(belief_ids) > BULK_IDS)
-    if bulk and not dry_run and not yes and sys.stdin.isatty():
+    if bulk and not dry_run and not yes:
         preview = api.forget(obj["settings"], belief_ids, match=match, source=source, dry_run=True)
-        if not click.confirm(f"forget {len(preview.beliefs)} belief(s) and {preview.evidence} evidence item(s) "
-                             f"for good?", err=True):
+        if not preview.forgotten.beliefs and not preview.forgotten.evidence:
+            obj["out"].emit({**preview.as_dict(), "dry_run": False}, "nothing to forget")
+            return
+        what = f"{len(preview.forgotten.beliefs)} belief(s) and {preview.forgotten.evidence} evidence item(s)"
+        if not sys.stdin.isatty():
+            raise DistillError(f"stdin is not a terminal, so nobody can confirm forgetting {what}: nothing "
+                               f"forgotten; pass --yes (see what would go with --dry-run)")
+        click.echo("\n".join([f"would forget {what}:", *_forgotten_lines(preview)]), err=True)
+        if not click.confirm(f"forget {what} for good?", err=True):
             raise DistillError("not confirmed: nothing forgotten")
     result = api.forget(obj["settings"], belief_ids, match=match, source=source, dry_run=dry_run)
+    done = result.forgotten
     verb = "would forget" if dry_run else "forgot"
-    human = f"{verb} {len(result.beliefs)} belief(s), {result.evidence} evidence item(s)"
+    human = f"{verb} {len(done.beliefs)} belief(s), {done.evidence} evidence item(s)"
     if not dry_run:
-        human += f"; {result.tombstones} tombstone(s) written"
-    obj["out"].emit({**result.as_dict(), "dry_run": dry_run}, "\n".join([human, *result.beliefs]))
+        human += f"; {done.tombstones} tombstone(s) written"
+    obj["out"].emit({**result.as_dict(), "dry_run": dry_run}, "\n".join([human, *_forgotten_lines(result)]))
 
 
 @beliefs.command()
