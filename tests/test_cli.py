@@ -166,6 +166,19 @@ def test_init_from_now_refuses_a_missing_source_and_creates_nothing(tmp_path, ag
     assert not (tmp_path / "state" / "distill.duckdb").exists()
 
 
+def test_the_human_summary_says_how_many_recall_blocks_and_secrets_were_stripped(tmp_path, agents):
+    import distiller
+    sample = Path(distiller.__file__).parent / "sample" / "agents"
+    summary = invoke("--state-dir", str(tmp_path / "sample-state"), "run", "--source", str(sample))
+    assert summary.exit_code == 0, summary.stderr
+    assert "stripped: recall blocks 1, envelope parts 33" in summary.stdout
+    assert "secrets redacted: 1 (anthropic-key 1)" in summary.stdout
+    assert "secrets redacted: 1" in invoke("--state-dir", str(tmp_path / "sample-state"), "status").stdout
+    new_session(agents, n_messages=1)
+    plain = invoke("run").stdout
+    assert "stripped: recall blocks 0\n" in plain and "secrets redacted: 0\n" in plain
+
+
 def test_human_output_goes_to_stdout_and_diagnostics_to_stderr(agents):
     new_session(agents, n_messages=1)
     result = distill("-v", "run", check=True)

@@ -179,12 +179,30 @@ def _counts(counter: dict) -> str:
 
 
 LEARNED_SHOWN = 25
-RUN_COUNTERS = (("decisions", "decisions"), ("dropped", "dropped"), ("secrets redacted", "redactions"),
-                ("skipped lines", "skipped"), ("skipped files", "files_skipped"), ("files", "file_events"))
+RUN_COUNTERS = (("decisions", "decisions"), ("dropped", "dropped"), ("skipped lines", "skipped"),
+                ("skipped files", "files_skipped"), ("files", "file_events"))
 
 
 def _counter_lines(d: dict, counters: tuple[tuple[str, str], ...]) -> list[str]:
     return [f"{label}: {_counts(d[key])}" for label, key in counters if d.get(key)]
+
+
+# What `cleaned` counts, by the prefix of its keys, in words; injected blocks are the recall (memory) blocks.
+STRIPPED = (("stripped", "recall blocks"), ("envelope", "envelope parts"),
+            ("synthetic", "synthetic turns"), ("media", "media notes"), ("split", "queued batches split"))
+
+
+def _stripped_lines(d: dict) -> list[str]:
+    """Always said, zero included, so a reader knows the screening looked: recall blocks and secrets first."""
+    cleaned = d.get("cleaned") or {}
+    by_kind = Counter()
+    for key, count in cleaned.items():
+        by_kind[key.split(":", 1)[0]] += count
+    secrets = sum((d.get("redactions") or {}).values())
+    parts = [f"{label} {by_kind.get(prefix, 0):,}" for prefix, label in STRIPPED
+             if prefix == "stripped" or by_kind.get(prefix)]
+    return [f"stripped: {', '.join(parts)}",
+            f"secrets redacted: {secrets:,}" + (f" ({_counts(d['redactions'])})" if secrets else "")]
 SHOWN = {"kept": (KEEP, CONTEXT), "dropped": (DROP,), "all": (KEEP, CONTEXT, DROP)}
 
 
@@ -255,7 +273,7 @@ def _run_summary(d: dict, dry_run: bool) -> str:
         f"{d['lines']:,} lines",
         f"messages: {d['messages']:,}" + (f" ({_counts(d['roles'])})" if d["roles"] else ""),
     ]
-    lines += _counter_lines(d, RUN_COUNTERS)
+    lines += _counter_lines(d, RUN_COUNTERS[:2]) + _stripped_lines(d) + _counter_lines(d, RUN_COUNTERS[2:])
     lines.append(_distill_summary(d))
     return "\n".join(lines)
 
@@ -444,7 +462,8 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
         lines.append("last run: never")
     else:
         lines.append(f"last run: {last['started_at']} {last['status']}, {last.get('messages', 0):,} messages")
-        lines += [f"  {line}" for line in _counter_lines(last, RUN_COUNTERS[:4])]
+        lines += [f"  {line}" for line in [*_counter_lines(last, RUN_COUNTERS[:2]), *_stripped_lines(last),
+                                           *_counter_lines(last, RUN_COUNTERS[2:3])]]
         if last.get("error"):
             lines.append(f"  error: {last['error']}")
     obj["out"].emit(d, "\n".join(lines))
