@@ -19,7 +19,8 @@ import orjson
 
 from distiller.config import Settings
 from distiller.errors import DistillError, UsageError
-from distiller.store import reads, runs, tombstones
+from distiller.records import message_time
+from distiller.store import clock, reads, runs, tombstones
 from distiller.store.reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
 from distiller.store.writes import StoredBelief, StoredEvidence, StoreSettings, UpsertResult, restore
 from distiller.store.bulk import pack, rows
@@ -263,7 +264,7 @@ def export(settings: Settings, fmt: str, output: Path | None, statuses: Sequence
         beliefs = sorted(beliefs, key=lambda b: (-b.confidence, b.statement))
     data = {"jsonl": _jsonl, "csv": _csv, "markdown": _markdown}[fmt](beliefs)
     if fmt == "jsonl":
-        data = _tombstone_lines(settings) + data
+        data = _clock_lines(settings) + _tombstone_lines(settings) + data
     if output is not None:
         _write_file(output, data, mode)
         return Exported(fmt, len(beliefs), str(output)), b""
@@ -283,6 +284,18 @@ def _write_file(path: Path, data: bytes, mode: int) -> None:
             os.close(fd)
     except OSError as exc:
         raise DistillError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def _clock_lines(settings: Settings) -> bytes:
+    """The transcripts' clock per scope (store/clock.py): activation and lifecycle are measured on it, so an import
+    that restores it first gives every belief the status and activation it had here (on the wall clock instead,
+    two-year-old evidence would arrive archived)."""
+    if not settings.db_path.exists():
+        return b""
+    with _read(settings) as con:
+        found = clock.read(con)
+    return b"".join(orjson.dumps({"clock": {"scope": scope, "at": at.astimezone(timezone.utc).isoformat()}}) + b"\n"
+                    for scope, at in sorted(found.items()))
 
 
 def _tombstone_lines(settings: Settings) -> bytes:
@@ -320,6 +333,15 @@ def _belief(obj: dict) -> StoredBelief:
     return StoredBelief(**values)
 
 
+def _clock(obj: dict) -> tuple[str, datetime]:
+    entry = obj["clock"]
+    scope = entry["scope"]
+    if not isinstance(scope, str) or not (scope == clock.GLOBAL or scope.startswith("agent:")):
+        raise ValueError("a clock needs a scope: global or agent:<id>")
+    at = datetime.fromisoformat(str(entry["at"]).replace("Z", "+00:00"))
+    return scope, min(at if at.tzinfo else at.replace(tzinfo=timezone.utc), _now() + clock.SKEW)
+
+
 def _tombstone(obj: dict) -> tuple[str, str, datetime, str]:
     entry = obj["tombstone"]
     key, kind, reason = (entry[name] for name in ("key", "kind", "reason"))
@@ -335,7 +357,7 @@ _NOT_JSONL = {b"PAR1": "a Parquet file", b"id,": "a CSV export"}
 def import_file(settings: Settings, path: Path) -> ImportResult:
     """Import a JSONL export; idempotent (evidence is unique per belief and message). Its tombstones are applied
     first, so what was forgotten where it was exported stays forgotten here."""
-    beliefs, dead = [], []
+    beliefs, dead, clocks = [], [], {}
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -351,11 +373,18 @@ def import_file(settings: Settings, path: Path) -> ImportResult:
             obj = orjson.loads(line)
             if isinstance(obj, dict) and "tombstone" in obj:
                 dead.append(_tombstone(obj))
+            elif isinstance(obj, dict) and "clock" in obj:
+                scope, at = _clock(obj)
+                clocks[scope] = max(at, clocks.get(scope, at))
             else:
                 beliefs.append(_belief(obj))
         except (orjson.JSONDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
             raise DistillError(f"{path}:{number}: not a belief or tombstone: {exc}") from exc
+    # The clock first (an export without one: its evidence's newest times), so lifecycle and activation are
+    # measured as where it was exported, not on the wall clock.
+    clocks = clocks or clock.newest_of((e.agent, message_time(e.ts)) for b in beliefs for e in b.evidence)
     with connect_for(settings) as con, transaction(con):
+        clock.advance(con, clocks)
         applied = tombstones.restore(con, dead)
         return ImportResult(restore(con, beliefs, settings=store_settings(settings)), applied)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import duckdb
 import orjson
@@ -163,6 +164,7 @@ def test_forgetting_survives_export_then_import_and_a_reread(tmp_path, agents):
     dump = tmp_path / "dump.jsonl"
     distill("beliefs", "export", "-o", str(dump), check=True)
     lines = [orjson.loads(line) for line in dump.read_bytes().splitlines()]
+    lines = [line for line in lines if set(line) != {"clock"}]  # the transcripts' clock, then the tombstones
     assert lines and all(set(line) == {"tombstone"} for line in lines)
     assert "peanut" not in dump.read_text()  # hashes only
     other = tmp_path / "other"
@@ -171,6 +173,30 @@ def test_forgetting_survives_export_then_import_and_a_reread(tmp_path, agents):
     distill("run", "--source", str(agents), state_dir=other, check=True)
     assert orjson.loads(distill("--json", "beliefs", "list", "--status", "all", state_dir=other,
                                 check=True).stdout)["beliefs"] == []
+
+
+def test_export_then_import_into_a_fresh_store_keeps_statuses_and_activation(tmp_path):
+    import distiller
+    sample = Path(distiller.__file__).parent / "sample" / "agents"
+    here, there, old = (str(tmp_path / name) for name in ("here", "there", "old"))
+    distill("--state-dir", here, "run", "--source", str(sample), check=True)
+
+    def listed(state_dir: str) -> list[tuple]:
+        beliefs = orjson.loads(distill("--state-dir", state_dir, "--json", "beliefs", "list", "--status", "all",
+                                       check=True).stdout)["beliefs"]
+        return sorted((b["id"], b["status"], round(b["activation"], 6), b["confidence"]) for b in beliefs)
+
+    exported = tmp_path / "beliefs.jsonl"
+    distill("--state-dir", here, "beliefs", "export", "-o", str(exported), check=True)
+    assert b'{"clock":' in exported.read_bytes()  # the transcripts' clock travels with the beliefs
+    distill("--state-dir", there, "beliefs", "import", str(exported), check=True)
+    assert listed(there) == listed(here) and len(listed(here)) == 12
+    # An export made before the clock travelled: the clock comes from its evidence instead of the wall clock.
+    without = tmp_path / "old.jsonl"
+    without.write_bytes(b"".join(line for line in exported.read_bytes().splitlines(keepends=True)
+                                 if not line.startswith(b'{"clock"')))
+    distill("--state-dir", old, "beliefs", "import", str(without), check=True)
+    assert [row[:2] for row in listed(old)] == [row[:2] for row in listed(here)]
 
 
 def test_csv_and_parquet_imports_are_one_clear_line(seeded, tmp_path):
