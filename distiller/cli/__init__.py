@@ -532,6 +532,10 @@ def schedule(ctx: click.Context, cron_expr, every, jitter, run_now, sources, ext
     from distiller import schedule as scheduling  # APScheduler costs ~30 ms to import: only this command needs it
 
     when = scheduling.timing(cron_expr, every, jitter)
+    missing = [root for root in pipeline.resolve_sources(sources) if not Path(root).exists()]
+    if missing:
+        raise DistillError(f"source not found: {', '.join(missing)}; every scheduled run would fail")
+    pipeline.check_options(settings, make_extractor(settings))  # refused now, not at every fire
 
     def report(outcome: scheduling.Outcome) -> None:
         if out.as_json:
@@ -569,9 +573,10 @@ def schedule_install(obj: dict, kind: str, every: str, target: Path | None, sour
     settings = override(obj["settings"], extractor=extractor, model=model,
                         allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
                         budget_tokens=budget_tokens, batch_api=batch_api)  # checked now, not at the first fire
+    install.check_run(kind, settings, pipeline.resolve_sources(sources))  # as the first fire would, before writing
     args = _run_args(sources, extractor, model, allow_expensive_model, budget_usd, budget_tokens, batch_api)
     done = install.install(install.plan(kind, settings.state_dir, args, install.every_seconds(every), target,
-                                        obj["config_file"]))
+                                        obj["config_file"]), settings.state_dir)
     human = "\n".join([f"wrote {path}" for path in done.written] + ["enable it with:"]
                       + [f"  {step}" for step in done.next_steps])
     obj["out"].emit(done.as_dict(), human)
