@@ -169,6 +169,47 @@ def test_another_model_or_prompt_is_another_job():
     assert len(ids) == 5  # NewPromptRules keeps the rules' prompt version: the same job as RulesExtractor
 
 
+def test_the_estimate_names_the_extractor_and_prices_only_what_will_be_paid(history, tmp_path):
+    runner = CliRunner()
+    state = ["--state-dir", str(tmp_path / "state")]
+    free = runner.invoke(cli, [*state, "reprocess", "--source", str(history), "--dry-run"])
+    assert "2 request(s) to the offline rules extractor: no API call, nothing to pay" in free.stdout
+    assert "$" not in free.stdout
+    paid = runner.invoke(cli, [*state, "reprocess", "--source", str(history), "--dry-run", "--model",
+                               "claude-sonnet-4-5"])
+    assert "to the Anthropic extractor, model claude-sonnet-4-5, ≈" in paid.stdout and "$" in paid.stdout
+    assert runner.invoke(cli, [*state, "run", "--source", str(history)]).exit_code == 0
+    done = runner.invoke(cli, [*state, "reprocess", "--source", str(history), "--yes"])
+    assert "done; extractor: rules" in done.stdout  # what the run drew is drawn again: replayed, and said so
+    assert "beliefs: replayed 3 (replayed: drawn again and already stored" in done.stdout
+
+
+@pytest.mark.slow  # a real process on a pseudo-terminal
+def test_the_confirmation_appears_at_once_and_names_the_extractor(history, tmp_path):
+    import pty
+    import time
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "DISTILL_STATE_DIR": str(tmp_path / "state")}
+    proc = subprocess.Popen([sys.executable, "-m", "distiller", "reprocess", "--source", str(history)], stdin=slave,
+                            stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    seen, started, first = b"", time.monotonic(), None
+    try:
+        while b"?" not in seen.split(b"estimating", 1)[-1]:
+            seen += os.read(master, 1024)
+            if first is None and b"estimating" in seen:
+                first = seen
+        os.write(master, b"n\n")
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+        os.close(master)
+    assert b"reprocess with the offline rules extractor: estimating" in first  # before the estimate is done
+    assert b"nothing to pay" in seen and b"reprocess with the offline rules extractor? [y/N]" in seen
+    assert proc.returncode == 0 and b"cancelled" in proc.stdout.read()
+
+
 @pytest.mark.slow
 def test_a_killed_reprocess_resumes_and_pays_for_nothing_twice(history, settings, fake_anthropic):
     fake_anthropic.auto = True
