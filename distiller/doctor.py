@@ -144,6 +144,19 @@ def _lock(settings: Settings, report: Report) -> None:
         os.close(fd)
 
 
+AGENTS_SHOWN = 6  # agents named on the sources line; the rest are counted
+
+
+def agent_summary(agents: Counter[str]) -> str:
+    """`by agent: main 3, work 2`; a long list names the busiest few and counts the rest, so the line stays short."""
+    if len(agents) <= AGENTS_SHOWN:
+        return "by agent: " + ", ".join(f"{a} {n}" for a, n in sorted(agents.items()))
+    busiest = sorted(agents.items(), key=lambda kv: (-kv[1], kv[0]))
+    rest = busiest[AGENTS_SHOWN - 1:]
+    return (f"{len(agents)} agents, busiest: " + ", ".join(f"{a} {n}" for a, n in busiest[:AGENTS_SHOWN - 1])
+            + f" and {len(rest)} more with {sum(n for _, n in rest)} transcript(s)")
+
+
 def _sources(settings: Settings, sources: Sequence[Path] | None, report: Report) -> None:
     roots = pipeline.resolve_sources(sources)
     found = registry.discover([Path(r) for r in roots], settings.excluded_agents)
@@ -157,9 +170,9 @@ def _sources(settings: Settings, sources: Sequence[Path] | None, report: Report)
         elif os.path.isfile(root):
             kinds[sniff.sniff(root)] += 1
     by_format = ", ".join(f"{sniff.label(k)} {n}" for k, n in kinds.most_common() if k != sniff.EMPTY)
-    by_agent = ", ".join(f"{a} {n}" for a, n in sorted(agents.items()))
     if found.live:
-        report.add("sources", OK, f"{len(found.live)} transcript(s) under {', '.join(roots)}; by agent: {by_agent}"
+        report.add("sources", OK, f"{len(found.live)} transcript(s) under {', '.join(roots)}; "
+                   f"{agent_summary(agents)}"
                    + (f"; by format (sampled): {by_format}" if by_format else ""))
     elif not found.missing:
         report.add("sources", PROBLEM, f"no OpenClaw transcripts under {', '.join(roots)}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -267,3 +268,19 @@ def test_reading_beliefs_never_creates_a_state_dir(tmp_path):
     shown = distill("beliefs", "show", "b1:abc")
     assert shown.returncode == 1 and "no database at" in shown.stderr
     assert not (tmp_path / "state").exists()
+
+
+def test_a_listing_has_a_header_aligned_columns_and_explains_act(tmp_path):
+    upsert(tmp_path / "state" / "distill.duckdb", [
+        belief("User lives in Porto", message="a1", scope="agent:main"),
+        belief("User writes Rust at work", message="a2", scope="agent:a-very-long-agent-name-indeed"),
+        belief("User is called Ana", message="a3", category="identity", scope="global"),
+    ])
+    lines = distill("beliefs", "list", check=True).stdout.splitlines()
+    header, rows, legend = lines[0], lines[1:-1], lines[-1]
+    assert header.split() == ["ID", "STATUS", "CATEGORY", "CONF", "ACT", "SCOPE", "STATEMENT"]
+    assert len(rows) == 3 and {row.index("User ") for row in rows} == {header.index("STATEMENT")}
+    assert {row.index("agent:") if "agent:" in row else row.index("global") for row in rows} == {
+        header.index("SCOPE")}
+    assert all(re.search(r"  [01]\.\d\d  +-?\d+\.\d\d  ", row) for row in rows)  # two decimals, one way
+    assert legend.startswith("conf: confidence") and "act: activation" in legend

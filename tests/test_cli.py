@@ -315,3 +315,34 @@ def test_readme_try_it_and_ci_run_the_same_command_on_an_explicit_state_dir():
     ci_line = next(line for line in ci.splitlines() if line.startswith("distill "))
     assert try_it.startswith("distill --state-dir state ")  # the repository's state/, named explicitly
     assert ci_line.replace('"$(mktemp -d)"', "state") == try_it
+
+
+def test_status_on_an_empty_state_dir_says_there_is_no_database_yet(tmp_path):
+    result = invoke("status")
+    assert result.exit_code == 0 and f"database: none yet at {tmp_path / 'state' / 'distill.duckdb'}" in result.stdout
+    assert orjson.loads(invoke("--json", "status").stdout)["db_exists"] is False
+    assert not (tmp_path / "state" / "distill.duckdb").exists()
+
+
+def test_verbose_names_every_skipped_file_and_show_says_why_a_text_is_empty(tmp_path):
+    import distiller
+    sample = str(Path(distiller.__file__).parent / "sample" / "agents")
+    verbose = invoke("-v", "--json", "run", "--source", sample)
+    named = [line for line in verbose.stderr.splitlines() if line.startswith("distill: skipped ")]
+    counted = orjson.loads(verbose.stdout)["files_skipped"]
+    assert len(named) == sum(counted.values()) == 5
+    assert {line.rsplit("(", 1)[1].rstrip(")") for line in named} == set(counted)
+    shown = invoke("--state-dir", str(tmp_path / "other"), "run", "--dry-run", "--show", "dropped", "--source", sample)
+    rows = [line for line in shown.stdout.splitlines() if line.startswith("drop ")]
+    assert rows and all(line.split(None, 4)[4].strip() for line in rows)  # a text, or why there is none
+    assert any("(not screened: the whole session is a cron run)" in line for line in rows)
+    assert any("(the whole message is a platform-written prompt" in line for line in rows)
+
+
+def test_the_state_dir_readme_agrees_with_the_readme_on_where_state_lives():
+    state_readme = (README.parent / "state" / "README.md").read_text(encoding="utf-8")
+    readme = README.read_text(encoding="utf-8")
+    for where in ("$DISTILL_STATE_DIR", "$XDG_STATE_HOME/distiller", "~/.local/state/distiller"):
+        assert where in state_readme and where in readme
+    assert "distill --state-dir state run --source distiller/sample/agents" in readme
+    assert "It is not the default" in state_readme

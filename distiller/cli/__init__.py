@@ -206,9 +206,23 @@ def _stripped_lines(d: dict) -> list[str]:
 SHOWN = {"kept": (KEEP, CONTEXT), "dropped": (DROP,), "all": (KEEP, CONTEXT, DROP)}
 
 
+# Why a shown decision has no text: the message was dropped before any text was kept for it.
+WHY_NO_TEXT = {"cron-session": "not screened: the whole session is a cron run",
+               "dreaming-session": "not screened: the whole session is a memory dreaming run",
+               "synthetic-prompt": "the whole message is a platform-written prompt, stripped by cleaning",
+               "empty-after-clean": "nothing left once envelopes and injected blocks are stripped"}
+
+
+def _why_no_text(decision: Decision) -> str | None:
+    if decision.text.strip():
+        return None
+    return WHY_NO_TEXT.get(decision.reason, "no text left to show")
+
+
 def _decision_json(decision: Decision) -> dict:
     message = decision.message
     return {
+        "why_no_text": _why_no_text(decision),
         "message_id": decision.item_id,
         "agent": message.agent,
         "session": message.session_id,
@@ -222,9 +236,9 @@ def _decision_json(decision: Decision) -> dict:
 
 def _decision_row(decision: Decision) -> str:
     text = " ".join(decision.text.split())
+    shown = f"({_why_no_text(decision)})" if not text else text[:70] + ("…" if len(text) > 70 else "")
     return printable(
-        f"{decision.decision:<7} {decision.reason:<18} {decision.message.role:<9} {decision.item_id:<12} "
-        f"{text[:70] + ('…' if len(text) > 70 else '')}"
+        f"{decision.decision:<7} {decision.reason:<18} {decision.message.role:<9} {decision.item_id:<12} {shown}"
     )
 
 
@@ -443,9 +457,12 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
     d["quarantined"] = [b.as_dict() for b in waiting if b.status == "quarantined"]
     settings = obj["settings"]
     d["state_dir"], d["state_dir_origin"] = str(settings.state_dir), settings.origin("state_dir")
+    d["db_exists"] = settings.db_path.exists()
     lines = [
         f"state dir: {d['state_dir']} ({d['state_dir_origin']})",
-        f"database: {d['db']}",
+        f"database: {d['db']}" if d["db_exists"] else
+        f"database: none yet at {d['db']} (`distill run` or `distill init` creates it; or is this the wrong state "
+        f"dir? --state-dir, $DISTILL_STATE_DIR)",
         f"files tracked: {d['files_tracked']} (gone: {d['files_gone']}, untracked: {d['files_untracked']})",
         f"bytes behind: {d['bytes_behind']:,}",
         f"messages ingested: {d['messages_ingested']:,}",
@@ -573,10 +590,10 @@ def schedule_install(obj: dict, kind: str, every: str, target: Path | None, sour
     settings = override(obj["settings"], extractor=extractor, model=model,
                         allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
                         budget_tokens=budget_tokens, batch_api=batch_api)  # checked now, not at the first fire
-    install.check_run(kind, settings, pipeline.resolve_sources(sources))  # as the first fire would, before writing
     args = _run_args(sources, extractor, model, allow_expensive_model, budget_usd, budget_tokens, batch_api)
-    done = install.install(install.plan(kind, settings.state_dir, args, install.every_seconds(every), target,
-                                        obj["config_file"]), settings.state_dir)
+    chosen = install.plan(kind, settings.state_dir, args, install.every_seconds(every), target, obj["config_file"])
+    install.check_run(kind, settings, pipeline.resolve_sources(sources))  # as the first fire would, before writing
+    done = install.install(chosen, settings.state_dir)
     human = "\n".join([f"wrote {path}" for path in done.written] + ["enable it with:"]
                       + [f"  {step}" for step in done.next_steps])
     obj["out"].emit(done.as_dict(), human)

@@ -42,10 +42,24 @@ def _file_mode(value: str) -> int:
     return mode
 
 
-def _line(b: BeliefRow) -> str:
-    activation = "" if b.activation is None else f" act {b.activation:5.2f}"
-    return (f"{b.id}  {b.status:<18} {b.category:<18} conf {b.confidence:.2f}{activation}  {b.scope:<12} "
-            f"{printable(b.statement)}")
+COLUMNS = ("id", "status", "category", "conf", "act", "scope", "statement")
+LEGEND = ("conf: confidence, 0-1 · act: activation (ACT-R: how recent and how often its evidence is; higher is "
+          "recalled first; 0.00 is one mention within the hour, each 1.00 less about 2.7 times weaker)")
+
+
+def _table(rows: list[BeliefRow]) -> str:
+    """One header row and aligned columns, whatever the widths of agent names; numbers with two decimals."""
+    cells = [(b.id, b.status, b.category, f"{b.confidence:.2f}", "-" if b.activation is None else f"{b.activation:.2f}",
+              printable(b.scope), printable(b.statement)) for b in rows]
+    widths = [max(len(COLUMNS[i]), *(len(row[i]) for row in cells)) for i in range(len(COLUMNS) - 1)]
+    numeric = {3, 4}
+
+    def line(row) -> str:
+        return "  ".join([(cell.rjust(width) if i in numeric else cell.ljust(width))
+                          for i, (cell, width) in enumerate(zip(row, widths))] + [row[-1]])
+
+    return "\n".join([line([name.upper() for name in COLUMNS]),
+                      *(line(row) for row in cells), LEGEND])
 
 
 def _rows(obj: dict, rows: list[BeliefRow], filters: Filters) -> None:
@@ -61,7 +75,7 @@ def _rows(obj: dict, rows: list[BeliefRow], filters: Filters) -> None:
         click.echo(f"{hidden} archived match(es) not shown: --status all", err=True)
     out.emit({"beliefs": [asdict(b) for b in rows], "archived_hidden": hidden, "total": total,
               "truncated": total > len(rows)},
-             "\n".join(_line(b) for b in rows) or "no beliefs")
+             _table(rows) if rows else "no beliefs")
 
 
 @click.group()
