@@ -243,6 +243,20 @@ def override(settings: Settings, **values: Any) -> Settings:
     return replace(settings, origins=origins, **given)
 
 
+def env_file() -> Path:
+    """Where installed schedules read secrets from (`ANTHROPIC_API_KEY=…`, mode 600): systemd's EnvironmentFile,
+    sourced by the cron line."""
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "distiller" / "env"
+
+
+def paths(settings: Settings, config_file: Path | None = None) -> dict[str, str]:
+    """Every path distill uses, absolute, for `distill path`: the state dir, its database, the settings file
+    (--config, else distill.toml in the state dir; it may not exist) and the schedules' env file."""
+    state_dir = Path(os.path.abspath(settings.state_dir))
+    return {"state_dir": str(state_dir), "database": os.path.abspath(settings.db_path),
+            "config": os.path.abspath(config_file or settings.state_dir / CONFIG_FILE), "env_file": str(env_file())}
+
+
 @dataclass(frozen=True)
 class Shown:
     name: str

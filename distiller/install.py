@@ -15,13 +15,10 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 from html import escape as _escape
 
+from distiller.config import Settings, env_file
 from distiller.errors import DistillError, UsageError
-
-if TYPE_CHECKING:
-    from distiller.config import Settings
 
 
 def escape(text: str) -> str:
@@ -96,11 +93,6 @@ def _cron_times(seconds: int) -> str:
     if seconds == 86400:
         return "17 3 * * *"
     raise UsageError("systemd and cron need an interval that divides an hour or a day (e.g. 15m, 1h, 6h, 1d)")
-
-
-def env_file() -> Path:
-    """Where the installed units read secrets from (`ANTHROPIC_API_KEY=…`, mode 600)."""
-    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "distiller" / "env"
 
 
 def _key_in_env_file(path: Path) -> bool:

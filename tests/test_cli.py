@@ -15,6 +15,8 @@ import orjson
 import pytest
 from conftest import distill, distill_process, invoke, new_session
 
+from click.testing import CliRunner
+
 from distiller.cli import cli
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -197,6 +199,9 @@ def test_every_command_has_help_and_is_in_the_readme():
     readme = README.read_text(encoding="utf-8")
     for path, command in _commands(cli):
         assert command.help, f"{' '.join(path)} has no help text"
+        shown = CliRunner().invoke(cli, [*path, "--help"]).stdout
+        examples = shown.partition("  Examples:\n")[2].partition("\n\n")[0]
+        assert re.search(rf"^ +distill (.* )?{' '.join(path)}\b", examples, re.MULTILINE), f"{' '.join(path)}: no example"
         assert re.search(rf"distill\b[^\n`]*\b{' '.join(path)}\b", readme), f"{' '.join(path)} not in README"
 
 
@@ -346,3 +351,17 @@ def test_the_state_dir_readme_agrees_with_the_readme_on_where_state_lives():
         assert where in state_readme and where in readme
     assert "distill --state-dir state run --source distiller/sample/agents" in readme
     assert "It is not the default" in state_readme
+
+
+def test_path_prints_every_path_one_per_line_or_one_alone(tmp_path):
+    state = tmp_path / "state"
+    lines = invoke("path").stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["state_dir", "database", "config", "env_file"]
+    assert lines[0].split(None, 1)[1] == str(state) and lines[1].split(None, 1)[1] == str(state / "distill.duckdb")
+    assert invoke("path", "database").stdout == f"{state / 'distill.duckdb'}\n"
+    assert orjson.loads(invoke("--json", "path").stdout)["config"] == str(state / "distill.toml")
+    mine = tmp_path / "my.toml"
+    mine.write_text("")
+    assert invoke("--config", str(mine), "path", "config").stdout.strip() == str(mine)
+    assert invoke("path", "nothing").exit_code == 2
+    assert not state.exists()  # nothing created

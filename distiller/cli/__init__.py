@@ -22,6 +22,7 @@ from distiller import pipeline
 from distiller.pipeline import batches_admin
 from distiller import manage as beliefs_api
 from distiller.cli.belief_commands import beliefs, runs_command
+from distiller.cli.examples import examples
 from distiller.cli.reprocess_command import reprocess_command
 from distiller.config import (
     DEFAULT_CONCURRENCY,
@@ -30,6 +31,7 @@ from distiller.config import (
     describe,
     load_settings,
     override,
+    paths,
 )
 from distiller.doctor import diagnose
 from distiller.errors import EXIT_ERROR, DistillError, os_fault
@@ -292,6 +294,10 @@ def _run_summary(d: dict, dry_run: bool) -> str:
     return "\n".join(lines)
 
 
+@examples("distill run                                   # the new tail of every transcript, once",
+          "distill run --source ~/.openclaw/agents -v    # one source; name every file read or skipped",
+          "distill run --dry-run --show dropped          # what would be dropped, and why; nothing recorded",
+          "distill run --budget-usd 0.50 --show-beliefs  # stop before 50 cents; print what was learned")
 @cli.command()
 @source_option
 @click.option("--dry-run", is_flag=True, help="Read, screen and plan batches with token and cost estimates; record nothing.")
@@ -356,6 +362,9 @@ def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, e
         raise DistillError(f"{missing} source(s) not found (named above); everything else was read")
 
 
+@examples("distill run --no-llm                               # stage batches (paths printed)",
+          "distill commit 0123456789ab-0001 --beliefs out.jsonl --dry-run   # verify only",
+          "distill commit 0123456789ab-0001 --beliefs out.jsonl             # verify and store")
 @cli.command()
 @click.argument("batch_id")
 @click.option("--beliefs", "beliefs_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
@@ -384,11 +393,13 @@ def commit(obj: dict, batch_id: str, beliefs_file: Path, dry_run: bool, accept_e
                            f"{batch_id} stays staged (fix the file, or pass --accept-empty to commit it anyway)")
 
 
+@examples("distill batches list", "distill batches retry 0123456789ab-0001")
 @cli.group()
 def batches() -> None:
     """Batches waiting for a model, staged for an external agent, or quarantined after repeated refusals."""
 
 
+@examples("distill batches list", "distill --json batches list | jq '.batches[].status'")
 @batches.command("list")
 @click.pass_obj
 def batches_list(obj: dict) -> None:
@@ -402,6 +413,8 @@ def batches_list(obj: dict) -> None:
     obj["out"].emit({"batches": [b.as_dict() for b in found]}, human)
 
 
+@examples("distill batches list                      # find the quarantined batch",
+          "distill batches retry 0123456789ab-0001     # send its failed requests again")
 @batches.command("retry")
 @click.argument("batch_id")
 @click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]), help="[default: auto]")
@@ -414,6 +427,8 @@ def batches_retry(obj: dict, batch_id: str, extractor: str | None) -> None:
     obj["out"].emit({"batch_id": batch_id, **d}, f"retried {batch_id}\n" + _distill_summary(d))
 
 
+@examples("distill batches discard 0123456789ab-0001         # its messages are read again",
+          "distill batches discard 0123456789ab-0001 --yes   # also when it was paid for")
 @batches.command("discard")
 @click.argument("batch_id")
 @click.option("--yes", "paid_too", is_flag=True,
@@ -425,6 +440,9 @@ def batches_discard(obj: dict, batch_id: str, paid_too: bool) -> None:
     obj["out"].emit({"discarded": affected}, f"discarded: {', '.join(affected)}")
 
 
+@examples("distill init                 # create the state dir and database",
+          "distill init --from-now      # skip the history: only what is written from now on is read",
+          "distill init --from-start    # reread everything from byte 0 (known messages are skipped)")
 @cli.command()
 @source_option
 @click.option("--from-now", is_flag=True, help="Mark everything present as already read.")
@@ -444,6 +462,7 @@ def init(obj: dict, sources: tuple[Path, ...], from_now: bool, from_start: bool)
     obj["out"].emit(summary.as_dict(), human)
 
 
+@examples("distill status", "distill --json status | jq .bytes_behind")
 @cli.command()
 @source_option
 @click.pass_obj
@@ -486,6 +505,8 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
     obj["out"].emit(d, "\n".join(lines))
 
 
+@examples("distill doctor                          # exit 1 when something is wrong",
+          "distill doctor --source ~/elsewhere/agents")
 @cli.command()
 @source_option
 @click.pass_obj
@@ -526,6 +547,9 @@ def _run_args(sources, extractor, model, allow_expensive_model, budget_usd, budg
         ["--batch-api"] if batch_api else [])
 
 
+@examples("distill schedule --every 1h --run-now          # in the foreground, until Ctrl-C",
+          "distill schedule --cron '17 * * * *' --jitter 60",
+          "distill schedule install systemd --every 1h   # or cron | launchd: a timer instead")
 @cli.group(invoke_without_command=True)
 @click.option("--cron", "cron_expr", metavar="EXPR", help="Five-field crontab expression, local time (0 = Sunday).")
 @click.option("--every", help="Interval: 15m, 1h, 6h, 1d.  [default: 1h]")
@@ -578,6 +602,9 @@ _DIR = click.option("--dir", "target", type=click.Path(file_okay=False, path_typ
                     help="Write the files here instead of their usual place.")
 
 
+@examples("distill schedule install systemd                 # then the commands it prints",
+          "distill schedule install cron --every 6h --source ~/.openclaw/agents",
+          "distill schedule install launchd --dir /tmp/check    # write elsewhere to look first")
 @schedule.command("install")
 @_KIND
 @click.option("--every", default="1h", help="Interval: 15m, 1h, 6h, 1d.")
@@ -599,6 +626,7 @@ def schedule_install(obj: dict, kind: str, every: str, target: Path | None, sour
     obj["out"].emit(done.as_dict(), human)
 
 
+@examples("distill schedule uninstall systemd")
 @schedule.command("uninstall")
 @_KIND
 @_DIR
@@ -611,11 +639,31 @@ def schedule_uninstall(obj: dict, kind: str, target: Path | None) -> None:
     obj["out"].emit(done.as_dict(), human)
 
 
+@examples("distill path                                # every path, one per line",
+          'duckdb "$(distill path database)"               # one path alone, for scripts',
+          "distill --state-dir state --json path")
+@cli.command("path")
+@click.argument("which", required=False, type=click.Choice(["state_dir", "database", "config", "env_file"]))
+@click.pass_obj
+def path_command(obj: dict, which: str | None) -> None:
+    """Where distill keeps things: the state dir, the database, the settings file and the schedules' env file.
+
+    With WHICH, only that path (nothing else on the line); they need not exist yet."""
+    found = paths(obj["settings"], obj["config_file"])
+    if which is not None:
+        obj["out"].emit({which: found[which]}, found[which])
+        return
+    width = max(len(name) for name in found)
+    obj["out"].emit(found, "\n".join(f"{name:<{width}}  {where}" for name, where in found.items()))
+
+
+@examples("distill config show")
 @cli.group("config")
 def config_group() -> None:
     """The effective settings and where each came from."""
 
 
+@examples("distill config show", "distill --json config show | jq '.settings[] | select(.name == \"model\")'")
 @config_group.command("show")
 @click.pass_obj
 def config_show(obj: dict) -> None:

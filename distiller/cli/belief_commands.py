@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from distiller import manage as api
+from distiller.cli.examples import examples
 from distiller.errors import DistillError
 from distiller.events import cached_share
 from distiller.extract.base import CATEGORIES
@@ -78,6 +79,7 @@ def _rows(obj: dict, rows: list[BeliefRow], filters: Filters) -> None:
              _table(rows) if rows else "no beliefs")
 
 
+@examples("distill beliefs list", 'distill beliefs search "lisbon"', "distill beliefs show b1:4f2a")
 @click.group()
 def beliefs() -> None:
     """List, search, inspect, forget, export and import the distilled beliefs."""
@@ -86,6 +88,10 @@ def beliefs() -> None:
 _STATUS_CHOICES = click.Choice([*STATUSES, "all"])
 
 
+@examples("distill beliefs list                              # the strongest 50",
+          "distill beliefs list --learned-since 1d --limit 0  # everything learned today",
+          "distill beliefs list --category preference --sort recent",
+          "distill --json beliefs list --status all | jq '.beliefs[].statement'")
 @beliefs.command("list")
 @click.option("--category", type=click.Choice(CATEGORIES))
 @click.option("--status", type=_STATUS_CHOICES, help="Default: every status but archived.")
@@ -102,6 +108,7 @@ def list_command(obj: dict, category, status, scope, agent, since, learned_since
     _rows(obj, api.list_beliefs(obj["settings"], filters), filters)
 
 
+@examples('distill beliefs search "lisbon"', 'distill beliefs search "dark mode" --status all')
 @beliefs.command()
 @click.argument("text")
 @click.option("--status", type=_STATUS_CHOICES, help="Default: every status but archived.")
@@ -114,6 +121,7 @@ def search(obj: dict, text: str, status: str | None, learned_since: str | None, 
     _rows(obj, api.list_beliefs(obj["settings"], filters), filters)
 
 
+@examples("distill beliefs show b1:4f2a        # an id prefix is enough")
 @beliefs.command()
 @click.argument("belief_id")
 @click.pass_obj
@@ -140,6 +148,7 @@ def show(obj: dict, belief_id: str) -> None:
     obj["out"].emit(detail.as_dict(), "\n".join(lines))
 
 
+@examples("distill beliefs history b1:4f2a     # what it superseded, and what superseded it")
 @beliefs.command()
 @click.argument("belief_id")
 @click.pass_obj
@@ -167,6 +176,10 @@ def _forgotten_lines(result: api.Forgetting) -> list[str]:
     return lines
 
 
+@examples('distill beliefs forget --match "old address" --dry-run   # what would go, statement by statement',
+          'distill beliefs forget --match "old address"             # asks on a terminal',
+          "distill beliefs forget b1:4f2a                           # one belief, by id",
+          "distill beliefs forget --source ~/.openclaw/agents/main/sessions/abc.jsonl --yes")
 @beliefs.command()
 @click.argument("belief_ids", nargs=-1)
 @click.option("--match", help="Forget every belief whose text contains every word of this.")
@@ -179,13 +192,7 @@ def forget(obj: dict, belief_ids: tuple[str, ...], match: str | None, source: st
     """Delete beliefs and leave tombstones, so no replay or reprocess brings them back.
 
     A bulk forget (--match, --source, more than three ids) shows the statements and asks first on a terminal; with
-    stdin not a terminal (a script, a pipe) it forgets nothing unless --yes.
-
-    \b
-    Examples:
-      distill beliefs forget --match "old address" --dry-run   # what would go, statement by statement
-      distill beliefs forget --match "old address"             # asks on a terminal
-      distill beliefs forget b1:4f2a --yes"""
+    stdin not a terminal (a script, a pipe) it forgets nothing unless --yes."""
     bulk = bool(match or source or len(belief_ids) > BULK_IDS)
     if bulk and not dry_run and not yes:
         preview = api.forget(obj["settings"], belief_ids, match=match, source=source, dry_run=True)
@@ -208,6 +215,9 @@ def forget(obj: dict, belief_ids: tuple[str, ...], match: str | None, source: st
     obj["out"].emit({**result.as_dict(), "dry_run": dry_run}, "\n".join([human, *_forgotten_lines(result)]))
 
 
+@examples("distill beliefs export -o beliefs.jsonl                 # everything, tombstones too",
+          "distill beliefs export --format markdown -o MEMORY.md",
+          "distill beliefs export --format csv --status active -o active.csv --mode 640")
 @beliefs.command()
 @click.option("--format", "fmt", type=click.Choice(api.FORMATS), default="jsonl")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="File (default: stdout).")
@@ -226,6 +236,7 @@ def export(obj: dict, fmt: str, output: Path | None, statuses: tuple[str, ...], 
         obj["out"].emit(asdict(summary), f"exported {summary.beliefs} belief(s) to {summary.path}")
 
 
+@examples("distill --state-dir /elsewhere beliefs import beliefs.jsonl")
 @beliefs.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.pass_obj
@@ -240,6 +251,7 @@ def _money(value) -> str:
     return "-" if value is None else f"${value:.4f}"
 
 
+@examples("distill runs", "distill runs --limit 5", "distill --json runs | jq '.runs[0].status'")
 @click.command("runs")
 @click.option("--limit", type=click.IntRange(min=1), default=20)
 @click.pass_obj

@@ -10,6 +10,7 @@ import click
 from distiller import progress
 from distiller.pipeline import reprocess as api
 from distiller.cli.belief_commands import _since as _when
+from distiller.cli.examples import examples
 from distiller.config import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, MIN_CONCURRENCY, override
 from distiller.extract.select import make_extractor
 
@@ -28,6 +29,10 @@ def _estimate_line(e: api.Estimate) -> str:
             f"≈${e.cost_usd:.4f}")
 
 
+@examples("distill reprocess --dry-run                       # the estimate only",
+          "distill reprocess --model claude-sonnet-4-5        # again with a better model (asks first)",
+          "distill reprocess --since 30d --agent main --yes",
+          "distill reprocess --batch-api --yes                # half price; run again later to collect")
 @click.command("reprocess")
 @click.option("--source", "sources", multiple=True, type=click.Path(path_type=Path),
               help="Agents dir, sessions dir or one transcript file (repeatable).  [default: as for run]")
