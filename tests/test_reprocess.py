@@ -166,7 +166,7 @@ def test_another_model_or_prompt_is_another_job():
     ids = {reprocess.job_id_of(scope, e) for e in (Planned("claude-haiku-5-5"), Planned("claude-sonnet-4-5"),
                                                    Planned("claude-haiku-5-5", prompt_version="anthropic-v9"),
                                                    RulesExtractor(), NewPromptRules(), NoFactsRules())}
-    assert len(ids) == 5  # NewPromptRules keeps the rules' prompt version: the same job as RulesExtractor
+    assert len(ids) == 6
 
 
 def test_the_estimate_names_the_extractor_and_prices_only_what_will_be_paid(history, tmp_path):
