@@ -17,6 +17,7 @@ from pathlib import Path
 
 from distiller import pipeline
 from distiller.pipeline import batches_admin
+from distiller import install
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.lock import lock_holder
@@ -221,6 +222,24 @@ def _api_key(settings: Settings, report: Report) -> None:
         report.add("api_key", OK, f"ANTHROPIC_API_KEY set and well-formed ({len(key)} characters; value not shown)")
 
 
+def _schedules(settings: Settings, report: Report) -> None:
+    """An installed schedule runs with its own environment: a key set here may be missing there, and its failures
+    show in neither `runs` nor `status`. Said only when one is installed."""
+    here = os.path.abspath(settings.state_dir)
+    for kind, path, state_dir in install.installed(settings.state_dir):
+        if state_dir is not None and os.path.abspath(state_dir) != here:
+            report.add("schedule", WARN, f"{kind} schedule {path} runs on state dir {state_dir}, not this one")
+            continue
+        if kind == "launchd" or not os.environ.get("ANTHROPIC_API_KEY"):
+            report.add("schedule", OK, f"{kind} schedule installed: {path}")
+        elif install.key_in_env_file(install.env_file()):
+            report.add("schedule", OK, f"{kind} schedule installed: {path}; it reads the key from {install.env_file()}")
+        else:
+            report.add("schedule", WARN, f"{kind} schedule {path} will not see the ANTHROPIC_API_KEY set here: "
+                       f"{install.env_file()} does not set it, so its runs use the offline rules (or fail, with "
+                       f"--model)", f"put ANTHROPIC_API_KEY=… in {install.env_file()} (chmod 600)")
+
+
 def _disk(settings: Settings, report: Report) -> None:
     probe = settings.state_dir
     while not probe.exists() and probe != probe.parent:
@@ -252,5 +271,6 @@ def diagnose(settings: Settings, sources: Sequence[Path] | None = None) -> Repor
         except DistillError as exc:
             report.add("batches", PROBLEM, str(exc), "see the message")
     _api_key(settings, report)
+    _schedules(settings, report)
     _disk(settings, report)
     return report

@@ -95,7 +95,8 @@ def _cron_times(seconds: int) -> str:
     raise UsageError("systemd and cron need an interval that divides an hour or a day (e.g. 15m, 1h, 6h, 1d)")
 
 
-def _key_in_env_file(path: Path) -> bool:
+def key_in_env_file(path: Path) -> bool:
+    """Whether the env file sets ANTHROPIC_API_KEY (never its value)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -117,7 +118,7 @@ def check_run(kind: str, settings: Settings, roots: Sequence[str]) -> None:
         raise DistillError(f"source not found: {', '.join(missing)}; every scheduled run would fail: pass --source "
                            f"with the directory that holds your transcripts")
     reads_env_file = kind in ("systemd", "cron")  # a launchd agent gets only what its plist sets
-    key = bool(os.environ.get("ANTHROPIC_API_KEY")) or (reads_env_file and _key_in_env_file(env_file()))
+    key = bool(os.environ.get("ANTHROPIC_API_KEY")) or (reads_env_file and key_in_env_file(env_file()))
     choice = settings.extractor if settings.extractor != "auto" else ("anthropic" if key else "rules")
     wanted = ("the Anthropic extractor" if choice == "anthropic" else f"--model {settings.model}"
               if settings.origin("model").startswith("flag") else "--batch-api" if settings.batch_api else None)
@@ -271,6 +272,19 @@ class Installed:
     def as_dict(self) -> dict:
         return {"kind": self.kind, "written": list(self.written), "removed": list(self.removed),
                 "next_steps": list(self.next_steps)}
+
+
+def installed(state_dir: Path) -> list[tuple[str, Path, str | None]]:
+    """The schedules installed in their usual places: (kind, unit file, the state dir it runs on or None)."""
+    found = []
+    for kind in KINDS:
+        path = plan(kind, state_dir, [], 3600).files[0][0]
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        found.append((kind, path, installed_state_dir(text)))
+    return found
 
 
 def install(chosen: Plan, state_dir: Path) -> Installed:

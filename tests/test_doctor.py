@@ -88,3 +88,19 @@ def test_a_long_agent_list_is_summarised_on_one_short_line(agents):
     assert "and 7 more with 7 transcript(s)" in line and "agent-11" not in line and len(line.replace(str(agents), "")) < 200
     few = agent_summary(Counter({"main": 3, "work": 2}))
     assert few == "by agent: main 3, work 2"
+
+
+def test_doctor_says_when_an_installed_schedule_will_not_see_the_key(tmp_path, agents, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-" + "x" * 95)
+    assert invoke("schedule", "install", "systemd").exit_code == 0
+    unit = tmp_path / "config" / "systemd" / "user" / "distill.service"
+    blind = next(line for line in invoke("doctor").stdout.splitlines() if " schedule: " in line)
+    assert blind.startswith("warning") and f"{unit} will not see the ANTHROPIC_API_KEY" in blind
+    env = tmp_path / "config" / "distiller" / "env"
+    env.parent.mkdir(parents=True, exist_ok=True)
+    env.write_text("ANTHROPIC_API_KEY=sk-ant-api03-abc\n")
+    seen = next(line for line in invoke("doctor").stdout.splitlines() if " schedule: " in line)
+    assert seen.startswith("ok") and f"reads the key from {env}" in seen
+    other = invoke("--state-dir", str(tmp_path / "elsewhere"), "doctor").stdout
+    assert f"runs on state dir {tmp_path / 'state'}, not this one" in other
