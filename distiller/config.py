@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from distiller.errors import DistillError
+from distiller import prices
+from distiller.errors import DistillError, UsageError
 
 CONFIG_FILE = "distill.toml"
 DEFAULT = "default"
@@ -230,10 +231,30 @@ def load_settings(state_dir: Path | None = None, config_file: Path | None = None
 
 
 def override(settings: Settings, **values: Any) -> Settings:
-    """Command-line flags: the top layer, validated like the others (None means not given)."""
-    given = {n: _coerce(n, v, f"flag --{n.replace('_', '-')}") for n, v in values.items() if v is not None}
+    """Command-line flags: the top layer, validated like the others (None means not given). A bad flag value is a
+    usage error (exit 2), and so is a `--model` the price table does not know: it could never run."""
+    try:
+        given = {n: _coerce(n, v, f"flag --{n.replace('_', '-')}") for n, v in values.items() if v is not None}
+        if "model" in given:
+            prices.rates(given["model"])  # the price table knows which models exist
+    except DistillError as exc:
+        raise UsageError(str(exc)) from None
     origins = {**settings.origins, **{n: f"flag --{n.replace('_', '-')}" for n in given}}
     return replace(settings, origins=origins, **given)
+
+
+def env_file() -> Path:
+    """Where installed schedules read secrets from (`ANTHROPIC_API_KEY=…`, mode 600): systemd's EnvironmentFile,
+    sourced by the cron line."""
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "distiller" / "env"
+
+
+def paths(settings: Settings, config_file: Path | None = None) -> dict[str, str]:
+    """Every path distill uses, absolute, for `distill path`: the state dir, its database, the settings file
+    (--config, else distill.toml in the state dir; it may not exist) and the schedules' env file."""
+    state_dir = Path(os.path.abspath(settings.state_dir))
+    return {"state_dir": str(state_dir), "database": os.path.abspath(settings.db_path),
+            "config": os.path.abspath(config_file or settings.state_dir / CONFIG_FILE), "env_file": str(env_file())}
 
 
 @dataclass(frozen=True)

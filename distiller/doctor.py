@@ -17,6 +17,7 @@ from pathlib import Path
 
 from distiller import pipeline
 from distiller.pipeline import batches_admin
+from distiller import install
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.lock import lock_holder
@@ -144,6 +145,19 @@ def _lock(settings: Settings, report: Report) -> None:
         os.close(fd)
 
 
+AGENTS_SHOWN = 6  # agents named on the sources line; the rest are counted
+
+
+def agent_summary(agents: Counter[str]) -> str:
+    """`by agent: main 3, work 2`; a long list names the busiest few and counts the rest, so the line stays short."""
+    if len(agents) <= AGENTS_SHOWN:
+        return "by agent: " + ", ".join(f"{a} {n}" for a, n in sorted(agents.items()))
+    busiest = sorted(agents.items(), key=lambda kv: (-kv[1], kv[0]))
+    rest = busiest[AGENTS_SHOWN - 1:]
+    return (f"{len(agents)} agents, busiest: " + ", ".join(f"{a} {n}" for a, n in busiest[:AGENTS_SHOWN - 1])
+            + f" and {len(rest)} more with {sum(n for _, n in rest)} transcript(s)")
+
+
 def _sources(settings: Settings, sources: Sequence[Path] | None, report: Report) -> None:
     roots = pipeline.resolve_sources(sources)
     found = registry.discover([Path(r) for r in roots], settings.excluded_agents)
@@ -157,9 +171,9 @@ def _sources(settings: Settings, sources: Sequence[Path] | None, report: Report)
         elif os.path.isfile(root):
             kinds[sniff.sniff(root)] += 1
     by_format = ", ".join(f"{sniff.label(k)} {n}" for k, n in kinds.most_common() if k != sniff.EMPTY)
-    by_agent = ", ".join(f"{a} {n}" for a, n in sorted(agents.items()))
     if found.live:
-        report.add("sources", OK, f"{len(found.live)} transcript(s) under {', '.join(roots)}; by agent: {by_agent}"
+        report.add("sources", OK, f"{len(found.live)} transcript(s) under {', '.join(roots)}; "
+                   f"{agent_summary(agents)}"
                    + (f"; by format (sampled): {by_format}" if by_format else ""))
     elif not found.missing:
         report.add("sources", PROBLEM, f"no OpenClaw transcripts under {', '.join(roots)}"
@@ -208,6 +222,24 @@ def _api_key(settings: Settings, report: Report) -> None:
         report.add("api_key", OK, f"ANTHROPIC_API_KEY set and well-formed ({len(key)} characters; value not shown)")
 
 
+def _schedules(settings: Settings, report: Report) -> None:
+    """An installed schedule runs with its own environment: a key set here may be missing there, and its failures
+    show in neither `runs` nor `status`. Said only when one is installed."""
+    here = os.path.abspath(settings.state_dir)
+    for kind, path, state_dir in install.installed(settings.state_dir):
+        if state_dir is not None and os.path.abspath(state_dir) != here:
+            report.add("schedule", WARN, f"{kind} schedule {path} runs on state dir {state_dir}, not this one")
+            continue
+        if kind == "launchd" or not os.environ.get("ANTHROPIC_API_KEY"):
+            report.add("schedule", OK, f"{kind} schedule installed: {path}")
+        elif install.key_in_env_file(install.env_file()):
+            report.add("schedule", OK, f"{kind} schedule installed: {path}; it reads the key from {install.env_file()}")
+        else:
+            report.add("schedule", WARN, f"{kind} schedule {path} will not see the ANTHROPIC_API_KEY set here: "
+                       f"{install.env_file()} does not set it, so its runs use the offline rules (or fail, with "
+                       f"--model)", f"put ANTHROPIC_API_KEY=… in {install.env_file()} (chmod 600)")
+
+
 def _disk(settings: Settings, report: Report) -> None:
     probe = settings.state_dir
     while not probe.exists() and probe != probe.parent:
@@ -239,5 +271,6 @@ def diagnose(settings: Settings, sources: Sequence[Path] | None = None) -> Repor
         except DistillError as exc:
             report.add("batches", PROBLEM, str(exc), "see the message")
     _api_key(settings, report)
+    _schedules(settings, report)
     _disk(settings, report)
     return report

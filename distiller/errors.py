@@ -21,6 +21,13 @@ class DistillError(Exception):
     exit_code = EXIT_ERROR
 
 
+class UsageError(DistillError):
+    """A command line that asks for something impossible (a bad flag value, missing arguments): exit 2, as click's
+    own usage errors, before anything is read or written."""
+
+    exit_code = EXIT_USAGE
+
+
 class Unavailable(DistillError):
     """Another process holds the run lock or the database; trying again later will work."""
 

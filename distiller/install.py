@@ -7,7 +7,9 @@ on the machine they are generated on.
 
 from __future__ import annotations
 
+import html
 import os
+import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -15,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from html import escape as _escape
 
-from distiller.errors import DistillError
+from distiller.config import Settings, env_file
+from distiller.errors import DistillError, UsageError
 
 
 def escape(text: str) -> str:
@@ -43,10 +46,10 @@ def every_seconds(text: str) -> int:
     text = text.strip().lower()
     number, unit = (text[:-1], text[-1]) if text[-1:] in units else (text, "s")
     if not number.isdigit() or int(number) <= 0:
-        raise DistillError(f"invalid interval {text!r}: expected a whole number with s, m, h or d, e.g. 1h or 30m")
+        raise UsageError(f"invalid interval {text!r}: expected a whole number with s, m, h or d, e.g. 1h or 30m")
     seconds = int(number) * units[unit]
     if seconds < 60:
-        raise DistillError(f"interval {text!r} is shorter than a minute")
+        raise UsageError(f"interval {text!r} is shorter than a minute")
     return seconds
 
 
@@ -77,7 +80,7 @@ def _calendar(seconds: int) -> str:
         return f"*-*-* 00/{hours}:17:00"
     if seconds == 86400:
         return "*-*-* 03:17:00"
-    raise DistillError("systemd and cron need an interval that divides an hour or a day (e.g. 15m, 1h, 6h, 1d)")
+    raise UsageError("systemd and cron need an interval that divides an hour or a day (e.g. 15m, 1h, 6h, 1d)")
 
 
 def _cron_times(seconds: int) -> str:
@@ -89,7 +92,62 @@ def _cron_times(seconds: int) -> str:
         return f"17 */{hours} * * *" if hours > 1 else "17 * * * *"
     if seconds == 86400:
         return "17 3 * * *"
-    raise DistillError("systemd and cron need an interval that divides an hour or a day (e.g. 15m, 1h, 6h, 1d)")
+    raise UsageError("systemd and cron need an interval that divides an hour or a day (e.g. 15m, 1h, 6h, 1d)")
+
+
+def key_in_env_file(path: Path) -> bool:
+    """Whether the env file sets ANTHROPIC_API_KEY (never its value)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return any(re.fullmatch(r"\s*(export\s+)?ANTHROPIC_API_KEY\s*=\s*['\"]?\S+", line) for line in text.splitlines())
+
+
+def check_run(kind: str, settings: Settings, roots: Sequence[str]) -> None:
+    """Refuse what every scheduled run would fail on, before a unit is written: a source that does not exist, a
+    model without a key where the unit finds one (this environment, or for systemd and cron the env file), and
+    whatever `run` refuses (pipeline.run.check_options: --model or --batch-api for the offline rules, an Opus-class
+    model without allow_expensive_model). A unit that fails every hour shows in neither `runs` nor `status`."""
+    from distiller.extract.rules import RulesExtractor
+    from distiller.extract.select import Planned
+    from distiller.pipeline.run import check_options
+
+    missing = [root for root in roots if not os.path.exists(root)]
+    if missing:
+        raise DistillError(f"source not found: {', '.join(missing)}; every scheduled run would fail: pass --source "
+                           f"with the directory that holds your transcripts")
+    reads_env_file = kind in ("systemd", "cron")  # a launchd agent gets only what its plist sets
+    key = bool(os.environ.get("ANTHROPIC_API_KEY")) or (reads_env_file and key_in_env_file(env_file()))
+    choice = settings.extractor if settings.extractor != "auto" else ("anthropic" if key else "rules")
+    wanted = ("the Anthropic extractor" if choice == "anthropic" else f"--model {settings.model}"
+              if settings.origin("model").startswith("flag") else "--batch-api" if settings.batch_api else None)
+    if not key and settings.extractor != "rules" and wanted is not None:
+        where = f"put ANTHROPIC_API_KEY=… in {env_file()} (chmod 600)" if reads_env_file else (
+            "launchd agents do not read the env file: add ANTHROPIC_API_KEY to the plist's EnvironmentVariables "
+            "after installing it, or drop the option")
+        raise DistillError(f"{wanted} needs an Anthropic key and the {kind} unit would find none: {where}")
+    check_options(settings, Planned(settings.model) if choice == "anthropic" else RulesExtractor())
+
+
+def installed_state_dir(text: str) -> str | None:
+    """The state dir an installed unit runs on, from its command's `--state-dir` (None when it cannot be told)."""
+    plist = re.search(r"<string>--state-dir</string>\s*<string>(.*?)</string>", text)
+    if plist:
+        return html.unescape(plist.group(1))
+    for line in text.splitlines():
+        if line.startswith("ExecStart="):  # systemd: % and $ doubled, quoted as a shell would
+            line = line[len("ExecStart="):].replace("%%", "%").replace("$$", "$")
+        elif line.endswith(CRON_TAG):
+            line = line[: -len(CRON_TAG)].replace("\\%", "%")
+        else:
+            continue
+        try:
+            words = shlex.split(line)
+        except ValueError:
+            return None
+        return next((following for word, following in zip(words, words[1:]) if word == "--state-dir"), None)
+    return None
 
 
 def command(state_dir: Path, run_args: Sequence[str], config_file: Path | None = None) -> list[str]:
@@ -104,7 +162,7 @@ def plan(kind: str, state_dir: Path, run_args: Sequence[str], every: int, target
     state_dir = Path(os.path.abspath(state_dir))
     home = Path.home()
     config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    env_file = config / "distiller" / "env"
+    secrets = env_file()
     argv = command(state_dir, run_args, config_file)
     if kind == "systemd":
         where = target or config / "systemd" / "user"
@@ -117,7 +175,7 @@ After=network-online.target
 [Service]
 Type=oneshot
 Environment={_systemd_quote(f"DISTILL_STATE_DIR={state_dir}")}
-EnvironmentFile=-{_systemd_quote(str(env_file))}
+EnvironmentFile=-{_systemd_quote(str(secrets))}
 ExecStart={" ".join(_systemd_quote(a) for a in argv)}
 # 75: another run holds the lock (cron, a manual run): skipped, not failed
 SuccessExitStatus=75
@@ -150,7 +208,7 @@ WantedBy=timers.target
     if kind == "cron":
         where = target or config / "distiller"
         log = state_dir / "cron.log"
-        inner = (f"umask 077; mkdir -p {shlex.quote(str(state_dir))}; [ -r {shlex.quote(str(env_file))} ] && set -a && . {shlex.quote(str(env_file))}; set +a; "
+        inner = (f"umask 077; mkdir -p {shlex.quote(str(state_dir))}; [ -r {shlex.quote(str(secrets))} ] && set -a && . {shlex.quote(str(secrets))}; set +a; "
                  f"exec {' '.join(shlex.quote(a) for a in argv)} >>{shlex.quote(str(log))} 2>&1")
         line = f"{_cron_times(every)} {inner.replace('%', chr(92) + '%')} {CRON_TAG}"
         text = f"{CRON_MARK}\nSHELL=/bin/sh\n{line}\n"
@@ -201,7 +259,7 @@ WantedBy=timers.target
                     (f"launchctl bootstrap gui/$(id -u) {shlex.quote(str(path))}",
                      f"launchctl kickstart gui/$(id -u)/{LABEL}   # run once now"),
                     (f"launchctl bootout gui/$(id -u)/{LABEL}",))
-    raise DistillError(f"unknown scheduler {kind!r}: one of {', '.join(KINDS)}")
+    raise UsageError(f"unknown scheduler {kind!r}: one of {', '.join(KINDS)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,8 +274,33 @@ class Installed:
                 "next_steps": list(self.next_steps)}
 
 
-def install(chosen: Plan) -> Installed:
-    """Write the files (atomically, mode 0644: they hold paths, never secrets) and say how to enable them."""
+def installed(state_dir: Path) -> list[tuple[str, Path, str | None]]:
+    """The schedules installed in their usual places: (kind, unit file, the state dir it runs on or None)."""
+    found = []
+    for kind in KINDS:
+        path = plan(kind, state_dir, [], 3600).files[0][0]
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        found.append((kind, path, installed_state_dir(text)))
+    return found
+
+
+def install(chosen: Plan, state_dir: Path) -> Installed:
+    """Write the files (atomically, mode 0644: they hold paths, never secrets) and say how to enable them. A file
+    already installed for another state dir is not replaced: the units share one name, so a second install would
+    silently stop the first one's schedule."""
+    state_dir = Path(os.path.abspath(state_dir))
+    for path, _ in chosen.files:
+        try:
+            other = installed_state_dir(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
+        if other is not None and Path(other) != state_dir:
+            raise DistillError(f"{path} already runs distill on state dir {other}: nothing written. Remove it first "
+                               f"(`distill --state-dir {shlex.quote(other)} schedule uninstall {chosen.kind}`), or "
+                               f"write this one elsewhere with --dir")
     written = []
     for path, text in chosen.files:
         try:

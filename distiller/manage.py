@@ -18,10 +18,12 @@ import duckdb
 import orjson
 
 from distiller.config import Settings
-from distiller.errors import DistillError
-from distiller.store import reads, runs, tombstones
+from distiller.errors import DistillError, UsageError
+from distiller.records import message_time
+from distiller.store import clock, reads, runs, tombstones
 from distiller.store.reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
 from distiller.store.writes import StoredBelief, StoredEvidence, StoreSettings, UpsertResult, restore
+from distiller.store.bulk import pack, rows
 from distiller.store.db import connect_for, private_files, transaction
 from distiller.store.forget import Forgotten, forget_beliefs, forget_source, source_sessions
 
@@ -58,13 +60,19 @@ def list_beliefs(settings: Settings, filters: Filters) -> list[BeliefRow]:
         return reads.select(con, filters, store_settings(settings), _now())
 
 
-def hidden_archived(settings: Settings, filters: Filters) -> int:
-    """How many archived beliefs the default listing (every status but archived) left out, for a hint."""
-    if filters.status is not None or not settings.db_path.exists():
+def count_beliefs(settings: Settings, filters: Filters) -> int:
+    """How many beliefs match the filters whatever the limit, so a listing cut at its limit can say so."""
+    if not settings.db_path.exists():
         return 0
     with _read(settings) as con:
-        return len(reads.select(con, replace(filters, status="archived", limit=None),
-                                       store_settings(settings), _now()))
+        return reads.count(con, filters)
+
+
+def hidden_archived(settings: Settings, filters: Filters) -> int:
+    """How many archived beliefs the default listing (every status but archived) left out, for a hint."""
+    if filters.status is not None:
+        return 0
+    return count_beliefs(settings, replace(filters, status="archived"))
 
 
 def never_ingested(settings: Settings, source: str) -> bool:
@@ -117,37 +125,59 @@ def history(settings: Settings, ref: str) -> BeliefHistory:
     return BeliefHistory(belief_id, tuple(timeline), tuple(events))
 
 
+@dataclass(frozen=True, slots=True)
+class Forgetting:
+    """What a forget deleted (or would delete), with the statements, so a person sees what goes, not only ids."""
+
+    forgotten: Forgotten
+    statements: tuple[str, ...]  # of forgotten.beliefs, in the same order
+
+    def as_dict(self) -> dict:
+        return {**self.forgotten.as_dict(), "statements": list(self.statements)}
+
+
 def forget(
     settings: Settings, refs: Sequence[str] = (), *, match: str | None = None, source: str | None = None,
     dry_run: bool = False,
-) -> Forgotten:
+) -> Forgetting:
     """Delete beliefs (by id, by text, or a source's evidence) and tombstone them, in one transaction.
 
-    A dry run does the same work and rolls it back, so it reports exactly what would go."""
+    The work is done first and rolled back, so a dry run reports exactly what would go and the statements of what
+    goes are read while they still exist; a real forget then does it again on the same connection (no other
+    process can write meanwhile) and commits."""
     if sum(bool(x) for x in (refs, match, source)) != 1:
-        raise DistillError("forget needs exactly one of: belief ids, --match TEXT, --source FILE|SESSION")
+        raise UsageError("forget needs exactly one of: belief ids, --match TEXT, --source FILE|SESSION")
     if not settings.db_path.exists():
         raise DistillError(no_database(settings))
     if source and never_ingested(settings, source):
         raise DistillError(f"{source} was never ingested (no message or evidence comes from it): nothing to "
                            f"forget, no tombstone written")
     with connect_for(settings) as con:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            now = _now()
-            if source:
-                result = forget_source(con, source, store_settings(settings), now)
+        preview = _forget_in(con, settings, refs, match, source, commit=False)
+        found = dict(con.execute(f"SELECT belief_id, statement FROM beliefs SEMI JOIN {rows({'belief_id': 'VARCHAR'})}"
+                                 f" i USING (belief_id)", {"rows": pack(belief_id=list(preview.beliefs))}).fetchall())
+        result = preview if dry_run else _forget_in(con, settings, refs, match, source, commit=True)
+    return Forgetting(result, tuple(found.get(belief_id, "") for belief_id in result.beliefs))
+
+
+def _forget_in(con, settings: Settings, refs: Sequence[str], match: str | None, source: str | None, *,
+               commit: bool) -> Forgotten:
+    con.execute("BEGIN TRANSACTION")
+    try:
+        now = _now()
+        if source:
+            result = forget_source(con, source, store_settings(settings), now)
+        else:
+            if match:
+                ids = [b.id for b in reads.select(
+                    con, Filters(status="all", text=match, limit=None), store_settings(settings), now)]
             else:
-                if match:
-                    ids = [b.id for b in reads.select(
-                        con, Filters(status="all", text=match, limit=None), store_settings(settings), now)]
-                else:
-                    ids = [reads.resolve(con, ref) for ref in refs]
-                result = forget_beliefs(con, ids, "forget-match" if match else "forget-id", now)
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        con.execute("ROLLBACK" if dry_run else "COMMIT")
+                ids = [reads.resolve(con, ref) for ref in refs]
+            result = forget_beliefs(con, ids, "forget-match" if match else "forget-id", now)
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT" if commit else "ROLLBACK")
     return result
 
 
@@ -234,7 +264,7 @@ def export(settings: Settings, fmt: str, output: Path | None, statuses: Sequence
         beliefs = sorted(beliefs, key=lambda b: (-b.confidence, b.statement))
     data = {"jsonl": _jsonl, "csv": _csv, "markdown": _markdown}[fmt](beliefs)
     if fmt == "jsonl":
-        data = _tombstone_lines(settings) + data
+        data = _clock_lines(settings) + _tombstone_lines(settings) + data
     if output is not None:
         _write_file(output, data, mode)
         return Exported(fmt, len(beliefs), str(output)), b""
@@ -254,6 +284,18 @@ def _write_file(path: Path, data: bytes, mode: int) -> None:
             os.close(fd)
     except OSError as exc:
         raise DistillError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def _clock_lines(settings: Settings) -> bytes:
+    """The transcripts' clock per scope (store/clock.py): activation and lifecycle are measured on it, so an import
+    that restores it first gives every belief the status and activation it had here (on the wall clock instead,
+    two-year-old evidence would arrive archived)."""
+    if not settings.db_path.exists():
+        return b""
+    with _read(settings) as con:
+        found = clock.read(con)
+    return b"".join(orjson.dumps({"clock": {"scope": scope, "at": at.astimezone(timezone.utc).isoformat()}}) + b"\n"
+                    for scope, at in sorted(found.items()))
 
 
 def _tombstone_lines(settings: Settings) -> bytes:
@@ -291,6 +333,15 @@ def _belief(obj: dict) -> StoredBelief:
     return StoredBelief(**values)
 
 
+def _clock(obj: dict) -> tuple[str, datetime]:
+    entry = obj["clock"]
+    scope = entry["scope"]
+    if not isinstance(scope, str) or not (scope == clock.GLOBAL or scope.startswith("agent:")):
+        raise ValueError("a clock needs a scope: global or agent:<id>")
+    at = datetime.fromisoformat(str(entry["at"]).replace("Z", "+00:00"))
+    return scope, min(at if at.tzinfo else at.replace(tzinfo=timezone.utc), _now() + clock.SKEW)
+
+
 def _tombstone(obj: dict) -> tuple[str, str, datetime, str]:
     entry = obj["tombstone"]
     key, kind, reason = (entry[name] for name in ("key", "kind", "reason"))
@@ -306,7 +357,7 @@ _NOT_JSONL = {b"PAR1": "a Parquet file", b"id,": "a CSV export"}
 def import_file(settings: Settings, path: Path) -> ImportResult:
     """Import a JSONL export; idempotent (evidence is unique per belief and message). Its tombstones are applied
     first, so what was forgotten where it was exported stays forgotten here."""
-    beliefs, dead = [], []
+    beliefs, dead, clocks = [], [], {}
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -322,11 +373,18 @@ def import_file(settings: Settings, path: Path) -> ImportResult:
             obj = orjson.loads(line)
             if isinstance(obj, dict) and "tombstone" in obj:
                 dead.append(_tombstone(obj))
+            elif isinstance(obj, dict) and "clock" in obj:
+                scope, at = _clock(obj)
+                clocks[scope] = max(at, clocks.get(scope, at))
             else:
                 beliefs.append(_belief(obj))
         except (orjson.JSONDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
             raise DistillError(f"{path}:{number}: not a belief or tombstone: {exc}") from exc
+    # The clock first (an export without one: its evidence's newest times), so lifecycle and activation are
+    # measured as where it was exported, not on the wall clock.
+    clocks = clocks or clock.newest_of((e.agent, message_time(e.ts)) for b in beliefs for e in b.evidence)
     with connect_for(settings) as con, transaction(con):
+        clock.advance(con, clocks)
         applied = tombstones.restore(con, dead)
         return ImportResult(restore(con, beliefs, settings=store_settings(settings)), applied)
 

@@ -42,9 +42,11 @@ class Progress:
         self.total_bytes = 0
         self.started = self.last = clock()
         self.drawn = False
+        self.label = ""
 
-    def begin(self, tally: Tally, total_bytes: int) -> None:
-        self.tally, self.total_bytes = tally, total_bytes
+    def begin(self, tally: Tally, total_bytes: int, label: str = "") -> None:
+        """Start showing `tally`'s counters against `total_bytes`; `label` names the phase (`estimating`)."""
+        self.tally, self.total_bytes, self.label = tally, total_bytes, label
         self.started = self.last = self.clock()
 
     def line(self) -> str:
@@ -52,12 +54,15 @@ class Progress:
         elapsed = max(self.clock() - self.started, 1e-9)
         rate = t.bytes_read / elapsed
         beliefs = sum(v for k, v in t.beliefs.items() if k != "replayed")
+        replayed = t.beliefs.get("replayed", 0)  # drawn again, already stored (a reprocess): said, not hidden
         parts = [f"{_mb(t.bytes_read)} of {_mb(self.total_bytes)}", f"{t.messages:,} messages",
-                 f"{t.requests:,} requests", f"{beliefs:,} beliefs", f"{rate / 1e6:,.1f} MB/s"]
+                 f"{t.requests:,} requests",
+                 f"{beliefs:,} beliefs" + (f" (+{replayed:,} already stored)" if replayed else ""),
+                 f"{rate / 1e6:,.1f} MB/s"]
         left = self.total_bytes - t.bytes_read
         if rate > 0 and left > 0:
             parts.append(f"ETA {_eta(left / rate)}")
-        return " · ".join(parts)
+        return (f"{self.label}: " if self.label else "") + " · ".join(parts)
 
     def tick(self) -> None:
         now = self.clock()

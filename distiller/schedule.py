@@ -24,7 +24,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from distiller import stop
 from distiller import pipeline
 from distiller.config import Settings
-from distiller.errors import DistillError, Unavailable
+from distiller.errors import DistillError, Unavailable, UsageError
 from distiller.install import every_seconds
 
 log = logging.getLogger("distiller")
@@ -41,7 +41,7 @@ def _weekdays(field: str) -> str:
     days: set[int] = set()
     for part in field.split(","):
         if any(c.isalpha() for c in part):
-            raise DistillError(f"cron weekday field {field!r}: use either numbers or names, not both")
+            raise UsageError(f"cron weekday field {field!r}: use either numbers or names, not both")
         base, _, step = part.partition("/")
         if base == "*":
             low, high = 0, 6
@@ -52,7 +52,7 @@ def _weekdays(field: str) -> str:
             if step:
                 high = 6
         if not (0 <= low <= 7 and 0 <= high <= 7 and low <= high):
-            raise DistillError(f"cron weekday field {field!r}: days are 0-7 (0 and 7 are Sunday)")
+            raise UsageError(f"cron weekday field {field!r}: days are 0-7 (0 and 7 are Sunday)")
         days.update(d % 7 for d in range(low, high + 1, int(step) if step else 1))
     return ",".join(_DAYS[d] for d in sorted(days))
 
@@ -61,13 +61,13 @@ def cron_trigger(expr: str, jitter: int | None) -> CronTrigger:
     """A standard five-field crontab expression, read as cron reads it, in the local time zone."""
     fields = expr.split()
     if len(fields) != 5:
-        raise DistillError(f"invalid cron expression {expr!r}: expected 5 fields (minute hour day month weekday)")
+        raise UsageError(f"invalid cron expression {expr!r}: expected 5 fields (minute hour day month weekday)")
     minute, hour, day, month, weekday = fields
     try:
         return CronTrigger(minute=minute, hour=hour, day=day, month=month, day_of_week=_weekdays(weekday),
                            jitter=jitter)
     except ValueError as exc:
-        raise DistillError(f"invalid cron expression {expr!r}: {exc}") from None
+        raise UsageError(f"invalid cron expression {expr!r}: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +79,7 @@ class Timing:
 
 def timing(cron: str | None, every: str | None, jitter: int | None) -> Timing:
     if cron and every:
-        raise DistillError("pass --cron or --every, not both")
+        raise UsageError("pass --cron or --every, not both")
     if cron:
         return Timing(cron_trigger(cron, jitter), CRON_MISFIRE_GRACE, f"cron {cron!r} (local time)")
     seconds = every_seconds(every or "1h")

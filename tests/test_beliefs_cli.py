@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import duckdb
 import orjson
@@ -48,6 +50,19 @@ def test_list_filters_and_sorts(seeded):
     assert "User is called Ana" in human and "active" in human
 
 
+def test_a_listing_cut_at_its_limit_says_how_many_more_and_limit_0_shows_all(seeded):
+    cut = distill("--json", "beliefs", "list", "--limit", "2")
+    listing = orjson.loads(cut.stdout)
+    assert len(listing["beliefs"]) == 2 and listing["total"] == 5 and listing["truncated"] is True
+    assert "showing 2 of 5 beliefs: 3 more with --limit 5 (or --limit 0 for all)" in cut.stderr
+    whole = distill("--json", "beliefs", "list", "--limit", "0")
+    assert len(orjson.loads(whole.stdout)["beliefs"]) == 5 and orjson.loads(whole.stdout)["truncated"] is False
+    assert "showing" not in whole.stderr
+    assert orjson.loads(distill("--json", "beliefs", "list", "--limit", "5").stdout)["truncated"] is False
+    found = distill("--json", "beliefs", "search", "tea", "--limit", "1")
+    assert orjson.loads(found.stdout)["total"] == 2 and "showing 1 of 2" in found.stderr
+
+
 def test_search_show_and_history(seeded):
     found = cli_json("beliefs", "search", "dark mode")["beliefs"]
     assert [b["statement"] for b in found] == ["User prefers dark mode in the editor"]
@@ -68,8 +83,15 @@ def test_forget_by_id_match_and_source(seeded):
     assert cli_json("beliefs", "forget", ids["User is called Ana"])["beliefs"] == [ids["User is called Ana"]]
     preview = cli_json("beliefs", "forget", "--match", "tea", "--dry-run")
     assert len(preview["beliefs"]) == 2 and preview["dry_run"]
-    assert len(cli_json("beliefs", "forget", "--match", "tea")["beliefs"]) == 2
-    gone = cli_json("beliefs", "forget", "--source", "a")
+    assert sorted(preview["statements"]) == ["User does not like tea", "User likes tea"]
+    shown = distill("beliefs", "forget", "--match", "tea", "--dry-run", check=True).stdout
+    assert "would forget 2 belief(s)" in shown and "User likes tea" in shown and "User does not like tea" in shown
+    unasked = distill("beliefs", "forget", "--match", "tea")  # stdin is not a terminal: nobody can confirm
+    assert unasked.returncode == 1 and "pass --yes" in unasked.stderr and "2 belief(s)" in unasked.stderr
+    assert len(cli_json("beliefs", "list", "--status", "all")["beliefs"]) == 5  # nothing forgotten
+    assert len(cli_json("beliefs", "forget", "--match", "tea", "--yes")["beliefs"]) == 2
+    assert distill("beliefs", "forget", "--source", "a").returncode == 1
+    gone = cli_json("beliefs", "forget", "--source", "a", "--yes")
     assert set(gone["beliefs"]) == {ids["User lives in Paris"], ids["User prefers dark mode in the editor"]}
     assert [b["statement"] for b in cli_json("beliefs", "list", "--status", "all")["beliefs"]] == [
         "User lives in Berlin"]
@@ -143,6 +165,7 @@ def test_forgetting_survives_export_then_import_and_a_reread(tmp_path, agents):
     dump = tmp_path / "dump.jsonl"
     distill("beliefs", "export", "-o", str(dump), check=True)
     lines = [orjson.loads(line) for line in dump.read_bytes().splitlines()]
+    lines = [line for line in lines if set(line) != {"clock"}]  # the transcripts' clock, then the tombstones
     assert lines and all(set(line) == {"tombstone"} for line in lines)
     assert "peanut" not in dump.read_text()  # hashes only
     other = tmp_path / "other"
@@ -151,6 +174,30 @@ def test_forgetting_survives_export_then_import_and_a_reread(tmp_path, agents):
     distill("run", "--source", str(agents), state_dir=other, check=True)
     assert orjson.loads(distill("--json", "beliefs", "list", "--status", "all", state_dir=other,
                                 check=True).stdout)["beliefs"] == []
+
+
+def test_export_then_import_into_a_fresh_store_keeps_statuses_and_activation(tmp_path):
+    import distiller
+    sample = Path(distiller.__file__).parent / "sample" / "agents"
+    here, there, old = (str(tmp_path / name) for name in ("here", "there", "old"))
+    distill("--state-dir", here, "run", "--source", str(sample), check=True)
+
+    def listed(state_dir: str) -> list[tuple]:
+        beliefs = orjson.loads(distill("--state-dir", state_dir, "--json", "beliefs", "list", "--status", "all",
+                                       check=True).stdout)["beliefs"]
+        return sorted((b["id"], b["status"], round(b["activation"], 6), b["confidence"]) for b in beliefs)
+
+    exported = tmp_path / "beliefs.jsonl"
+    distill("--state-dir", here, "beliefs", "export", "-o", str(exported), check=True)
+    assert b'{"clock":' in exported.read_bytes()  # the transcripts' clock travels with the beliefs
+    distill("--state-dir", there, "beliefs", "import", str(exported), check=True)
+    assert listed(there) == listed(here) and len(listed(here)) == 12
+    # An export made before the clock travelled: the clock comes from its evidence instead of the wall clock.
+    without = tmp_path / "old.jsonl"
+    without.write_bytes(b"".join(line for line in exported.read_bytes().splitlines(keepends=True)
+                                 if not line.startswith(b'{"clock"')))
+    distill("--state-dir", old, "beliefs", "import", str(without), check=True)
+    assert [row[:2] for row in listed(old)] == [row[:2] for row in listed(here)]
 
 
 def test_csv_and_parquet_imports_are_one_clear_line(seeded, tmp_path):
@@ -208,7 +255,7 @@ def test_bulk_forget_asks_on_a_terminal(seeded):
         return proc.returncode, seen
 
     code, prompt = forget_on_tty(b"n\n")
-    assert code == 1 and b"forget 2 belief(s)" in prompt
+    assert code == 1 and b"forget 2 belief(s)" in prompt and b"User likes tea" in prompt
     assert len(cli_json("beliefs", "list", "--status", "all")["beliefs"]) == 6
     assert forget_on_tty(b"", "--yes")[0] == 0
     assert len(cli_json("beliefs", "list", "--status", "all")["beliefs"]) == 4
@@ -221,3 +268,19 @@ def test_reading_beliefs_never_creates_a_state_dir(tmp_path):
     shown = distill("beliefs", "show", "b1:abc")
     assert shown.returncode == 1 and "no database at" in shown.stderr
     assert not (tmp_path / "state").exists()
+
+
+def test_a_listing_has_a_header_aligned_columns_and_explains_act(tmp_path):
+    upsert(tmp_path / "state" / "distill.duckdb", [
+        belief("User lives in Porto", message="a1", scope="agent:main"),
+        belief("User writes Rust at work", message="a2", scope="agent:a-very-long-agent-name-indeed"),
+        belief("User is called Ana", message="a3", category="identity", scope="global"),
+    ])
+    lines = distill("beliefs", "list", check=True).stdout.splitlines()
+    header, rows, legend = lines[0], lines[1:-1], lines[-1]
+    assert header.split() == ["ID", "STATUS", "CATEGORY", "CONF", "ACT", "SCOPE", "STATEMENT"]
+    assert len(rows) == 3 and {row.index("User ") for row in rows} == {header.index("STATEMENT")}
+    assert {row.index("agent:") if "agent:" in row else row.index("global") for row in rows} == {
+        header.index("SCOPE")}
+    assert all(re.search(r"  [01]\.\d\d  +-?\d+\.\d\d  ", row) for row in rows)  # two decimals, one way
+    assert legend.startswith("conf: confidence") and "act: activation" in legend

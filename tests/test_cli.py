@@ -15,6 +15,8 @@ import orjson
 import pytest
 from conftest import distill, distill_process, invoke, new_session
 
+from click.testing import CliRunner
+
 from distiller.cli import cli
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -103,6 +105,18 @@ def test_usage_errors_exit_2():
     assert distill_process("no-such-command").returncode == 2
 
 
+@pytest.mark.parametrize("args", [["beliefs", "forget"], ["beliefs", "forget", "b1", "--match", "x"],
+                                  ["schedule", "--every", "30s"], ["schedule", "--every", "0"],
+                                  ["schedule", "install", "cron", "--every", "7m"], ["run", "--model", "gpt-4o"],
+                                  ["reprocess", "--model", "gpt-4o", "--yes"], ["run", "--concurrency", "99"],
+                                  ["run", "--budget-usd", "-1"]])
+def test_every_usage_error_exits_2_before_anything_happens(tmp_path, args):
+    result = invoke(*args)
+    assert result.exit_code == 2, (args, result.exit_code, result.stderr)
+    assert "Traceback" not in result.stderr and result.stderr.startswith(("Error", "Usage"))
+    assert not (tmp_path / "state" / "distill.duckdb").exists()
+
+
 @pytest.mark.parametrize(
     "config, message",
     [("max_line_bytes = 'lots'\n", "invalid value"), ("nonsense = 1\n", "unknown setting"), ("[[[", "invalid config")],
@@ -145,6 +159,28 @@ def test_init_modes(tmp_path, agents):
     assert orjson.loads(distill("--json", "run", check=True).stdout)["messages"] == 2
 
 
+def test_init_from_now_refuses_a_missing_source_and_creates_nothing(tmp_path, agents):
+    gone = invoke("init", "--from-now", "--source", str(tmp_path / "nonexistent"))
+    assert gone.exit_code == 1 and f"source not found: {tmp_path / 'nonexistent'}" in gone.stderr
+    agents.rmdir()  # the default source ($OPENCLAW_STATE_DIR/agents) does not exist either
+    default = invoke("init", "--from-now")
+    assert default.exit_code == 1 and "source not found" in default.stderr and "the default" in default.stderr
+    assert not (tmp_path / "state" / "distill.duckdb").exists()
+
+
+def test_the_human_summary_says_how_many_recall_blocks_and_secrets_were_stripped(tmp_path, agents):
+    import distiller
+    sample = Path(distiller.__file__).parent / "sample" / "agents"
+    summary = invoke("--state-dir", str(tmp_path / "sample-state"), "run", "--source", str(sample))
+    assert summary.exit_code == 0, summary.stderr
+    assert "stripped: recall blocks 1, envelope parts 33" in summary.stdout
+    assert "secrets redacted: 1 (anthropic-key 1)" in summary.stdout
+    assert "secrets redacted: 1" in invoke("--state-dir", str(tmp_path / "sample-state"), "status").stdout
+    new_session(agents, n_messages=1)
+    plain = invoke("run").stdout
+    assert "stripped: recall blocks 0\n" in plain and "secrets redacted: 0\n" in plain
+
+
 def test_human_output_goes_to_stdout_and_diagnostics_to_stderr(agents):
     new_session(agents, n_messages=1)
     result = distill("-v", "run", check=True)
@@ -163,6 +199,9 @@ def test_every_command_has_help_and_is_in_the_readme():
     readme = README.read_text(encoding="utf-8")
     for path, command in _commands(cli):
         assert command.help, f"{' '.join(path)} has no help text"
+        shown = CliRunner().invoke(cli, [*path, "--help"]).stdout
+        examples = shown.partition("  Examples:\n")[2].partition("\n\n")[0]
+        assert re.search(rf"^ +distill (.* )?{' '.join(path)}\b", examples, re.MULTILINE), f"{' '.join(path)}: no example"
         assert re.search(rf"distill\b[^\n`]*\b{' '.join(path)}\b", readme), f"{' '.join(path)} not in README"
 
 
@@ -281,3 +320,48 @@ def test_readme_try_it_and_ci_run_the_same_command_on_an_explicit_state_dir():
     ci_line = next(line for line in ci.splitlines() if line.startswith("distill "))
     assert try_it.startswith("distill --state-dir state ")  # the repository's state/, named explicitly
     assert ci_line.replace('"$(mktemp -d)"', "state") == try_it
+
+
+def test_status_on_an_empty_state_dir_says_there_is_no_database_yet(tmp_path):
+    result = invoke("status")
+    assert result.exit_code == 0 and f"database: none yet at {tmp_path / 'state' / 'distill.duckdb'}" in result.stdout
+    assert orjson.loads(invoke("--json", "status").stdout)["db_exists"] is False
+    assert not (tmp_path / "state" / "distill.duckdb").exists()
+
+
+def test_verbose_names_every_skipped_file_and_show_says_why_a_text_is_empty(tmp_path):
+    import distiller
+    sample = str(Path(distiller.__file__).parent / "sample" / "agents")
+    verbose = invoke("-v", "--json", "run", "--source", sample)
+    named = [line for line in verbose.stderr.splitlines() if line.startswith("distill: skipped ")]
+    counted = orjson.loads(verbose.stdout)["files_skipped"]
+    assert len(named) == sum(counted.values()) == 5
+    assert {line.rsplit("(", 1)[1].rstrip(")") for line in named} == set(counted)
+    shown = invoke("--state-dir", str(tmp_path / "other"), "run", "--dry-run", "--show", "dropped", "--source", sample)
+    rows = [line for line in shown.stdout.splitlines() if line.startswith("drop ")]
+    assert rows and all(line.split(None, 4)[4].strip() for line in rows)  # a text, or why there is none
+    assert any("(not screened: the whole session is a cron run)" in line for line in rows)
+    assert any("(the whole message is a platform-written prompt" in line for line in rows)
+
+
+def test_the_state_dir_readme_agrees_with_the_readme_on_where_state_lives():
+    state_readme = (README.parent / "state" / "README.md").read_text(encoding="utf-8")
+    readme = README.read_text(encoding="utf-8")
+    for where in ("$DISTILL_STATE_DIR", "$XDG_STATE_HOME/distiller", "~/.local/state/distiller"):
+        assert where in state_readme and where in readme
+    assert "distill --state-dir state run --source distiller/sample/agents" in readme
+    assert "It is not the default" in state_readme
+
+
+def test_path_prints_every_path_one_per_line_or_one_alone(tmp_path):
+    state = tmp_path / "state"
+    lines = invoke("path").stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["state_dir", "database", "config", "env_file"]
+    assert lines[0].split(None, 1)[1] == str(state) and lines[1].split(None, 1)[1] == str(state / "distill.duckdb")
+    assert invoke("path", "database").stdout == f"{state / 'distill.duckdb'}\n"
+    assert orjson.loads(invoke("--json", "path").stdout)["config"] == str(state / "distill.toml")
+    mine = tmp_path / "my.toml"
+    mine.write_text("")
+    assert invoke("--config", str(mine), "path", "config").stdout.strip() == str(mine)
+    assert invoke("path", "nothing").exit_code == 2
+    assert not state.exists()  # nothing created

@@ -396,12 +396,15 @@ def test_a_batch_resumed_with_another_extractor_keeps_its_provenance_and_quarant
     assert batches.load(path) == done  # as it is on disk, for the commit
 
 
-def test_a_batch_nothing_was_answered_for_is_extracted_by_the_current_extractor(tmp_path):
+def test_a_model_batch_nothing_was_answered_for_is_quarantined_not_finished_by_the_rules(tmp_path, caplog):
     from distiller.pipeline import distill as extraction
     batch = replace(_pending_batch(tmp_path), extractor="anthropic", model="claude-haiku-5-5")
     batches.write(tmp_path, batch)
     done = extraction.extract(tmp_path, batch, RulesExtractor())
-    assert (done.extractor, done.model, done.failed) == ("rules", None, ())
+    assert (done.extractor, done.model) == ("anthropic", "claude-haiku-5-5")
+    assert [r for r, _ in done.failed] == list(batch.requests)  # every request quarantined, none answered by rules
+    assert all(x.candidates == () for x in done.results)
+    assert "quarantined" in caplog.text and "batches retry" in caplog.text
 
 
 @pytest.mark.slow

@@ -54,7 +54,7 @@ def test_bad_env_values_name_the_env_var(tmp_path, monkeypatch, env, value):
 
 def test_bad_flag_value_names_the_flag(tmp_path):
     result = invoke("run", "--model", "claude\nevil", "--source", str(tmp_path))
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a usage error
     assert "'model' from flag --model" in result.stderr
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import orjson
 from conftest import append, invoke, message_line, new_session
+
+from distiller.doctor import agent_summary
 
 KEY = "sk-ant-api03-" + "Q" * 40 + "_x-" + "7" * 40
 
@@ -72,3 +76,31 @@ def test_key_shape_behind_a_gateway_is_only_a_warning(agents):
     assert by_name(report)["api_key"][0]["level"] == "warning"
     _, report = doctor("--source", str(agents), env={"ANTHROPIC_API_KEY": KEY + "\n"})
     assert by_name(report)["api_key"][0]["level"] == "problem"
+
+
+def test_a_long_agent_list_is_summarised_on_one_short_line(agents):
+    for n in range(12):
+        for _ in range(1 + (n == 3) * 4):
+            new_session(agents, agent=f"agent-{n:02d}", n_messages=1)
+    result = invoke("doctor")
+    line = next(line for line in result.stdout.splitlines() if " sources: " in line)
+    assert "16 transcript(s)" in line and "12 agents, busiest: agent-03 5, agent-00 1" in line
+    assert "and 7 more with 7 transcript(s)" in line and "agent-11" not in line and len(line.replace(str(agents), "")) < 200
+    few = agent_summary(Counter({"main": 3, "work": 2}))
+    assert few == "by agent: main 3, work 2"
+
+
+def test_doctor_says_when_an_installed_schedule_will_not_see_the_key(tmp_path, agents, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-" + "x" * 95)
+    assert invoke("schedule", "install", "systemd").exit_code == 0
+    unit = tmp_path / "config" / "systemd" / "user" / "distill.service"
+    blind = next(line for line in invoke("doctor").stdout.splitlines() if " schedule: " in line)
+    assert blind.startswith("warning") and f"{unit} will not see the ANTHROPIC_API_KEY" in blind
+    env = tmp_path / "config" / "distiller" / "env"
+    env.parent.mkdir(parents=True, exist_ok=True)
+    env.write_text("ANTHROPIC_API_KEY=sk-ant-api03-abc\n")
+    seen = next(line for line in invoke("doctor").stdout.splitlines() if " schedule: " in line)
+    assert seen.startswith("ok") and f"reads the key from {env}" in seen
+    other = invoke("--state-dir", str(tmp_path / "elsewhere"), "doctor").stdout
+    assert f"runs on state dir {tmp_path / 'state'}, not this one" in other

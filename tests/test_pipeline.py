@@ -399,7 +399,8 @@ def test_dry_run_show_prints_every_decision(settings, agents):
     result = distill("--json", "run", "--dry-run", "--show", "dropped", "--source", str(agents), check=True)
     rows = [orjson.loads(line) for line in result.stdout.splitlines()]
     assert rows == [{"message_id": "00000002", "agent": "main", "session": rows[0]["session"], "role": "user",
-                     "ts": "2026-03-01T10:00:01.000Z", "decision": "drop", "reason": "ack-filler", "text": "ok"}]
+                     "ts": "2026-03-01T10:00:01.000Z", "decision": "drop", "reason": "ack-filler", "text": "ok",
+                     "why_no_text": None}]
     assert "dropped: ack-filler 1" in result.stderr
     kept = distill("run", "--dry-run", "--show", "kept", "--source", str(agents), check=True).stdout
     assert kept.splitlines()[0].split()[:2] == ["keep", "personal"]

@@ -33,7 +33,16 @@ def test_a_log_gets_one_line_a_minute_with_rate_and_eta():
     progress.tick()
     progress.tick()
     assert stream.getvalue() == ("distill: progress: 25.0 MB of 100.0 MB · 1,200 messages · 3 requests · 7 beliefs"
-                                 " · 0.4 MB/s · ETA 0:03:00\n")
+                                 " (+5 already stored) · 0.4 MB/s · ETA 0:03:00\n")
+
+
+def test_a_phase_is_named_and_a_replay_is_not_zero_beliefs():
+    tally = Tally()
+    progress = Progress(io.StringIO(), tty=True, clock=Clock())
+    progress.begin(tally, 10, "estimating")
+    tally.beliefs.update(replayed=12)
+    assert progress.line().startswith("estimating: 0.0 MB of 0.0 MB") and "0 beliefs (+12 already stored)" in (
+        progress.line())
 
 
 def test_a_terminal_line_is_redrawn_and_cleared_at_the_end():

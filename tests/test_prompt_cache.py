@@ -275,6 +275,8 @@ def test_the_reprocess_estimate_accounts_for_the_cache(many_requests):
     assert d["estimated_cache_read_tokens"] == (len(FACTS) - CACHE_WRITES_PER_RUN) * STATIC_PREFIX_TOKENS
     assert d["estimated_cost_usd"] == pytest.approx(estimate(MODEL, d["estimated_tokens"], d["requests"]).usd,
                                                     abs=1e-6)
-    code, human, err = _cli("reprocess", "--dry-run")
-    assert re.search(r"input tokens \(≈\d+% read from the prompt cache\), ≈\$[\d.]+ at claude-haiku-5-5",
-                     human + err)
+    code, human, err = _cli("reprocess", "--dry-run", "--model", MODEL)  # the job a key would run: priced
+    assert re.search(rf"to the Anthropic extractor, model {MODEL}, ≈[\d,]+ input tokens \(≈\d+% read from the prompt "
+                     rf"cache\), ≈\$[\d.]+", human + err)
+    code, human, err = _cli("reprocess", "--dry-run")  # no key: the offline rules would run, and cost nothing
+    assert "nothing to pay" in human and "$" not in human

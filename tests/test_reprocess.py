@@ -138,6 +138,78 @@ def test_cli_estimates_without_a_key_and_json_needs_no_confirmation(history, tmp
 
 
 
+def test_reprocess_refuses_what_run_refuses_and_a_changed_model_is_a_new_job(history, tmp_path):
+    runner = CliRunner()
+    state = ["--state-dir", str(tmp_path / "state")]
+    source = ["--source", str(history)]
+    ignored = runner.invoke(cli, [*state, "reprocess", *source, "--model", "claude-sonnet-4-5", "--yes"])
+    assert ignored.exit_code == 1 and "--model claude-sonnet-4-5 would be ignored" in ignored.stderr
+    opus = runner.invoke(cli, [*state, "reprocess", *source, "--model", "claude-opus-4-5", "--dry-run"])
+    assert opus.exit_code == 1 and "--allow-expensive-model" in opus.stderr
+    assert not (tmp_path / "state" / "distill.duckdb").exists()  # refused before anything happened
+    done = orjson.loads(runner.invoke(cli, [*state, "--json", "reprocess", *source, "--yes"]).stdout)
+    assert done["status"] == "done" and done["extractor"] == "rules"
+    again = orjson.loads(runner.invoke(cli, [*state, "--json", "reprocess", *source, "--dry-run"]).stdout)
+    assert again["status"] == "already-done" and again["job_id"] == done["job_id"]
+    other = runner.invoke(cli, [*state, "--json", "reprocess", *source, "--dry-run", "--model", "claude-sonnet-4-5"])
+    planned = orjson.loads(other.stdout)
+    assert planned["status"] == "dry-run" and planned["job_id"] != done["job_id"]  # another model: another job
+    assert planned["estimate"]["model"] == "claude-sonnet-4-5" and planned["estimate"]["requests"] == 2
+    allowed = runner.invoke(cli, [*state, "--json", "reprocess", *source, "--dry-run", "--model", "claude-opus-4-5",
+                                  "--allow-expensive-model"])
+    assert allowed.exit_code == 0 and orjson.loads(allowed.stdout)["estimate"]["model"] == "claude-opus-4-5"
+
+
+def test_another_model_or_prompt_is_another_job():
+    scope = reprocess.Scope(("/x",))
+    from distiller.extract.select import Planned
+    ids = {reprocess.job_id_of(scope, e) for e in (Planned("claude-haiku-5-5"), Planned("claude-sonnet-4-5"),
+                                                   Planned("claude-haiku-5-5", prompt_version="anthropic-v9"),
+                                                   RulesExtractor(), NewPromptRules(), NoFactsRules())}
+    assert len(ids) == 6
+
+
+def test_the_estimate_names_the_extractor_and_prices_only_what_will_be_paid(history, tmp_path):
+    runner = CliRunner()
+    state = ["--state-dir", str(tmp_path / "state")]
+    free = runner.invoke(cli, [*state, "reprocess", "--source", str(history), "--dry-run"])
+    assert "2 request(s) to the offline rules extractor: no API call, nothing to pay" in free.stdout
+    assert "$" not in free.stdout
+    paid = runner.invoke(cli, [*state, "reprocess", "--source", str(history), "--dry-run", "--model",
+                               "claude-sonnet-4-5"])
+    assert "to the Anthropic extractor, model claude-sonnet-4-5, ≈" in paid.stdout and "$" in paid.stdout
+    assert runner.invoke(cli, [*state, "run", "--source", str(history)]).exit_code == 0
+    done = runner.invoke(cli, [*state, "reprocess", "--source", str(history), "--yes"])
+    assert "done; extractor: rules" in done.stdout  # what the run drew is drawn again: replayed, and said so
+    assert "beliefs: replayed 3 (replayed: drawn again and already stored" in done.stdout
+
+
+@pytest.mark.slow  # a real process on a pseudo-terminal
+def test_the_confirmation_appears_at_once_and_names_the_extractor(history, tmp_path):
+    import pty
+    import time
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "DISTILL_STATE_DIR": str(tmp_path / "state")}
+    proc = subprocess.Popen([sys.executable, "-m", "distiller", "reprocess", "--source", str(history)], stdin=slave,
+                            stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    seen, started, first = b"", time.monotonic(), None
+    try:
+        while b"?" not in seen.split(b"estimating", 1)[-1]:
+            seen += os.read(master, 1024)
+            if first is None and b"estimating" in seen:
+                first = seen
+        os.write(master, b"n\n")
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+        os.close(master)
+    assert b"reprocess with the offline rules extractor: estimating" in first  # before the estimate is done
+    assert b"nothing to pay" in seen and b"reprocess with the offline rules extractor? [y/N]" in seen
+    assert proc.returncode == 0 and b"cancelled" in proc.stdout.read()
+
+
 @pytest.mark.slow
 def test_a_killed_reprocess_resumes_and_pays_for_nothing_twice(history, settings, fake_anthropic):
     fake_anthropic.auto = True

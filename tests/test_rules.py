@@ -78,6 +78,20 @@ def test_only_citable_user_items_are_read():
         "I have to go.",
         "I'd like to try that sometime.",
         "I have a few of each.",
+        # no object, or a vague one (issue 27: the top of a conversational corpus's list)
+        "I won't quit.",
+        "I am a huge fan.",
+        "I'm a big fan!",
+        "I've been thinking.",
+        "I've been playing for years.",
+        "I have been drawing ever since.",
+        "I just started.",
+        "I have three.",
+        "I have two of my own.",
+        "I love the lyrics.",
+        "I like the beats and the lyrics.",
+        "I love the competition.",
+        "I like the fact that it's cheap.",
     ],
 )
 def test_objects_that_cannot_stand_alone_are_rejected(text):
@@ -102,6 +116,17 @@ def test_objects_that_cannot_stand_alone_are_rejected(text):
         ("I can speak three languages.", ["The user can speak three languages."]),
         ("I grew up in Porto.", ["The user grew up in Porto."]),
         ("Yes, I have a brother who is older than me.", ["The user has a brother who is older than the user."]),
+        # an object makes them beliefs; a few events are whole without one
+        ("I'm a huge Star Wars fan.", ["The user is a huge Star Wars fan."]),
+        ("I'm a big fan of jazz.", ["The user is a big fan of jazz."]),
+        ("I'm a member of the chess club.", ["The user is a member of the chess club."]),
+        ("I just started a new job.", ["The user started a new job."]),
+        ("I won a trophy.", ["The user won a trophy."]),
+        ("I retired.", ["The user retired."]),
+        ("I have three kids.", ["The user has three kids."]),
+        ("My daughter is 14.", ["The user's daughter is 14."]),
+        ("I work at a bank.", ["The user works at a bank."]),  # the preposition is kept
+        ("I work as a nurse.", ["The user works as a nurse."]),
     ],
 )
 def test_statements_are_trimmed_to_what_stands_alone(text, statements):
@@ -175,3 +200,18 @@ def test_the_alternation_agrees_on_every_sentence_of_the_labelled_data():
     for sentence in sentences:
         fast, plain = first_rule(sentence), _first_rule_one_by_one(sentence)
         assert (fast and (fast[0], fast[1].span())) == (plain and (plain[0], plain[1].span())), sentence
+
+
+def test_what_beliefs_list_shows_first_is_not_vague_when_vague_phrases_repeat(agents):
+    """Vague phrases recur in every conversation while facts are said once, so they rose to the top of the list."""
+    from conftest import append, invoke, message_line, new_session
+    import orjson
+
+    for n in range(6):
+        path = new_session(agents, agent=f"friend-{n}")
+        for text in ("I won't quit.", "I'm a huge fan.", "I've been thinking.", "I have three.", "I just started.",
+                     "I love the lyrics.", f"I live in city number {n}."):
+            append(path, message_line(text))
+    assert invoke("run").exit_code == 0
+    listed = orjson.loads(invoke("--json", "beliefs", "list", "--limit", "10").stdout)["beliefs"]
+    assert sorted(b["statement"] for b in listed) == sorted(f"The user lives in city number {n}." for n in range(6))

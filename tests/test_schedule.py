@@ -139,14 +139,15 @@ def test_cron_sunday_fires_on_sunday():
 
 
 @pytest.mark.parametrize("args", [["--cron", "* * *"], ["--cron", "61 * * * *"], ["--every", "10x"],
-                                  ["--every", "30s"], ["--cron", "0 * * * *", "--every", "1h"]])
-def test_bad_timing_is_a_clear_error(args):
+                                  ["--every", "30s"], ["--every", "0"], ["--cron", "0 * * * *", "--every", "1h"]])
+def test_bad_timing_is_a_usage_error(args):
     result = CliRunner().invoke(cli, ["schedule", *args])
-    assert result.exit_code == 1 and result.stderr.startswith("Error: ")
+    assert result.exit_code == 2 and result.stderr.startswith("Error: ")
 
 
 def test_install_systemd_units_name_this_distill_and_verify(tmp_path):
     units = tmp_path / "units"
+    (tmp_path / "agents dir").mkdir()
     result = CliRunner().invoke(cli, ["--json", "schedule", "install", "systemd", "--dir", str(units),
                                       "--every", "15m", "--source", str(tmp_path / "agents dir")])
     assert result.exit_code == 0, result.stderr
@@ -169,7 +170,7 @@ def test_install_systemd_units_name_this_distill_and_verify(tmp_path):
                           capture_output=True).returncode != 0  # the check can fail
 
 
-def test_install_uses_the_console_script_when_that_runs(tmp_path):
+def test_install_uses_the_console_script_when_that_runs(tmp_path, agents):
     script = Path(sys.executable).parent / "distill"
     if not script.exists():
         pytest.skip("console script not installed in this environment")
@@ -178,7 +179,7 @@ def test_install_uses_the_console_script_when_that_runs(tmp_path):
     assert f"ExecStart={script.resolve()} --state-dir " in (tmp_path / "distill.service").read_text()
 
 
-def test_install_cron_and_launchd_then_uninstall(tmp_path):
+def test_install_cron_and_launchd_then_uninstall(tmp_path, agents):
     state = tmp_path / "state 100%"
     runner = CliRunner()
     cron = runner.invoke(cli, ["--state-dir", str(state), "schedule", "install", "cron", "--dir", str(tmp_path)])
@@ -206,7 +207,7 @@ def test_every_and_intervals():
         install.plan("systemd", Path("/s"), [], install.every_seconds("7m"), Path("/tmp"))
 
 
-def test_install_carries_the_settings_file_and_run_options(tmp_path):
+def test_install_carries_the_settings_file_and_run_options(tmp_path, agents):
     config = tmp_path / "my.toml"
     config.write_text("db_wait_seconds = 2\n")
     result = CliRunner().invoke(cli, ["--config", str(config), "schedule", "install", "systemd", "--dir",
@@ -215,4 +216,49 @@ def test_install_carries_the_settings_file_and_run_options(tmp_path):
     service = (tmp_path / "distill.service").read_text()
     assert f"--config {config} run --source " in service and "--extractor rules --budget-usd 0.5" in service
     bad = CliRunner().invoke(cli, ["schedule", "install", "cron", "--dir", str(tmp_path), "--model", "a\nb"])
-    assert bad.exit_code == 1 and "'model' from flag --model" in bad.stderr
+    assert bad.exit_code == 2 and "'model' from flag --model" in bad.stderr
+
+
+def test_install_refuses_what_every_scheduled_run_would_fail_on(tmp_path, agents, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    units = ["--dir", str(tmp_path / "units")]
+
+    def install_with(*args: str):
+        return CliRunner().invoke(cli, ["schedule", "install", "systemd", *units, *args])
+
+    no_key = install_with("--model", "claude-sonnet-4-5")
+    assert no_key.exit_code == 1 and "--model claude-sonnet-4-5 needs an Anthropic key" in no_key.stderr
+    anthropic = install_with("--extractor", "anthropic")
+    assert anthropic.exit_code == 1 and f"ANTHROPIC_API_KEY=… in {tmp_path / 'config' / 'distiller' / 'env'}" in (
+        anthropic.stderr)
+    missing = install_with("--source", str(tmp_path / "nowhere"))
+    assert missing.exit_code == 1 and "source not found" in missing.stderr
+    assert not (tmp_path / "units").exists()  # nothing written by a refusal
+    env = tmp_path / "config" / "distiller" / "env"
+    env.parent.mkdir(parents=True)
+    env.write_text("ANTHROPIC_API_KEY=sk-ant-test\n")  # the key the unit will read
+    opus = install_with("--model", "claude-opus-4-5")
+    assert opus.exit_code == 1 and "--allow-expensive-model" in opus.stderr
+    assert install_with("--model", "claude-sonnet-4-5").exit_code == 0
+    launchd = CliRunner().invoke(cli, ["schedule", "install", "launchd", *units, "--model", "claude-sonnet-4-5"])
+    assert launchd.exit_code == 1 and "do not read the env file" in launchd.stderr  # launchd gets only its plist
+    in_process = CliRunner().invoke(cli, ["schedule", "--model", "claude-opus-4-5"])
+    assert in_process.exit_code == 1 and "--allow-expensive-model" in in_process.stderr  # refused before serving
+    gone = CliRunner().invoke(cli, ["schedule", "--source", str(tmp_path / "nowhere")])
+    assert gone.exit_code == 1 and "source not found" in gone.stderr
+
+
+@pytest.mark.parametrize("kind", install.KINDS)
+def test_a_second_install_for_another_state_dir_is_refused(tmp_path, agents, kind):
+    units = ["--dir", str(tmp_path / "units")]
+    first, second = tmp_path / "state one %$", tmp_path / "state two"
+    done = CliRunner().invoke(cli, ["--state-dir", str(first), "--json", "schedule", "install", kind, *units])
+    assert done.exit_code == 0, done.stderr
+    written = {path: Path(path).read_text() for path in orjson.loads(done.stdout)["written"]}
+    told = [install.installed_state_dir(text) for text in written.values()]
+    assert str(first) in told and set(told) <= {str(first), None}  # a systemd timer names no state dir
+    other = CliRunner().invoke(cli, ["--state-dir", str(second), "schedule", "install", kind, *units])
+    assert other.exit_code == 1 and f"already runs distill on state dir {first}" in other.stderr
+    assert {path: Path(path).read_text() for path in written} == written  # the first is untouched
+    again = CliRunner().invoke(cli, ["--state-dir", str(first), "schedule", "install", kind, *units, "--every", "6h"])
+    assert again.exit_code == 0, again.stderr  # the same state dir: replaced

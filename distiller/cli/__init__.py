@@ -22,6 +22,7 @@ from distiller import pipeline
 from distiller.pipeline import batches_admin
 from distiller import manage as beliefs_api
 from distiller.cli.belief_commands import beliefs, runs_command
+from distiller.cli.examples import examples
 from distiller.cli.reprocess_command import reprocess_command
 from distiller.config import (
     DEFAULT_CONCURRENCY,
@@ -30,6 +31,7 @@ from distiller.config import (
     describe,
     load_settings,
     override,
+    paths,
 )
 from distiller.doctor import diagnose
 from distiller.errors import EXIT_ERROR, DistillError, os_fault
@@ -179,18 +181,50 @@ def _counts(counter: dict) -> str:
 
 
 LEARNED_SHOWN = 25
-RUN_COUNTERS = (("decisions", "decisions"), ("dropped", "dropped"), ("secrets redacted", "redactions"),
-                ("skipped lines", "skipped"), ("skipped files", "files_skipped"), ("files", "file_events"))
+RUN_COUNTERS = (("decisions", "decisions"), ("dropped", "dropped"), ("skipped lines", "skipped"),
+                ("skipped files", "files_skipped"), ("files", "file_events"))
 
 
 def _counter_lines(d: dict, counters: tuple[tuple[str, str], ...]) -> list[str]:
     return [f"{label}: {_counts(d[key])}" for label, key in counters if d.get(key)]
+
+
+# What `cleaned` counts, by the prefix of its keys, in words; injected blocks are the recall (memory) blocks.
+STRIPPED = (("stripped", "recall blocks"), ("envelope", "envelope parts"),
+            ("synthetic", "synthetic turns"), ("media", "media notes"), ("split", "queued batches split"))
+
+
+def _stripped_lines(d: dict) -> list[str]:
+    """Always said, zero included, so a reader knows the screening looked: recall blocks and secrets first."""
+    cleaned = d.get("cleaned") or {}
+    by_kind = Counter()
+    for key, count in cleaned.items():
+        by_kind[key.split(":", 1)[0]] += count
+    secrets = sum((d.get("redactions") or {}).values())
+    parts = [f"{label} {by_kind.get(prefix, 0):,}" for prefix, label in STRIPPED
+             if prefix == "stripped" or by_kind.get(prefix)]
+    return [f"stripped: {', '.join(parts)}",
+            f"secrets redacted: {secrets:,}" + (f" ({_counts(d['redactions'])})" if secrets else "")]
 SHOWN = {"kept": (KEEP, CONTEXT), "dropped": (DROP,), "all": (KEEP, CONTEXT, DROP)}
+
+
+# Why a shown decision has no text: the message was dropped before any text was kept for it.
+WHY_NO_TEXT = {"cron-session": "not screened: the whole session is a cron run",
+               "dreaming-session": "not screened: the whole session is a memory dreaming run",
+               "synthetic-prompt": "the whole message is a platform-written prompt, stripped by cleaning",
+               "empty-after-clean": "nothing left once envelopes and injected blocks are stripped"}
+
+
+def _why_no_text(decision: Decision) -> str | None:
+    if decision.text.strip():
+        return None
+    return WHY_NO_TEXT.get(decision.reason, "no text left to show")
 
 
 def _decision_json(decision: Decision) -> dict:
     message = decision.message
     return {
+        "why_no_text": _why_no_text(decision),
         "message_id": decision.item_id,
         "agent": message.agent,
         "session": message.session_id,
@@ -204,9 +238,9 @@ def _decision_json(decision: Decision) -> dict:
 
 def _decision_row(decision: Decision) -> str:
     text = " ".join(decision.text.split())
+    shown = f"({_why_no_text(decision)})" if not text else text[:70] + ("…" if len(text) > 70 else "")
     return printable(
-        f"{decision.decision:<7} {decision.reason:<18} {decision.message.role:<9} {decision.item_id:<12} "
-        f"{text[:70] + ('…' if len(text) > 70 else '')}"
+        f"{decision.decision:<7} {decision.reason:<18} {decision.message.role:<9} {decision.item_id:<12} {shown}"
     )
 
 
@@ -255,11 +289,15 @@ def _run_summary(d: dict, dry_run: bool) -> str:
         f"{d['lines']:,} lines",
         f"messages: {d['messages']:,}" + (f" ({_counts(d['roles'])})" if d["roles"] else ""),
     ]
-    lines += _counter_lines(d, RUN_COUNTERS)
+    lines += _counter_lines(d, RUN_COUNTERS[:2]) + _stripped_lines(d) + _counter_lines(d, RUN_COUNTERS[2:])
     lines.append(_distill_summary(d))
     return "\n".join(lines)
 
 
+@examples("distill run                                   # the new tail of every transcript, once",
+          "distill run --source ~/.openclaw/agents -v    # one source; name every file read or skipped",
+          "distill run --dry-run --show dropped          # what would be dropped, and why; nothing recorded",
+          "distill run --budget-usd 0.50 --show-beliefs  # stop before 50 cents; print what was learned")
 @cli.command()
 @source_option
 @click.option("--dry-run", is_flag=True, help="Read, screen and plan batches with token and cost estimates; record nothing.")
@@ -324,6 +362,9 @@ def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, e
         raise DistillError(f"{missing} source(s) not found (named above); everything else was read")
 
 
+@examples("distill run --no-llm                               # stage batches (paths printed)",
+          "distill commit 0123456789ab-0001 --beliefs out.jsonl --dry-run   # verify only",
+          "distill commit 0123456789ab-0001 --beliefs out.jsonl             # verify and store")
 @cli.command()
 @click.argument("batch_id")
 @click.option("--beliefs", "beliefs_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
@@ -352,11 +393,13 @@ def commit(obj: dict, batch_id: str, beliefs_file: Path, dry_run: bool, accept_e
                            f"{batch_id} stays staged (fix the file, or pass --accept-empty to commit it anyway)")
 
 
+@examples("distill batches list", "distill batches retry 0123456789ab-0001")
 @cli.group()
 def batches() -> None:
     """Batches waiting for a model, staged for an external agent, or quarantined after repeated refusals."""
 
 
+@examples("distill batches list", "distill --json batches list | jq '.batches[].status'")
 @batches.command("list")
 @click.pass_obj
 def batches_list(obj: dict) -> None:
@@ -370,6 +413,8 @@ def batches_list(obj: dict) -> None:
     obj["out"].emit({"batches": [b.as_dict() for b in found]}, human)
 
 
+@examples("distill batches list                      # find the quarantined batch",
+          "distill batches retry 0123456789ab-0001     # send its failed requests again")
 @batches.command("retry")
 @click.argument("batch_id")
 @click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]), help="[default: auto]")
@@ -382,6 +427,8 @@ def batches_retry(obj: dict, batch_id: str, extractor: str | None) -> None:
     obj["out"].emit({"batch_id": batch_id, **d}, f"retried {batch_id}\n" + _distill_summary(d))
 
 
+@examples("distill batches discard 0123456789ab-0001         # its messages are read again",
+          "distill batches discard 0123456789ab-0001 --yes   # also when it was paid for")
 @batches.command("discard")
 @click.argument("batch_id")
 @click.option("--yes", "paid_too", is_flag=True,
@@ -393,6 +440,9 @@ def batches_discard(obj: dict, batch_id: str, paid_too: bool) -> None:
     obj["out"].emit({"discarded": affected}, f"discarded: {', '.join(affected)}")
 
 
+@examples("distill init                 # create the state dir and database",
+          "distill init --from-now      # skip the history: only what is written from now on is read",
+          "distill init --from-start    # reread everything from byte 0 (known messages are skipped)")
 @cli.command()
 @source_option
 @click.option("--from-now", is_flag=True, help="Mark everything present as already read.")
@@ -412,6 +462,7 @@ def init(obj: dict, sources: tuple[Path, ...], from_now: bool, from_start: bool)
     obj["out"].emit(summary.as_dict(), human)
 
 
+@examples("distill status", "distill --json status | jq .bytes_behind")
 @cli.command()
 @source_option
 @click.pass_obj
@@ -425,9 +476,12 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
     d["quarantined"] = [b.as_dict() for b in waiting if b.status == "quarantined"]
     settings = obj["settings"]
     d["state_dir"], d["state_dir_origin"] = str(settings.state_dir), settings.origin("state_dir")
+    d["db_exists"] = settings.db_path.exists()
     lines = [
         f"state dir: {d['state_dir']} ({d['state_dir_origin']})",
-        f"database: {d['db']}",
+        f"database: {d['db']}" if d["db_exists"] else
+        f"database: none yet at {d['db']} (`distill run` or `distill init` creates it; or is this the wrong state "
+        f"dir? --state-dir, $DISTILL_STATE_DIR)",
         f"files tracked: {d['files_tracked']} (gone: {d['files_gone']}, untracked: {d['files_untracked']})",
         f"bytes behind: {d['bytes_behind']:,}",
         f"messages ingested: {d['messages_ingested']:,}",
@@ -444,12 +498,15 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
         lines.append("last run: never")
     else:
         lines.append(f"last run: {last['started_at']} {last['status']}, {last.get('messages', 0):,} messages")
-        lines += [f"  {line}" for line in _counter_lines(last, RUN_COUNTERS[:4])]
+        lines += [f"  {line}" for line in [*_counter_lines(last, RUN_COUNTERS[:2]), *_stripped_lines(last),
+                                           *_counter_lines(last, RUN_COUNTERS[2:3])]]
         if last.get("error"):
             lines.append(f"  error: {last['error']}")
     obj["out"].emit(d, "\n".join(lines))
 
 
+@examples("distill doctor                          # exit 1 when something is wrong",
+          "distill doctor --source ~/elsewhere/agents")
 @cli.command()
 @source_option
 @click.pass_obj
@@ -490,6 +547,9 @@ def _run_args(sources, extractor, model, allow_expensive_model, budget_usd, budg
         ["--batch-api"] if batch_api else [])
 
 
+@examples("distill schedule --every 1h --run-now          # in the foreground, until Ctrl-C",
+          "distill schedule --cron '17 * * * *' --jitter 60",
+          "distill schedule install systemd --every 1h   # or cron | launchd: a timer instead")
 @cli.group(invoke_without_command=True)
 @click.option("--cron", "cron_expr", metavar="EXPR", help="Five-field crontab expression, local time (0 = Sunday).")
 @click.option("--every", help="Interval: 15m, 1h, 6h, 1d.  [default: 1h]")
@@ -513,6 +573,10 @@ def schedule(ctx: click.Context, cron_expr, every, jitter, run_now, sources, ext
     from distiller import schedule as scheduling  # APScheduler costs ~30 ms to import: only this command needs it
 
     when = scheduling.timing(cron_expr, every, jitter)
+    missing = [root for root in pipeline.resolve_sources(sources) if not Path(root).exists()]
+    if missing:
+        raise DistillError(f"source not found: {', '.join(missing)}; every scheduled run would fail")
+    pipeline.check_options(settings, make_extractor(settings))  # refused now, not at every fire
 
     def report(outcome: scheduling.Outcome) -> None:
         if out.as_json:
@@ -538,6 +602,9 @@ _DIR = click.option("--dir", "target", type=click.Path(file_okay=False, path_typ
                     help="Write the files here instead of their usual place.")
 
 
+@examples("distill schedule install systemd                 # then the commands it prints",
+          "distill schedule install cron --every 6h --source ~/.openclaw/agents",
+          "distill schedule install launchd --dir /tmp/check    # write elsewhere to look first")
 @schedule.command("install")
 @_KIND
 @click.option("--every", default="1h", help="Interval: 15m, 1h, 6h, 1d.")
@@ -551,13 +618,15 @@ def schedule_install(obj: dict, kind: str, every: str, target: Path | None, sour
                         allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
                         budget_tokens=budget_tokens, batch_api=batch_api)  # checked now, not at the first fire
     args = _run_args(sources, extractor, model, allow_expensive_model, budget_usd, budget_tokens, batch_api)
-    done = install.install(install.plan(kind, settings.state_dir, args, install.every_seconds(every), target,
-                                        obj["config_file"]))
+    chosen = install.plan(kind, settings.state_dir, args, install.every_seconds(every), target, obj["config_file"])
+    install.check_run(kind, settings, pipeline.resolve_sources(sources))  # as the first fire would, before writing
+    done = install.install(chosen, settings.state_dir)
     human = "\n".join([f"wrote {path}" for path in done.written] + ["enable it with:"]
                       + [f"  {step}" for step in done.next_steps])
     obj["out"].emit(done.as_dict(), human)
 
 
+@examples("distill schedule uninstall systemd")
 @schedule.command("uninstall")
 @_KIND
 @_DIR
@@ -570,11 +639,31 @@ def schedule_uninstall(obj: dict, kind: str, target: Path | None) -> None:
     obj["out"].emit(done.as_dict(), human)
 
 
+@examples("distill path                                # every path, one per line",
+          'duckdb "$(distill path database)"               # one path alone, for scripts',
+          "distill --state-dir state --json path")
+@cli.command("path")
+@click.argument("which", required=False, type=click.Choice(["state_dir", "database", "config", "env_file"]))
+@click.pass_obj
+def path_command(obj: dict, which: str | None) -> None:
+    """Where distill keeps things: the state dir, the database, the settings file and the schedules' env file.
+
+    With WHICH, only that path (nothing else on the line); they need not exist yet."""
+    found = paths(obj["settings"], obj["config_file"])
+    if which is not None:
+        obj["out"].emit({which: found[which]}, found[which])
+        return
+    width = max(len(name) for name in found)
+    obj["out"].emit(found, "\n".join(f"{name:<{width}}  {where}" for name, where in found.items()))
+
+
+@examples("distill config show")
 @cli.group("config")
 def config_group() -> None:
     """The effective settings and where each came from."""
 
 
+@examples("distill config show", "distill --json config show | jq '.settings[] | select(.name == \"model\")'")
 @config_group.command("show")
 @click.pass_obj
 def config_show(obj: dict) -> None:

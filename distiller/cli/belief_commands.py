@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from distiller import manage as api
+from distiller.cli.examples import examples
 from distiller.errors import DistillError
 from distiller.events import cached_share
 from distiller.extract.base import CATEGORIES
@@ -42,10 +43,24 @@ def _file_mode(value: str) -> int:
     return mode
 
 
-def _line(b: BeliefRow) -> str:
-    activation = "" if b.activation is None else f" act {b.activation:5.2f}"
-    return (f"{b.id}  {b.status:<18} {b.category:<18} conf {b.confidence:.2f}{activation}  {b.scope:<12} "
-            f"{printable(b.statement)}")
+COLUMNS = ("id", "status", "category", "conf", "act", "scope", "statement")
+LEGEND = ("conf: confidence, 0-1 · act: activation (ACT-R: how recent and how often its evidence is; higher is "
+          "recalled first; 0.00 is one mention within the hour, each 1.00 less about 2.7 times weaker)")
+
+
+def _table(rows: list[BeliefRow]) -> str:
+    """One header row and aligned columns, whatever the widths of agent names; numbers with two decimals."""
+    cells = [(b.id, b.status, b.category, f"{b.confidence:.2f}", "-" if b.activation is None else f"{b.activation:.2f}",
+              printable(b.scope), printable(b.statement)) for b in rows]
+    widths = [max(len(COLUMNS[i]), *(len(row[i]) for row in cells)) for i in range(len(COLUMNS) - 1)]
+    numeric = {3, 4}
+
+    def line(row) -> str:
+        return "  ".join([(cell.rjust(width) if i in numeric else cell.ljust(width))
+                          for i, (cell, width) in enumerate(zip(row, widths))] + [row[-1]])
+
+    return "\n".join([line([name.upper() for name in COLUMNS]),
+                      *(line(row) for row in cells), LEGEND])
 
 
 def _rows(obj: dict, rows: list[BeliefRow], filters: Filters) -> None:
@@ -53,12 +68,18 @@ def _rows(obj: dict, rows: list[BeliefRow], filters: Filters) -> None:
     if not obj["settings"].db_path.exists():
         click.echo(api.no_database(obj["settings"]), err=True)
     hidden = api.hidden_archived(obj["settings"], filters)
+    total = api.count_beliefs(obj["settings"], filters) if len(rows) == filters.limit else len(rows)
+    if total > len(rows) and not out.quiet:
+        click.echo(f"showing {len(rows)} of {total:,} beliefs: {total - len(rows):,} more with --limit "
+                   f"{total} (or --limit 0 for all)", err=True)
     if hidden and not out.quiet:
         click.echo(f"{hidden} archived match(es) not shown: --status all", err=True)
-    out.emit({"beliefs": [asdict(b) for b in rows], "archived_hidden": hidden},
-             "\n".join(_line(b) for b in rows) or "no beliefs")
+    out.emit({"beliefs": [asdict(b) for b in rows], "archived_hidden": hidden, "total": total,
+              "truncated": total > len(rows)},
+             _table(rows) if rows else "no beliefs")
 
 
+@examples("distill beliefs list", 'distill beliefs search "lisbon"', "distill beliefs show b1:4f2a")
 @click.group()
 def beliefs() -> None:
     """List, search, inspect, forget, export and import the distilled beliefs."""
@@ -67,6 +88,10 @@ def beliefs() -> None:
 _STATUS_CHOICES = click.Choice([*STATUSES, "all"])
 
 
+@examples("distill beliefs list                              # the strongest 50",
+          "distill beliefs list --learned-since 1d --limit 0  # everything learned today",
+          "distill beliefs list --category preference --sort recent",
+          "distill --json beliefs list --status all | jq '.beliefs[].statement'")
 @beliefs.command("list")
 @click.option("--category", type=click.Choice(CATEGORIES))
 @click.option("--status", type=_STATUS_CHOICES, help="Default: every status but archived.")
@@ -74,27 +99,29 @@ _STATUS_CHOICES = click.Choice([*STATUSES, "all"])
 @click.option("--agent", help="Only beliefs with evidence from this agent.")
 @click.option("--since", help="Last seen in a transcript since an ISO date/time or a span back (7d, 12h).")
 @click.option("--learned-since", help="Learned by the store since an ISO date/time or a span back (7d, 12h).")
-@click.option("--limit", type=click.IntRange(min=1), default=50)
+@click.option("--limit", type=click.IntRange(min=0), default=50, help="At most this many (0: all).")
 @click.option("--sort", type=click.Choice(sorted(SORTS)), default="activation")
 @click.pass_obj
 def list_command(obj: dict, category, status, scope, agent, since, learned_since, limit, sort) -> None:
     """Beliefs, strongest first (ACT-R activation, confidence or most recent)."""
-    filters = Filters(category, status, scope, agent, _since(since), None, limit, sort, _since(learned_since))
+    filters = Filters(category, status, scope, agent, _since(since), None, limit or None, sort, _since(learned_since))
     _rows(obj, api.list_beliefs(obj["settings"], filters), filters)
 
 
+@examples('distill beliefs search "lisbon"', 'distill beliefs search "dark mode" --status all')
 @beliefs.command()
 @click.argument("text")
 @click.option("--status", type=_STATUS_CHOICES, help="Default: every status but archived.")
 @click.option("--learned-since", help="Learned by the store since an ISO date/time or a span back (7d, 12h).")
-@click.option("--limit", type=click.IntRange(min=1), default=50)
+@click.option("--limit", type=click.IntRange(min=0), default=50, help="At most this many (0: all).")
 @click.pass_obj
 def search(obj: dict, text: str, status: str | None, learned_since: str | None, limit: int) -> None:
     """Beliefs whose statement, subject or attribute contains every word of TEXT."""
-    filters = Filters(status=status, text=text, limit=limit, learned_since=_since(learned_since))
+    filters = Filters(status=status, text=text, limit=limit or None, learned_since=_since(learned_since))
     _rows(obj, api.list_beliefs(obj["settings"], filters), filters)
 
 
+@examples("distill beliefs show b1:4f2a        # an id prefix is enough")
 @beliefs.command()
 @click.argument("belief_id")
 @click.pass_obj
@@ -121,6 +148,7 @@ def show(obj: dict, belief_id: str) -> None:
     obj["out"].emit(detail.as_dict(), "\n".join(lines))
 
 
+@examples("distill beliefs history b1:4f2a     # what it superseded, and what superseded it")
 @beliefs.command()
 @click.argument("belief_id")
 @click.pass_obj
@@ -136,8 +164,22 @@ def history(obj: dict, belief_id: str) -> None:
 
 
 BULK_IDS = 3  # forgetting more ids than this at once is a bulk forget
+FORGET_SHOWN = 20  # statements listed in a forget's prompt and report; the rest are counted
 
 
+def _forgotten_lines(result: api.Forgetting) -> list[str]:
+    ids, statements = result.forgotten.beliefs, result.statements
+    lines = [f"  {belief_id}  {printable(statement)}" for belief_id, statement in
+             zip(ids[:FORGET_SHOWN], statements[:FORGET_SHOWN])]
+    if len(ids) > FORGET_SHOWN:
+        lines.append(f"  … and {len(ids) - FORGET_SHOWN} more (--json lists them all)")
+    return lines
+
+
+@examples('distill beliefs forget --match "old address" --dry-run   # what would go, statement by statement',
+          'distill beliefs forget --match "old address"             # asks on a terminal',
+          "distill beliefs forget b1:4f2a                           # one belief, by id",
+          "distill beliefs forget --source ~/.openclaw/agents/main/sessions/abc.jsonl --yes")
 @beliefs.command()
 @click.argument("belief_ids", nargs=-1)
 @click.option("--match", help="Forget every belief whose text contains every word of this.")
@@ -149,21 +191,33 @@ def forget(obj: dict, belief_ids: tuple[str, ...], match: str | None, source: st
            yes: bool) -> None:
     """Delete beliefs and leave tombstones, so no replay or reprocess brings them back.
 
-    A bulk forget (--match, --source, more than three ids) asks first on a terminal, unless --yes."""
+    A bulk forget (--match, --source, more than three ids) shows the statements and asks first on a terminal; with
+    stdin not a terminal (a script, a pipe) it forgets nothing unless --yes."""
     bulk = bool(match or source or len(belief_ids) > BULK_IDS)
-    if bulk and not dry_run and not yes and sys.stdin.isatty():
+    if bulk and not dry_run and not yes:
         preview = api.forget(obj["settings"], belief_ids, match=match, source=source, dry_run=True)
-        if not click.confirm(f"forget {len(preview.beliefs)} belief(s) and {preview.evidence} evidence item(s) "
-                             f"for good?", err=True):
+        if not preview.forgotten.beliefs and not preview.forgotten.evidence:
+            obj["out"].emit({**preview.as_dict(), "dry_run": False}, "nothing to forget")
+            return
+        what = f"{len(preview.forgotten.beliefs)} belief(s) and {preview.forgotten.evidence} evidence item(s)"
+        if not sys.stdin.isatty():
+            raise DistillError(f"stdin is not a terminal, so nobody can confirm forgetting {what}: nothing "
+                               f"forgotten; pass --yes (see what would go with --dry-run)")
+        click.echo("\n".join([f"would forget {what}:", *_forgotten_lines(preview)]), err=True)
+        if not click.confirm(f"forget {what} for good?", err=True):
             raise DistillError("not confirmed: nothing forgotten")
     result = api.forget(obj["settings"], belief_ids, match=match, source=source, dry_run=dry_run)
+    done = result.forgotten
     verb = "would forget" if dry_run else "forgot"
-    human = f"{verb} {len(result.beliefs)} belief(s), {result.evidence} evidence item(s)"
+    human = f"{verb} {len(done.beliefs)} belief(s), {done.evidence} evidence item(s)"
     if not dry_run:
-        human += f"; {result.tombstones} tombstone(s) written"
-    obj["out"].emit({**result.as_dict(), "dry_run": dry_run}, "\n".join([human, *result.beliefs]))
+        human += f"; {done.tombstones} tombstone(s) written"
+    obj["out"].emit({**result.as_dict(), "dry_run": dry_run}, "\n".join([human, *_forgotten_lines(result)]))
 
 
+@examples("distill beliefs export -o beliefs.jsonl                 # everything, tombstones too",
+          "distill beliefs export --format markdown -o MEMORY.md",
+          "distill beliefs export --format csv --status active -o active.csv --mode 640")
 @beliefs.command()
 @click.option("--format", "fmt", type=click.Choice(api.FORMATS), default="jsonl")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="File (default: stdout).")
@@ -182,6 +236,7 @@ def export(obj: dict, fmt: str, output: Path | None, statuses: tuple[str, ...], 
         obj["out"].emit(asdict(summary), f"exported {summary.beliefs} belief(s) to {summary.path}")
 
 
+@examples("distill --state-dir /elsewhere beliefs import beliefs.jsonl")
 @beliefs.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.pass_obj
@@ -196,6 +251,7 @@ def _money(value) -> str:
     return "-" if value is None else f"${value:.4f}"
 
 
+@examples("distill runs", "distill runs --limit 5", "distill --json runs | jq '.runs[0].status'")
 @click.command("runs")
 @click.option("--limit", type=click.IntRange(min=1), default=20)
 @click.pass_obj

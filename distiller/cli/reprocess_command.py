@@ -10,16 +10,29 @@ import click
 from distiller import progress
 from distiller.pipeline import reprocess as api
 from distiller.cli.belief_commands import _since as _when
+from distiller.cli.examples import examples
 from distiller.config import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, MIN_CONCURRENCY, override
 from distiller.extract.select import make_extractor
 
 
+def _named(name: str, model: str | None) -> str:
+    return f"the Anthropic extractor, model {model}" if name == "anthropic" else f"the offline {name} extractor"
+
+
 def _estimate_line(e: api.Estimate) -> str:
-    return (f"estimate: {e.files} file(s), {e.bytes:,} bytes, {e.messages:,} messages → {e.requests} request(s), "
-            f"≈{e.tokens:,} input tokens (≈{e.cache_read_tokens / e.tokens if e.tokens else 0:.0%} read from the "
-            f"prompt cache), ≈${e.cost_usd:.4f} at {e.model}")
+    """What the job will read and send; a price only when one will be paid (the offline rules cost nothing)."""
+    line = f"estimate: {e.files} file(s), {e.bytes:,} bytes, {e.messages:,} messages → {e.requests} request(s)"
+    if not e.paid:
+        return line + f" to {_named(e.extractor, None)}: no API call, nothing to pay"
+    return (line + f" to {_named(e.extractor, e.model)}, ≈{e.tokens:,} input tokens "
+            f"(≈{e.cache_read_tokens / e.tokens if e.tokens else 0:.0%} read from the prompt cache), "
+            f"≈${e.cost_usd:.4f}")
 
 
+@examples("distill reprocess --dry-run                       # the estimate only",
+          "distill reprocess --model claude-sonnet-4-5        # again with a better model (asks first)",
+          "distill reprocess --since 30d --agent main --yes",
+          "distill reprocess --batch-api --yes                # half price; run again later to collect")
 @click.command("reprocess")
 @click.option("--source", "sources", multiple=True, type=click.Path(path_type=Path),
               help="Agents dir, sessions dir or one transcript file (repeatable).  [default: as for run]")
@@ -52,24 +65,33 @@ def reprocess_command(obj: dict, sources: tuple[Path, ...], since: str | None, u
     settings = override(obj["settings"], extractor=extractor, model=model,
                         allow_expensive_model=allow_expensive_model, batch_api=batch_api, concurrency=concurrency)
 
+    extractor_used = make_extractor(settings)
+    named = _named(extractor_used.name, extractor_used.model)
+
     def confirm(estimate: api.Estimate) -> bool:
         click.echo(_estimate_line(estimate), err=True)
-        return click.confirm("reprocess?", default=False, err=True)
+        return click.confirm(f"reprocess with {named}?", default=False, err=True)
 
     interactive = not (yes or dry_run or collect or out.as_json) and sys.stdin.isatty()
+    if interactive:  # the estimate reads the whole history first: say so at once, not after a blank screen
+        click.echo(f"reprocess with {named}: estimating what it would read and send first…", err=True)
     summary = api.reprocess(settings, sources, since=_when(since), until=_when(until), agents=agents,
                             include_archives=include_archives, dry_run=dry_run, keep_old=keep_old,
-                            confirm=confirm if interactive else None, extractor=make_extractor(settings),
+                            confirm=confirm if interactive else None, extractor=extractor_used,
                             progress=progress.on_stderr(out.as_json), collect=collect)
     d = summary.as_dict()
-    lines = [f"reprocess {summary.job_id}: {summary.status}" + (" (resumed)" if summary.resumed else "")]
+    lines = [f"reprocess {summary.job_id}: {summary.status}" + (" (resumed)" if summary.resumed else "")
+             + (f"; extractor: {d['extractor']}" + (f" ({d['model']})" if d.get("model") else "")
+                if summary.status in ("done", "budget", "submitted", "partial") else "")]
     if summary.estimate is not None:
         lines.append(_estimate_line(summary.estimate))
     if summary.status == "done":
         lines.append(f"read {d['files']} file(s), {d['bytes_read']:,} bytes, {d['messages']:,} messages; "
                      f"{d['requests']} request(s), {d['candidates']} candidate(s)")
         if d["beliefs"]:
-            lines.append("beliefs: " + ", ".join(f"{k} {v}" for k, v in sorted(d["beliefs"].items())))
+            lines.append("beliefs: " + ", ".join(f"{k} {v}" for k, v in sorted(d["beliefs"].items()))
+                         + (" (replayed: drawn again and already stored with this evidence, nothing changed)"
+                            if d["beliefs"].get("replayed") else ""))
         lines.append(f"retired (reprocessed): {summary.retired}")
     at_api = d["batch_api"]
     if any(at_api.values()):

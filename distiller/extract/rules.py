@@ -5,8 +5,9 @@ is…", "we decided…"), never questions or conditionals, and never assistant t
 is set, so a fresh install produces real, verifiable beliefs.
 
 Few but right: a statement must make sense a month later, without the conversation. So what follows the lead-in
-must name something (not "it", "that one", "your icecream", "there", "him"), must not be cut off, and must be about
-the user, not the other party. Relative times ("last week") are cut off the end, and anything that cannot be fixed
+must name something (not "it", "that one", "your icecream", "there", "him"), must not be cut off, must not be
+vague ("a huge fan", "three", "the lyrics", a bare "started" or "been thinking"), and must be about the user, not
+the other party. Relative times ("last week") are cut off the end, and anything that cannot be fixed
 so is left alone. A declaration the user repeats within a request is one belief with every mention as evidence,
 and more confident than one said once.
 """
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest
 
-PROMPT_VERSION = "rules-2"
+PROMPT_VERSION = "rules-3"  # rules-3: no object or a vague one is no belief
 SINGLE_CONFIDENCE = 0.6  # below the store's threshold for an active belief: one mention stays provisional
 _MAX_OBJECT_WORDS = 18
 
@@ -96,6 +97,20 @@ _ASPECT = (
     r"smell|sound|vibe|energy|idea|concept|challenge|ending|writing|acting|graphics|gameplay|soundtrack|staff|"
     r"service|movies?|books?|show|songs?|music|game|place|way|feeling|part)"
 )
+# Nouns that name a relation to something else, which a statement ending on them leaves out: "a huge fan" (of
+# what?), "the lyrics", "the competition", "the fact". An intensifier adds nothing: "a big fan" is as vague.
+_RELATIONAL = frozenset(
+    """
+    fan fans member members part fact lover lovers follower supporter beat beats lyrics imagery camaraderie
+    competition diversity privacy residents
+    """.split()
+)
+_INTENSIFIERS = frozenset("huge big great real true total massive avid die-hard diehard".split())
+# What may follow an activity without naming anything: "I've been playing for years", "ever since".
+_WHEN = frozenset("ever since for years months weeks days ages long while".split())
+# An event that is a whole fact without an object: "I retired", "I got married".
+_COMPLETE_ALONE = frozenset("retired graduated married engaged divorced promoted".split())
+_NUMBER = re.compile(r"\d{1,3}|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|several")
 _ANAPHORIC_DEFINITE = re.compile(rf"the {_ASPECT}(?:(?:,|,? and|,? or) the {_ASPECT})*")
 _NAME_PLACEHOLDER = re.compile(r"[\[\](){}<>]|\bname\b|\buser ?\d", re.I)
 
@@ -109,11 +124,16 @@ class _Rule:
     # "{word}" its captured word as it is
     importance: int
     decay: str
+    # What follows starts with the lead's own verb ("started", "been playing"), which must have an object after it:
+    # "The user started." and "The user has been thinking." say nothing.
+    needs_object: bool = False
 
 
 def _rule(lead: str, category: str, rewrite: str, attribute: str | None = None, importance: int = 5,
-          decay: str = "medium") -> _Rule:
-    return _Rule(re.compile(rf"^\s*(?:{lead})\b\s*", re.I), category, attribute, rewrite, importance, decay)
+          decay: str = "medium", needs_object: bool = False) -> _Rule:
+    # \b(?!') : a lead-in is a whole word, never the start of a contraction ("won" is not "won't").
+    return _Rule(re.compile(rf"^\s*(?:{lead})\b(?!')\s*", re.I), category, attribute, rewrite, importance, decay,
+                 needs_object)
 
 
 _ACTIVITY_VERBS = (
@@ -131,7 +151,7 @@ _RELATIONS = (
 RULES: tuple[_Rule, ...] = (
     _rule(r"my name is", "identity", "The user's name is", "name", 9, "low"),
     _rule(r"i(?:'m| am) (a|an)(?= )", "identity", "The user is {word}", "role", 8, "low"),
-    _rule(r"i work (?:as|at|for|on|in)", "identity", "The user works", "work", 8, "low"),
+    _rule(r"i work (as|at|for|on|in)", "identity", "The user works {word}", "work", 8, "low"),
     _rule(r"i live in", "identity", "The user lives in", "home-location", 8, "low"),
     _rule(r"i grew up in", "identity", "The user grew up in", "origin", 7, "low"),
     _rule(r"i was born(?= (?:in|on) )", "identity", "The user was born", "birth", 7, "low"),
@@ -158,12 +178,12 @@ RULES: tuple[_Rule, ...] = (
     _rule(r"(?:i|we) (?:have )?decided", "decision", "The user decided", None, 6),
     _rule(r"i(?:'ve| have) switched to", "decision", "The user switched to", None, 6),
     _rule(r"i(?:'ve| have) never", "fact", "The user has never", None, 4),
-    _rule(r"i(?:'ve| have) been(?= \w+ing\b)", "fact", "The user has been", None, 5),
+    _rule(r"i(?:'ve| have) been(?= \w+ing\b)", "fact", "The user has been", None, 5, needs_object=True),
     _rule(r"i have(?! to\b| no idea\b| been\b| a question\b| fun\b| a (?:good|great|nice) (?:time|day)\b)", "fact",
           "The user has", None, 5, "high"),
     _rule(r"i (?:just |recently |finally )?(?=(?:switched|moved|joined|started|quit|left|adopted|bought|graduated|"
-          r"finished|signed up|visited|won|got (?:married|engaged|divorced|promoted|a new)|began|became|retired)\b)",
-          "fact", "The user", None, 6),
+          r"finished|signed up|visited|won|got (?:married|engaged|divorced|promoted|a new)|began|became|retired)\b(?!'))",
+          "fact", "The user", None, 6, needs_object=True),
     _rule(rf"i (?:usually |often |also |still |regularly |sometimes )?({_ACTIVITY_VERBS})", "fact", "The user {verb}",
           None, 5),
     _rule(r"i can(?!'t| not)", "fact", "The user can", None, 4),
@@ -213,8 +233,21 @@ def _slot(words: str) -> str:
     return "-".join(re.findall(r"[a-z0-9]+", words.casefold())[:4]) or "statement"
 
 
-def _object_problem(rest: str) -> str | None:
-    """Why what follows the lead-in cannot stand alone, or None: it points outside itself, is cut off, or is empty."""
+def _vague(words: list[str], needs_object: bool) -> bool:
+    """No object, or a vague one: a count with nothing counted ("three"), a relational noun with nothing it relates
+    to ("a huge fan", "the lyrics"), or the lead's own verb with nothing after it ("started", "been playing for
+    years")."""
+    if _NUMBER.fullmatch(words[0]) and all(w in ("of", "my", "own", "each", "them") for w in words[1:]):
+        return True
+    if words[-1] in _RELATIONAL and all(w in _EMPTY or w in _INTENSIFIERS or w in _RELATIONAL for w in words):
+        return True
+    return needs_object and words[0] not in _COMPLETE_ALONE and all(
+        w in _EMPTY or w in _WEAK_VERBS or w in _WHEN for w in words[1:])
+
+
+def _object_problem(rest: str, needs_object: bool = False) -> str | None:
+    """Why what follows the lead-in cannot stand alone, or None: it points outside itself, is cut off, is empty, or
+    has no object or a vague one (`_vague`)."""
     if not rest or "?" in rest or _NAME_PLACEHOLDER.search(rest):
         return "empty" if not rest else "placeholder"
     if rest.count('"') % 2 or rest.count("\u201c") != rest.count("\u201d"):
@@ -241,10 +274,12 @@ def _object_problem(rest: str) -> str | None:
         return "deictic"  # "the food and the culture": of what?
     if words[0] in _WEAK_VERBS or (words[0] == "to" and len(words) > 1 and words[1] in _WEAK_VERBS | _EMPTY):
         return "empty"
+    if _vague(words, needs_object):
+        return "vague"
     return None
 
 
-def _object(clause: str, end: int) -> str | None:
+def _object(clause: str, end: int, needs_object: bool = False) -> str | None:
     """What follows the lead-in, trimmed to a phrase that can stand alone; None when no such phrase exists."""
     rest = _CLAUSE_END.split(clause[end:])[0].rstrip(" .!。！,")
     head, comma_and, _ = rest.partition(", and ")
@@ -254,7 +289,7 @@ def _object(clause: str, end: int) -> str | None:
         attempt = _NOW.sub("", attempt)
         attempt = _TRAILING_TIME.sub("", _TRAILING_FILLER.sub("", attempt.strip())).rstrip(" .!,")
         attempt = _TRAILING_FILLER.sub("", attempt).rstrip(" .!,")
-        if _object_problem(attempt) is None:
+        if _object_problem(attempt, needs_object) is None:
             return attempt
     return None
 
@@ -278,7 +313,7 @@ def candidates_from(item_id: str, text: str) -> list[Candidate]:
         if led is None:
             continue
         rule, lead = led
-        rest = _object(lead.string, lead.end())
+        rest = _object(lead.string, lead.end(), rule.needs_object)
         if rest is None:
             continue
         statement = _statement(rule, lead, rest)

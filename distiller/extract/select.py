@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.extract.base import Extraction, Extractor, ExtractRequest
-from distiller.extract.prompt import STATIC_PREFIX_TOKENS
+from distiller.extract.prompt import PROMPT_VERSION, STATIC_PREFIX_TOKENS
 from distiller.extract.rules import RulesExtractor
 from distiller.prices import caches, cost_usd
 
@@ -39,6 +39,20 @@ class Estimator:
 
     def __init__(self, model: str) -> None:
         self.model = model
+
+    def extract(self, request: ExtractRequest) -> Extraction:
+        raise DistillError("a dry run only estimates; it extracts nothing")
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """The Anthropic extractor a key would run, named in a dry run without one: it identifies the reprocess job
+    the real run would be (so a changed model or prompt is a new job even before a key is set) and prices the
+    estimate; it extracts nothing."""
+
+    model: str
+    name: str = "anthropic"
+    prompt_version: str = PROMPT_VERSION
 
     def extract(self, request: ExtractRequest) -> Extraction:
         raise DistillError("a dry run only estimates; it extracts nothing")

@@ -174,9 +174,11 @@ def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allo
     if extractor.model is None and not batches.path_of(state_dir, batch.batch_id).exists():
         return _extract_offline(batch, extractor, allowance)
     finished: dict[str, tuple[Extraction, tuple[tuple[ExtractRequest, str], ...]]] = {}
-    if batch.results and _provenance(batch) != _provenance(extractor):
+    if _provenance(batch) != _provenance(extractor):
         # Answers already paid for keep the extractor, model and prompt that drew them; one batch has one
-        # provenance, so the rest is not sent with another but quarantined, for `distill batches retry`.
+        # provenance, so the rest is not sent with another but quarantined, for `distill batches retry`. So is a
+        # batch nothing was answered for yet: a model batch is never finished by the offline rules (a run without
+        # the key) or another model behind the user's back.
         why = (f"not sent: batch {batch.batch_id} was started with {_named(batch)}, this run uses "
                f"{_named(extractor)}")
         log.warning("%s; its %d unanswered request(s) are quarantined (`distill batches retry %s` sends them)",

@@ -26,14 +26,14 @@ from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Tally, log
 from distiller.extract.base import Extractor
-from distiller.extract.select import Estimator, make_extractor
+from distiller.extract.select import Estimator, Planned, make_extractor
 from distiller.lock import run_lock
 from distiller.pipeline import budget, distill, pace
 from distiller.pipeline.budget import BudgetReached
 from distiller.pipeline.chunk import Chunk, Window
 from distiller.pipeline.commit import commit_batch
 from distiller.pipeline.dispatch import Fresh, mode
-from distiller.pipeline.run import distill_plans, resolve_sources
+from distiller.pipeline.run import check_options, distill_plans, resolve_sources
 from distiller.progress import Progress
 from distiller.screen import Screened
 from distiller.screen.prefilter import KEEP
@@ -74,11 +74,16 @@ class Estimate:
     cost_usd: float
     model: str
     cache_read_tokens: int = 0  # of `tokens`, the prefix expected to be read from the prompt cache
+    extractor: str = "anthropic"  # the extractor that will run: only a model's estimate is a price to pay
+
+    @property
+    def paid(self) -> bool:
+        return self.extractor == "anthropic"
 
     def as_dict(self) -> dict:
         return {"files": self.files, "bytes": self.bytes, "messages": self.messages, "requests": self.requests,
                 "estimated_tokens": self.tokens, "estimated_cost_usd": round(self.cost_usd, 6), "model": self.model,
-                "estimated_cache_read_tokens": self.cache_read_tokens}
+                "estimated_cache_read_tokens": self.cache_read_tokens, "extractor": self.extractor}
 
 
 @dataclass
@@ -181,7 +186,7 @@ def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally)
 
 def _pass(settings: Settings, scope: Scope, extractor: Extractor, *, dry_run: bool, job_id: str, run_id: str,
           done: dict[str, int], tally: Tally, progress: Progress | None = None,
-          pacer: pace.Pace | None = None, spent_today: tuple[int, float] = (0, 0.0)) -> None:
+          pacer: pace.Pace | None = None, spent_today: tuple[int, float] = (0, 0.0), label: str = "") -> None:
     plans, session_keys = _plans(settings, scope, done, tally)
     batch_dir = _job_dir(settings, job_id)
 
@@ -193,7 +198,7 @@ def _pass(settings: Settings, scope: Scope, extractor: Extractor, *, dry_run: bo
                                                             commit=commit,
                                                             pacer=pacer or pace.Pace(settings.concurrency))
     if progress is not None:
-        progress.begin(tally, sum(plan.stop - plan.start for plan in plans))
+        progress.begin(tally, sum(plan.stop - plan.start for plan in plans), label)
     window = Window(scope.since, scope.until) if scope.since or scope.until else None
     distill_plans(plans, session_keys, settings, tally, Chunk(settings), _once(tally), dispatcher, window=window)
 
@@ -202,15 +207,21 @@ def _job_dir(settings: Settings, job_id: str) -> Path:
     return settings.state_dir / "reprocess" / job_id
 
 
-def estimate(settings: Settings, scope: Scope, extractor: Extractor, done: dict[str, int] | None = None) -> Estimate:
-    """Read and screen everything in scope and pack it as the job would, without sending or recording anything."""
+def estimate(settings: Settings, scope: Scope, extractor: Extractor, done: dict[str, int] | None = None,
+             progress: Progress | None = None) -> Estimate:
+    """Read and screen everything in scope and pack it as the job would, without sending or recording anything
+    (a whole history takes seconds: `progress` shows it, labelled `estimating`, and is cleared at the end)."""
     model = extractor.model or settings.model
     tally = Tally(extractor="estimate", model=model)
-    _pass(settings, scope, Estimator(model), dry_run=True, job_id="estimate", run_id="dry-run", done=done or {},
-          tally=tally)
+    try:
+        _pass(settings, scope, Estimator(model), dry_run=True, job_id="estimate", run_id="dry-run",
+              done=done or {}, tally=tally, progress=progress, label="estimating")
+    finally:
+        if progress is not None:
+            progress.done()
     cost = tally.estimated_cost_usd * (prices.BATCH_DISCOUNT if settings.batch_api else 1)
     return Estimate(tally.files, tally.bytes_read, tally.messages, tally.requests, tally.estimated_tokens, cost,
-                    model, tally.estimated_cache_read_tokens)
+                    model, tally.estimated_cache_read_tokens, extractor.name)
 
 
 Confirm = Callable[[Estimate], bool]
@@ -233,6 +244,9 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
     if since and until and since >= until:
         raise DistillError(f"--since {since.isoformat()} is not before --until {until.isoformat()}")
     extractor = extractor or make_extractor(settings)
+    if dry_run and extractor.name == "rules" and settings.origin("model").startswith("flag"):
+        extractor = Planned(settings.model)  # no key: estimate the job `--model` asks for, as run --dry-run does
+    check_options(settings, extractor)
     if settings.batch_api and getattr(extractor, "submit_batch", None) is None:
         raise DistillError(f"--batch-api needs the Anthropic extractor, not {extractor.name}: set ANTHROPIC_API_KEY "
                            f"or drop --batch-api")
@@ -249,7 +263,7 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
         return ReprocessSummary(job_id, "already-done", None, False, job.retired or 0, None)
     if collect:
         confirm = None  # what is collected was estimated, confirmed and paid for when it was submitted
-    plan = estimate(settings, scope, extractor, done) if dry_run or confirm is not None else None
+    plan = estimate(settings, scope, extractor, done, progress) if dry_run or confirm is not None else None
     if dry_run:
         return ReprocessSummary(job_id, "dry-run", plan, job is not None, 0, None)
     if confirm is not None and not confirm(plan):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from distiller import stop
+from distiller import prices, stop
 from distiller.batches import files as batches
 from distiller.batches.model import PENDING, SUBMITTED, SUBMITTING, Batch
 from distiller.config import Settings
@@ -42,7 +42,7 @@ from distiller.store.db import Holding, connect_for
 from distiller.records import Cursor
 from distiller.track import ReadPlan, load_cursors, plan_reads
 
-__all__ = ["BudgetReached", "RunSummary", "ShowDecision", "resolve_sources", "run_once"]
+__all__ = ["BudgetReached", "RunSummary", "ShowDecision", "check_options", "resolve_sources", "run_once"]
 
 
 @dataclass(frozen=True)
@@ -208,7 +208,7 @@ def run_once(
     is shown while the run reads."""
     roots = resolve_sources(sources)
     extractor = extractor or (Estimator(settings.model) if dry_run else make_extractor(settings))
-    _check_options(settings, extractor)
+    check_options(settings, extractor)
     try:
         if dry_run:
             with stop.deferred():
@@ -220,8 +220,14 @@ def run_once(
             progress.done()
 
 
-def _check_options(settings: Settings, extractor: Extractor) -> None:
-    """Options that only the Anthropic extractor honours are errors when another one runs, not silently ignored."""
+def check_options(settings: Settings, extractor: Extractor) -> None:
+    """Refuse up front what the run could not honour, for `run`, `reprocess` and `schedule install` alike: an
+    Opus-class model that will be priced or called without allow_expensive_model, and options only the Anthropic
+    extractor honours when the offline rules run (not silently ignored)."""
+    if (extractor.model is not None or settings.origin("model").startswith("flag")) and prices.is_expensive(
+            settings.model) and not settings.allow_expensive_model:
+        raise DistillError(f"model {settings.model!r} is Opus-class and expensive; pass --allow-expensive-model (or "
+                           f"set allow_expensive_model) to use it")
     if extractor.name != "rules":
         return
     why = ("ANTHROPIC_API_KEY is not set" if settings.extractor == "auto" else

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from distiller.config import Settings
+from distiller.errors import DistillError
 from distiller.events import Tally
 from distiller.lock import run_lock
 from distiller.pipeline.run import resolve_sources
@@ -56,8 +57,16 @@ def _present_ends(roots: list[str], settings: Settings, known: dict[str, Cursor]
 
 
 def init(settings: Settings, sources: Sequence[Path] | None = None, *, mode: str = "create") -> InitSummary:
-    """Create the state; `from-now` marks every present complete line as read, `from-start` forgets all cursors."""
+    """Create the state; `from-now` marks every present complete line as read, `from-start` forgets all cursors.
+
+    `from-now` with a source that does not exist is refused before anything is created: marking nothing as read
+    would make the first real run read (and pay for) the whole history it was meant to skip."""
     roots = resolve_sources(sources)
+    missing = [root for root in roots if not os.path.exists(root)]
+    if mode == "from-now" and missing:
+        given = "" if sources else " (the default: $OPENCLAW_STATE_DIR/agents, else ~/.openclaw/agents)"
+        raise DistillError(f"source not found: {', '.join(missing)}{given}; nothing marked as read: pass --source "
+                           f"with the directory that holds your transcripts")
     marks: list[tuple[Cursor, int | None]] = []
     reset = 0
     with run_lock(settings.lock_path):

@@ -31,14 +31,18 @@ def join(scope: str, alias: str = "k") -> str:
 
 def newest_by_scope(messages: Iterable[Message], wall: datetime | None = None) -> dict[str, datetime]:
     """Each agent's scope and the global one, at the newest credible message time among `messages`."""
+    return newest_of(((message.agent, message_time(message.ts)) for message in messages), wall)
+
+
+def newest_of(times: Iterable[tuple[str, datetime | None]], wall: datetime | None = None) -> dict[str, datetime]:
+    """The same from (agent, time) pairs: an import's evidence, when its export carries no clock."""
     ceiling = (wall or datetime.now(timezone.utc)) + SKEW
     newest: dict[str, datetime] = {}
-    for message in messages:
-        at = message_time(message.ts)
+    for agent, at in times:
         if at is None:
             continue
         at = min(at, ceiling)
-        for scope in (f"agent:{message.agent}", GLOBAL):
+        for scope in (f"agent:{agent}", GLOBAL):
             if scope not in newest or at > newest[scope]:
                 newest[scope] = at
     return newest

@@ -89,8 +89,10 @@ def _params(settings: StoreSettings, now: datetime) -> dict:
     return activation_params(settings, now)
 
 
-def select(con: duckdb.DuckDBPyConnection, filters: Filters, settings: StoreSettings, now: datetime) -> list[BeliefRow]:
-    where, params = [], _params(settings, now)
+def _where(filters: Filters) -> tuple[str, dict]:
+    """The filters as a WHERE clause (empty when none) and its parameters."""
+    where: list[str] = []
+    params: dict = {}
     if filters.status is None:
         where.append("b.status <> 'archived'")
     elif filters.status != "all":
@@ -112,7 +114,19 @@ def select(con: duckdb.DuckDBPyConnection, filters: Filters, settings: StoreSett
     for n, word in enumerate((filters.text or "").split()):
         where.append(f"(b.statement ILIKE $w{n} OR b.subject ILIKE $w{n} OR b.attribute ILIKE $w{n})")
         params[f"w{n}"] = f"%{word}%"
-    sql = _ROW + (" WHERE " + " AND ".join(where) if where else "")
+    return (" WHERE " + " AND ".join(where) if where else ""), params
+
+
+def count(con: duckdb.DuckDBPyConnection, filters: Filters) -> int:
+    """How many beliefs the filters match, whatever the limit: what a listing cut at its limit leaves out."""
+    where, params = _where(filters)
+    return con.execute("SELECT count(*) FROM beliefs b" + where, params).fetchone()[0]
+
+
+def select(con: duckdb.DuckDBPyConnection, filters: Filters, settings: StoreSettings, now: datetime) -> list[BeliefRow]:
+    where, params = _where(filters)
+    params.update(_params(settings, now))
+    sql = _ROW + where
     sql += f" ORDER BY {SORTS[filters.sort]}, b.belief_id"
     if filters.limit:
         sql += f" LIMIT {int(filters.limit)}"

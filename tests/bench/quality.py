@@ -1,6 +1,6 @@
 """Offline quality on Synthetic-Persona-Chat: what the prefilter keeps, and what the rules extractor learns.
 
-    python tests/bench/quality.py [--split held-out|tune|all] [--transcripts DIR] [--limit N] [--show N]
+    python tests/bench/quality.py [--split held-out|tune|all] [--transcripts DIR] [--limit N] [--show N] [--top N]
 
 The conversations are converted into OpenClaw transcripts (tests/bench/personachat.py; into a temp dir unless
 --transcripts names a converted one), read back through the OpenClaw reader and screened as the scan screens them
@@ -28,6 +28,9 @@ Definitions, operational and deliberately simple (read the figures with them in 
   on a word that needs a continuation ("to", "the", "and" …), or has no content stem beyond its verb ("The user
   likes to.").
 - A fact-carrying turn **yields a belief** when the extractor returns a belief that cites it.
+- `--top N` also runs the real pipeline (`distill run`, rules extractor) over the split's transcripts into a
+  temporary store and measures the first N beliefs of `distill beliefs list` (strongest first): what a person
+  reads first, where statements repeated across many sessions, vague ones included, rise to the top.
 """
 
 from __future__ import annotations
@@ -91,6 +94,41 @@ _VERBS = frozenset("the user is has likes dislikes prefers wants decided plans p
                    "allergic switched name favorite goal their to a an".split())  # fmt: skip
 
 
+# A statement with no object, or a vague one: nothing a person can use a month later ("The user won't quit.",
+# "The user is a huge fan.", "The user has been thinking.", "The user has three.", "The user started.").
+_ADVERBS = frozenset("just also still really finally recently usually often now actually".split())
+_FUTURE = frozenset("won't will would wouldn't".split())
+_NEEDS_OBJECT = frozenset("started began quit stopped joined moved left switched finished bought adopted visited won "
+                          "signed".split())
+_INTENSIFIERS = frozenset("huge big great real true total massive avid die-hard diehard".split())
+_RELATIONAL_HEADS = frozenset("fan fans member part fact lover follower supporter beat beats lyrics imagery "
+                              "camaraderie competition diversity privacy residents".split())
+_WHEN_WORDS = frozenset("ever since for years months weeks days ages long while".split())
+_NUMBER = re.compile(r"^(?:\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|several)$")
+
+
+def vagueness(statement: str) -> str | None:
+    """`no-object` or `vague-object` for a "The user <verb> …" statement (the kinds named above), else None."""
+    words = _TOKEN.findall(statement.lower().replace("\u2019", "'"))
+    if words[:2] != ["the", "user"]:
+        return None
+    rest = [word for word in words[2:] if word not in _ADVERBS]
+    if rest and rest[0] in _FUTURE:
+        return "no-object" if len(rest) <= 2 else None  # "won't quit"
+    if rest[:2] in (["has", "been"], ["have", "been"]) and len(rest) > 2 and rest[2].endswith("ing"):
+        after = rest[3:]
+        return "no-object" if all(w in STOP or w in _WHEN_WORDS for w in after) else None  # "has been playing"
+    if len(rest) == 1 and rest[0] in _NEEDS_OBJECT:
+        return "no-object"  # "started"
+    after = rest[1:]
+    if after and any(_NUMBER.match(w) for w in after) and all(w in STOP or _NUMBER.match(w) for w in after):
+        return "no-object"  # "has three", "has two of their own"
+    if after and after[-1] in _RELATIONAL_HEADS and all(
+            w in STOP or w in _INTENSIFIERS or w in _RELATIONAL_HEADS for w in after):
+        return "vague-object"  # "is a huge fan", "likes the lyrics": of what?
+    return None
+
+
 def stem(word: str) -> str:
     word = word.split("'")[0]
     for suffix in ("ies", "ing", "ed", "es", "s", "ly"):
@@ -145,7 +183,7 @@ def self_containment_problem(statement: str) -> str | None:
         return "dangling"
     if not [word for word in words if word not in _VERBS and word not in STOP]:
         return "no-content"
-    return None
+    return vagueness(statement)
 
 
 @dataclass
@@ -248,6 +286,20 @@ def measure(root: Path, split: str) -> Tally:
     return tally
 
 
+def top_of_list(root: Path, split: str, top: int) -> list[tuple[str, str | None]]:
+    """The first `top` beliefs `distill beliefs list` shows after a real run over the split, with their problem."""
+    from distiller import manage, pipeline
+    from distiller.config import Settings
+    from distiller.store.reads import Filters
+
+    agents = root / "agents" if split == "all" else root / "agents" / f"persona-{split}" / "sessions"
+    with tempfile.TemporaryDirectory(prefix="distill-quality-store-") as state:
+        settings = Settings(state_dir=Path(state), extractor="rules")
+        pipeline.run_once(settings, [agents])
+        shown = manage.list_beliefs(settings, Filters(limit=top))
+    return [(b.statement, self_containment_problem(b.statement)) for b in shown]
+
+
 def _share(part: int, whole: int) -> str:
     return f"{part}/{whole} = {part / whole:.3f}" if whole else f"{part}/0"
 
@@ -286,14 +338,26 @@ def main() -> None:
     parser.add_argument("--csv", type=Path, default=DATA)
     parser.add_argument("--limit", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--show", type=int, default=0, help="print N examples of each kind")
+    parser.add_argument("--top", type=int, default=0, help="also measure the first N of `beliefs list` after a run")
     args = parser.parse_args()
-    if args.transcripts is not None:
-        report(measure(args.transcripts, args.split), args.split, args.show)
-        return
     with tempfile.TemporaryDirectory(prefix="distill-quality-") as folder:
-        root = Path(folder)
-        write_transcripts(root, sessions_of(read_conversations(args.csv, args.limit)))
+        root = args.transcripts
+        if root is None:
+            root = Path(folder)
+            write_transcripts(root, sessions_of(read_conversations(args.csv, args.limit)))
         report(measure(root, args.split), args.split, args.show)
+        if args.top:
+            report_top(top_of_list(root, args.split, args.top), args.show)
+
+
+def report_top(shown: list[tuple[str, str | None]], show: int) -> None:
+    bad = [(statement, problem) for statement, problem in shown if problem]
+    print(f"\nfirst {len(shown)} of `beliefs list` after a run")
+    print(f"  not self-contained            {_share(len(bad), len(shown)):>24}   target <= 0.10")
+    if bad:
+        print("  by cause: " + ", ".join(f"{k} {v}" for k, v in Counter(p for _, p in bad).most_common()))
+    for statement, problem in (shown if show else [])[:show]:
+        print(f"  {'!' if problem else ' '} {statement}" + (f"  [{problem}]" if problem else ""))
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ def _read_session_index(path: Path, found: Discovery) -> None:
     try:
         index = orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError):
-        found.skipped["unreadable_index"] += 1
+        _passed_over(found, "unreadable_index", path)
         return
     if not isinstance(index, dict):
         return
@@ -67,6 +67,12 @@ def _read_session_index(path: Path, found: Discovery) -> None:
             found.session_keys[entry["sessionId"]] = key
         if isinstance(entry.get("sessionFile"), str):
             found.session_keys[Path(entry["sessionFile"]).name.split(".jsonl")[0]] = key
+
+
+def _passed_over(found: Discovery, reason: str, path: Path | str) -> None:
+    """A file (or agent dir) not read, counted by reason and named with -v: every skipped file can be told."""
+    found.skipped[reason] += 1
+    log.info("skipped %s (%s)", path, reason)
 
 
 def _skip(found: Discovery, path: Path | str, exc: OSError) -> None:
@@ -115,7 +121,7 @@ def _scan_sessions_dir(directory: Path, agent: str, found: Discovery, entries: l
             if entry.name == "sessions.json":
                 _read_session_index(Path(entry.path), found)
         else:
-            found.skipped[kind] += 1
+            _passed_over(found, kind, entry.path)
 
 
 def _is_sessions_dir(directory: Path, entries: list[os.DirEntry]) -> bool:
@@ -148,12 +154,12 @@ def discover(sources: Iterable[Path], excluded_agents: Iterable[str]) -> Discove
         if stat.S_ISREG(mode):
             agent = agent_of(source)
             if agent in excluded:
-                found.skipped["excluded_agent"] += 1
+                _passed_over(found, "excluded_agent", source)
             else:
                 found.live.append(SourceFile(str(source), agent, FORMAT))
             continue
         if not stat.S_ISDIR(mode):
-            found.skipped["not_regular"] += 1
+            _passed_over(found, "not_regular", source)
             continue
         try:
             nested = stat.S_ISDIR(os.stat(source / "agents").st_mode) and not (source / "sessions").is_dir()
@@ -170,7 +176,7 @@ def discover(sources: Iterable[Path], excluded_agents: Iterable[str]) -> Discove
         if _is_sessions_dir(source, entries):
             agent = agent_of(source / "x.jsonl")
             if agent in excluded:
-                found.skipped["excluded_agent"] += 1
+                _passed_over(found, "excluded_agent", source)
             else:
                 _scan_sessions_dir(source, agent, found, entries)
             continue
@@ -178,7 +184,7 @@ def discover(sources: Iterable[Path], excluded_agents: Iterable[str]) -> Discove
             if not _is_dir(agent_dir, found):
                 continue
             if agent_dir.name in excluded:
-                found.skipped["excluded_agent"] += 1
+                _passed_over(found, "excluded_agent", agent_dir.path)
                 continue
             sessions = Path(agent_dir.path) / "sessions"
             if _is_dir(sessions, found):
