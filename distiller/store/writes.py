@@ -20,7 +20,7 @@ from distiller.errors import DistillError
 from distiller.records import Belief
 from distiller.redact import refusal
 from distiller.storable import unsafe
-from distiller.store import clock, near, schema, tombstones
+from distiller.store import clock, near, schema, terms, tombstones
 from distiller.store.bulk import pack, rows
 from distiller.store.keys import (
     belief_key,
@@ -826,6 +826,9 @@ class _Upsert:
                 {"rows": pack(key=list(aliases), belief_id=list(aliases.values()))},
             )
         history(con, self.events, self.run_id, now)
+        # Recall's terms, in this same transaction: each new evidence item's quote, each new or changed wording.
+        terms.add(con, ((*key, e.quote) for key, e in self.evidence.items()))
+        terms.replace_statements(con, {h.belief_id: h.statement for h in (*reworded, *(h for h, _ in self.inserted))})
 
     def _write_new(self) -> None:
         """A new belief's evidence is all in this batch, so its aggregates come from there, not a table scan."""
