@@ -1,0 +1,70 @@
+"""`distill recall`, `distill profile` and `distill hook …`: thin click commands over distiller.recall."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from distiller.recall import FORMATS, write_if_changed
+from distiller.recall import api
+from distiller.recall.select import Limits
+
+
+@click.command("recall")
+@click.argument("prompt", required=False, default="")
+@click.option("--agent", help="Beliefs of this agent and global ones (default: every scope).")
+@click.option("--max-chars", type=click.IntRange(min=0), default=2200, help="Cut the block at a line boundary.")
+@click.option("--limit-core", type=click.IntRange(min=0), default=10)
+@click.option("--limit-active", type=click.IntRange(min=0), default=5)
+@click.option("--limit-recalled", type=click.IntRange(min=0), default=5)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="block")
+@click.option("--with-profile", is_flag=True, help="Put the profile (see `distill profile`) at the top.")
+@click.option("--write", "write_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the block to this file (atomically, only when it changed) instead of stdout.")
+@click.pass_obj
+def recall_command(obj: dict, prompt: str, agent: str | None, max_chars: int, limit_core: int, limit_active: int,
+                   limit_recalled: int, fmt: str, with_profile: bool, write_path: Path | None) -> None:
+    """The beliefs to hand an agent, as a <bee-recall> block: core, active (recent) and recalled (matching PROMPT).
+
+    \b
+    Example:
+      distill recall "what should I cook tonight?" --agent main --max-chars 1500
+      distill recall --write ~/.config/agent/MEMORY.md --format markdown
+    """
+    settings = obj["settings"]
+    rendered = api.recall(settings.db_path, prompt, agent=agent, limits=Limits(limit_core, limit_active, limit_recalled),
+                          max_chars=max_chars, fmt="markdown" if fmt == "json" else fmt, with_profile=with_profile,
+                          wait_seconds=settings.db_wait_seconds)
+    payload = rendered.as_dict()
+    if write_path is not None:
+        try:
+            payload["written"] = write_if_changed(write_path, rendered.text)
+        except OSError as exc:
+            raise click.ClickException(f"cannot write {write_path}: {exc.strerror or exc}") from None
+        payload["path"] = str(write_path)
+        human = f"{'wrote' if payload['written'] else 'unchanged'}: {write_path} ({len(rendered.lines)} line(s))"
+    else:
+        human = rendered.text.rstrip("\n") or "nothing to recall"
+    if rendered.cut and not obj["out"].quiet:
+        click.echo(f"{rendered.cut} line(s) left out to stay within --max-chars {max_chars}", err=True)
+    if fmt == "json" and not obj["out"].as_json:
+        obj["out"].as_json = True
+    obj["out"].emit(payload, human)
+
+
+@click.command("profile")
+@click.option("--agent", help="Beliefs of this agent and global ones (default: every scope).")
+@click.option("--refresh", is_flag=True, help="Compose it again even if the beliefs under it did not change.")
+@click.pass_obj
+def profile_command(obj: dict, agent: str | None, refresh: bool) -> None:
+    """Two or three sentences about the user from the active, confident beliefs; cached until they change.
+
+    \b
+    Example:
+      distill profile
+      distill profile --refresh --json
+    """
+    settings = obj["settings"]
+    made = api.user_profile(settings.db_path, agent=agent, refresh=refresh, wait_seconds=settings.db_wait_seconds)
+    obj["out"].emit(made.as_dict(), made.text or "no active, confident beliefs yet: nothing to profile")

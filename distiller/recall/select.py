@@ -1,0 +1,156 @@
+"""Which beliefs a recall shows, in three tiers, read in a few SQL statements and never written back.
+
+- core: identity, goals and preferences the store holds as active (explicit and confident, or seen in two
+  sessions) with confidence ≥ 0.7, most important first;
+- active: the live beliefs with the highest activation (ACT-R over their evidence times, on the transcripts' own
+  clock: store/clock.py), so what the user talks about lately;
+- recalled: BM25 over the beliefs' terms (store/terms.py) for the prompt, the statement's terms counting in full
+  and the quotes' at half weight (BM25F), ties broken by activation.
+
+Only live beliefs (active or provisional) of the scope are read: superseded, archived, flagged and forgotten ones
+never appear. A belief shown in an earlier tier, or saying the same as one (the same normalised statement, as an
+agent-scoped and a global copy may), is left out of the later ones. Reading is all recall does: no evidence, no
+activation, no date is written, so what the agents are shown never strengthens itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import duckdb
+
+from distiller.store.bulk import pack, rows
+from distiller.store.keys import normalize
+from distiller.store.writes import StoreSettings, activation_params, activation_sql, clock_join
+from distiller.terms import terms
+
+TIERS = ("core", "active", "recalled")
+LIVE = ("active", "provisional")
+CORE_CATEGORIES = ("identity", "goal", "preference")
+CORE_CONFIDENCE = 0.7
+BM25_K1, BM25_B = 1.2, 0.75
+QUOTE_WEIGHT = 0.5  # a quote's term counts half a statement's: the statement is what the belief says
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    core: int = 10
+    active: int = 5
+    recalled: int = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    session_id: str
+    message_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One recalled belief. `score`: confidence for core, activation for active, BM25 for recalled."""
+
+    belief_id: str
+    tier: str
+    category: str
+    statement: str
+    confidence: float
+    score: float
+    evidence: tuple[Evidence, ...]
+
+
+def _scope(agent: str | None) -> tuple[str, dict]:
+    if agent is None:
+        return "", {}
+    return " AND b.scope IN ('global', $agent_scope)", {"agent_scope": f"agent:{agent}"}
+
+
+def _live(agent: str | None) -> tuple[str, dict]:
+    """The live beliefs of the scope with their activation, as the CTE `live`."""
+    where, params = _scope(agent)
+    return f"""live AS MATERIALIZED (
+        SELECT b.belief_id, b.statement, b.category, b.confidence, b.status, b.importance, a.activation
+        FROM beliefs b JOIN (
+            SELECT e.belief_id, {activation_sql()} AS activation
+            FROM evidence e JOIN beliefs b USING (belief_id) {clock_join()}
+            WHERE b.status IN {LIVE}{where} GROUP BY e.belief_id) a USING (belief_id)
+        WHERE b.status IN {LIVE}{where})""", params
+
+
+def _bm25(query: dict[str, int]) -> str:
+    """Scores of the live beliefs matching the query terms (`$q`), as the CTE `matched`."""
+    weighted = f"CASE WHEN t.session_id = '' THEN t.tf ELSE {QUOTE_WEIGHT} * t.tf END"
+    return f"""q AS (SELECT * FROM {rows({'term': 'VARCHAR', 'qtf': 'INTEGER'}, 'q')}),
+    lengths AS (SELECT t.belief_id, sum({weighted}) AS dl FROM belief_terms t SEMI JOIN live USING (belief_id)
+                GROUP BY t.belief_id),
+    stats AS (SELECT count(*) AS n, avg(dl) AS avgdl FROM lengths),
+    hits AS (SELECT t.belief_id, t.term, sum({weighted}) AS tf FROM belief_terms t
+             SEMI JOIN live USING (belief_id) SEMI JOIN q USING (term) GROUP BY t.belief_id, t.term),
+    df AS (SELECT term, count(*) AS df FROM hits GROUP BY term),
+    matched AS (
+        SELECT h.belief_id,
+               sum(q.qtf * ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
+                   * h.tf * ({BM25_K1} + 1) / (h.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * l.dl / s.avgdl))) AS score
+        FROM hits h JOIN q USING (term) JOIN df USING (term) JOIN lengths l USING (belief_id) CROSS JOIN stats s
+        GROUP BY h.belief_id)"""
+
+
+def select(con: duckdb.DuckDBPyConnection, prompt: str, *, agent: str | None = None, limits: Limits = Limits(),
+           settings: StoreSettings | None = None, now: datetime) -> list[Line]:
+    """The lines of a recall, tier by tier, each tier strongest first, duplicates of earlier lines left out."""
+    settings = settings or StoreSettings()
+    live, params = _live(agent)
+    params |= activation_params(settings, now)
+    # Each tier reads enough rows to fill its limit after the earlier tiers' lines are left out of it.
+    core_order = "importance DESC, confidence DESC, activation DESC, belief_id"
+    parts = [f"""(SELECT 'core' AS tier, belief_id, category, statement, confidence, confidence AS score,
+                        row_number() OVER (ORDER BY {core_order}) AS rank
+                 FROM live WHERE status = 'active' AND category IN {CORE_CATEGORIES} AND confidence >= {CORE_CONFIDENCE}
+                 ORDER BY {core_order} LIMIT {int(limits.core)})""",
+             f"""(SELECT 'active', belief_id, category, statement, confidence, activation,
+                        row_number() OVER (ORDER BY activation DESC, belief_id)
+                 FROM live ORDER BY activation DESC, belief_id LIMIT {int(limits.core) + int(limits.active)})"""]
+    query = terms(prompt)
+    ctes = [live]
+    if query and limits.recalled > 0:
+        ctes.append(_bm25(query))
+        params["q"] = pack(term=list(query), qtf=list(query.values()))
+        order = "m.score DESC, l.activation DESC, l.belief_id"
+        parts.append(f"""(SELECT 'recalled', l.belief_id, l.category, l.statement, l.confidence, m.score,
+                                row_number() OVER (ORDER BY {order})
+                         FROM matched m JOIN live l USING (belief_id) ORDER BY {order}
+                         LIMIT {int(limits.core) + int(limits.active) + int(limits.recalled)})""")
+    found = con.execute(f"WITH {', '.join(ctes)} " + " UNION ALL ".join(parts), params).fetchall()
+    chosen = _dedupe(found, limits)
+    return _with_evidence(con, chosen)
+
+
+def _dedupe(found: list[tuple], limits: Limits) -> list[tuple]:
+    """In tier order, each tier in its own rank order (UNION ALL returns rows in any order)."""
+    found = sorted(found, key=lambda row: (TIERS.index(row[0]), row[6]))
+    seen_ids: set[str] = set()
+    seen_texts: set[str] = set()
+    taken = dict.fromkeys(TIERS, 0)
+    chosen = []
+    for row in found:
+        tier, belief_id, text = row[0], row[1], normalize(row[3]).text
+        if taken[tier] == getattr(limits, tier) or belief_id in seen_ids or text in seen_texts:
+            continue
+        seen_ids.add(belief_id)
+        seen_texts.add(text)
+        chosen.append(row)
+        taken[tier] += 1
+    return chosen
+
+
+def _with_evidence(con: duckdb.DuckDBPyConnection, chosen: list[tuple]) -> list[Line]:
+    if not chosen:
+        return []
+    ids = [row[1] for row in chosen]
+    evidence: dict[str, list[Evidence]] = {}
+    for belief_id, session_id, message_id in con.execute(
+            f"SELECT belief_id, session_id, message_id FROM evidence SEMI JOIN {rows({'belief_id': 'VARCHAR'})} i "
+            "USING (belief_id) ORDER BY ts, session_id, message_id", {"rows": pack(belief_id=ids)}).fetchall():
+        evidence.setdefault(belief_id, []).append(Evidence(session_id, message_id))
+    return [Line(row[1], row[0], row[2], row[3], row[4], float(row[5]), tuple(evidence.get(row[1], ())))
+            for row in chosen]
