@@ -33,8 +33,8 @@ def recall_command(obj: dict, prompt: str, agent: str | None, max_chars: int, li
       distill recall --write ~/.config/agent/MEMORY.md --format markdown
     """
     settings = obj["settings"]
-    rendered = api.recall(settings.db_path, prompt, agent=agent, limits=Limits(limit_core, limit_active, limit_recalled),
-                          max_chars=max_chars, fmt="markdown" if fmt == "json" else fmt, with_profile=with_profile,
+    limits = Limits(limit_core, limit_active, limit_recalled)
+    rendered = api.recall(settings.db_path, prompt, agent=agent, limits=limits, max_chars=max_chars, fmt="markdown" if fmt == "json" else fmt, with_profile=with_profile,
                           wait_seconds=settings.db_wait_seconds)
     payload = rendered.as_dict()
     if write_path is not None:

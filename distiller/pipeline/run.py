@@ -33,11 +33,13 @@ from distiller.pipeline.commit import commit_batch
 from distiller.pipeline.dispatch import Dispatcher, Fresh, ShowDecision, mode
 from distiller.pipeline.read import open_reading
 from distiller.progress import Progress
-from distiller.screen import Screened
+from distiller import recall
+from distiller.screen import Screened, echo
 from distiller import sources as registry
 from distiller.sources import sniff
 from distiller.sources.base import Discovery
 from distiller.store import batch_rows, messages, runs
+from distiller.store import terms as store_terms
 from distiller.store.db import Holding, connect_for
 from distiller.records import Cursor
 from distiller.track import ReadPlan, load_cursors, plan_reads
@@ -54,6 +56,12 @@ class RunSummary:
 
     def as_dict(self) -> dict:
         return {"run_id": self.run_id, "dry_run": self.dry_run, "sources": list(self.sources), **self.tally.as_dict()}
+
+
+def echo_index(con: duckdb.DuckDBPyConnection) -> echo.EchoIndex:
+    """What a recall could have shown (the live statements, and the block's headers when pasted without it),
+    loaded once per run: the spans of new messages that reproduce it are echoes, never evidence."""
+    return echo.index([*store_terms.live_statements(con), *recall.HEADERS.values(), recall.PROFILE_HEADER])
 
 
 def resolve_sources(sources: Sequence[Path] | None) -> list[str]:
@@ -260,14 +268,17 @@ def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally:
     pacer = pace.Pace(settings.concurrency)
     spent = (0, 0.0)
     tracked: list[Cursor] = []
+    echoes = echo.EMPTY
     if not dry_run and not started_ahead:
         with connect_for(settings) as con:
             runs.start(con, run_id, roots)
             spent = batch_rows.spent_today(con)
             tracked = load_cursors(con)
+            echoes = echo_index(con)
     elif settings.db_path.exists():
         with connect_for(settings, read_only=True) as con:
             tracked = load_cursors(con)
+            echoes = echo_index(con)
     started = None
     try:
         if waiting:
@@ -293,7 +304,8 @@ def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally:
                                                                     start_hold=start_hold)
             if progress is not None:
                 progress.begin(tally, planned)
-            distill_plans(plans, discovery.session_keys, settings, tally, Chunk(settings), unread(settings, tally),
+            distill_plans(plans, discovery.session_keys, settings, tally, Chunk(settings, echoes),
+                          unread(settings, tally),
                           dispatcher, gone=gone, started=started)
     except BudgetReached as reached:
         tally.budget_stop = str(reached)

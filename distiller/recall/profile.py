@@ -84,7 +84,8 @@ def profile(con: duckdb.DuckDBPyConnection, state_dir: Path, *, agent: str | Non
     the state dir is writable: a read-only caller still gets its profile)."""
     rows = _candidates(con, agent)
     key = _key([*rows, agent or ""])
-    cache = state_dir / (CACHE_FILE if agent is None else f"profile.{hashlib.sha256(agent.encode()).hexdigest()[:12]}.json")
+    name = CACHE_FILE if agent is None else f"profile.{hashlib.sha256(agent.encode()).hexdigest()[:12]}.json"
+    cache = state_dir / name
     if not refresh:
         try:
             cached = orjson.loads(cache.read_bytes())

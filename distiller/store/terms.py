@@ -72,3 +72,9 @@ def rebuild(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DELETE FROM belief_terms")
     add(con, ((b, "", "", s) for b, s in con.execute("SELECT belief_id, statement FROM beliefs").fetchall()))
     add(con, con.execute("SELECT belief_id, session_id, message_id, quote FROM evidence").fetchall())
+
+
+def live_statements(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The statements recall may show (live beliefs): what the echo screen compares new messages with."""
+    return [row[0] for row in con.execute(
+        "SELECT statement FROM beliefs WHERE status IN ('active', 'provisional')").fetchall()]
