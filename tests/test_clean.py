@@ -50,7 +50,7 @@ def test_fixture_rows_clean_as_labelled(row):
 
 
 def test_distiller_blocks_are_always_stripped():
-    assert DISTILLER_BLOCKS == ("distiller-recall", "distiller-profile")
+    assert DISTILLER_BLOCKS == ("distiller-recall", "distiller-profile", "bee-recall")
     assert "relevant-memories" in INJECTED_BLOCKS
     for role in ("user", "assistant"):
         assert clean("<distiller-recall>x</distiller-recall>my cat is Tom", role, extra_blocks=()).parts == (

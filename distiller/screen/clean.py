@@ -19,7 +19,8 @@ from functools import lru_cache
 from distiller.textscan import contains_any
 
 # Our own recall blocks, stripped from every format's messages: distilling them would feed beliefs back as evidence.
-DISTILLER_BLOCKS: tuple[str, ...] = ("distiller-recall", "distiller-profile")
+# `distill recall` writes the `bee-recall` block OpenClaw's recall plugin injects, for any agent.
+DISTILLER_BLOCKS: tuple[str, ...] = ("distiller-recall", "distiller-profile", "bee-recall")
 REASONING_BLOCKS: tuple[str, ...] = ("think", "thinking")  # stripped from assistant turns
 USER, ASSISTANT = "user", "assistant"
 BOTH = (USER, ASSISTANT)
