@@ -23,7 +23,7 @@ from distiller.pipeline import batches_admin
 from distiller import manage as beliefs_api
 from distiller.cli.belief_commands import beliefs, runs_command
 from distiller.cli.reprocess_command import reprocess_command
-from distiller.cli.recall_commands import profile_command, recall_command
+from distiller.cli.recall_commands import hook_group, profile_command, recall_command
 from distiller.config import (
     DEFAULT_CONCURRENCY,
     MAX_CONCURRENCY,
@@ -601,6 +601,7 @@ cli.add_command(runs_command)
 cli.add_command(reprocess_command)
 cli.add_command(recall_command)
 cli.add_command(profile_command)
+cli.add_command(hook_group)
 
 
 def main() -> None:

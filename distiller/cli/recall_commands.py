@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -68,3 +69,74 @@ def profile_command(obj: dict, agent: str | None, refresh: bool) -> None:
     settings = obj["settings"]
     made = api.user_profile(settings.db_path, agent=agent, refresh=refresh, wait_seconds=settings.db_wait_seconds)
     obj["out"].emit(made.as_dict(), made.text or "no active, confident beliefs yet: nothing to profile")
+
+
+_AGENTS = click.Choice(["claude-code"])
+
+
+@click.group("hook")
+def hook_group() -> None:
+    """Recall for agents' hooks: answer one (`distill hook claude-code`), install or uninstall it.
+
+    \b
+    Example:
+      distill hook install claude-code
+      echo '{"prompt": "what do I like?"}' | distill hook claude-code
+    """
+
+
+@hook_group.command("claude-code")
+@click.option("--agent", help="Beliefs of this agent and global ones (default: every scope).")
+@click.option("--max-chars", type=int, default=2200)
+@click.pass_obj
+def hook_claude_code(obj: dict, agent: str | None, max_chars: int) -> None:
+    """Read Claude Code's UserPromptSubmit event on stdin and print the recall block as additional context.
+
+    Never fails the prompt: on any error it prints nothing, exits 0 and logs one line to <state-dir>/hook.log.
+
+    \b
+    Example:
+      echo '{"prompt": "where do I live?"}' | distill hook claude-code
+    """
+    from distiller.recall import hook
+
+    out = hook.answer(sys.stdin.buffer.read(hook.MAX_EVENT_BYTES), obj["settings"].state_dir, agent=agent,
+                      max_chars=max(max_chars, 0))
+    if out:
+        click.echo(out.decode())
+
+
+@hook_group.command("install")
+@click.argument("kind", type=_AGENTS)
+@click.option("--agent", help="Recall the beliefs of this agent and global ones (default: every scope).")
+@click.option("--max-chars", type=click.IntRange(min=0), default=2200)
+@click.pass_obj
+def hook_install(obj: dict, kind: str, agent: str | None, max_chars: int) -> None:
+    """Add the hook to Claude Code's user settings ($CLAUDE_CONFIG_DIR or ~/.claude), keeping every other hook.
+
+    \b
+    Example:
+      distill hook install claude-code --agent main
+    """
+    from distiller.recall import claude_settings
+
+    done = claude_settings.install(obj["settings"].state_dir, agent=agent, max_chars=max_chars)
+    human = (f"{'installed' if done.changed else 'already installed'} in {done.path}: {done.command}"
+             + (f" (replaced {done.removed} earlier entry)" if done.removed and done.changed else ""))
+    obj["out"].emit(done.as_dict(), human)
+
+
+@hook_group.command("uninstall")
+@click.argument("kind", type=_AGENTS)
+@click.pass_obj
+def hook_uninstall(obj: dict, kind: str) -> None:
+    """Remove the hook from Claude Code's user settings, and nothing else.
+
+    \b
+    Example:
+      distill hook uninstall claude-code
+    """
+    from distiller.recall import claude_settings
+
+    done = claude_settings.uninstall()
+    obj["out"].emit(done.as_dict(), f"removed from {done.path}" if done.changed else f"not installed in {done.path}")

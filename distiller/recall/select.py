@@ -22,7 +22,7 @@ import duckdb
 
 from distiller.store.bulk import pack, rows
 from distiller.store.keys import normalize
-from distiller.store.writes import StoreSettings, activation_params, activation_sql, clock_join
+from distiller.store.activation import Decay, activation_params, activation_sql, clock_join
 from distiller.terms import terms
 
 TIERS = ("core", "active", "recalled")
@@ -96,9 +96,9 @@ def _bm25(query: dict[str, int]) -> str:
 
 
 def select(con: duckdb.DuckDBPyConnection, prompt: str, *, agent: str | None = None, limits: Limits = Limits(),
-           settings: StoreSettings | None = None, now: datetime) -> list[Line]:
-    """The lines of a recall, tier by tier, each tier strongest first, duplicates of earlier lines left out."""
-    settings = settings or StoreSettings()
+           settings: Decay | None = None, now: datetime) -> list[Line]:
+    """The lines of a recall, tier by tier, each tier strongest first, duplicates of earlier lines left out
+    (`settings`: the store's decay rates, if not the defaults)."""
     live, params = _live(agent)
     params |= activation_params(settings, now)
     # Each tier reads enough rows to fill its limit after the earlier tiers' lines are left out of it.

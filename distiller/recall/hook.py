@@ -1,0 +1,112 @@
+"""Claude Code's UserPromptSubmit hook: the recall block for the prompt, as context the model sees with it.
+
+Claude Code runs `distill hook claude-code --state-dir DIR` on every prompt, with the event on stdin
+(`{"session_id", "transcript_path", "cwd", "hook_event_name": "UserPromptSubmit", "prompt"}`), and adds what the
+hook prints as `{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": BLOCK}}`.
+
+It never fails the user's prompt: whatever goes wrong (no database yet, a damaged one, bad input), it prints
+nothing, exits 0 and appends one line to `<state-dir>/hook.log`. It opens the store read-only; while a run holds
+it (DuckDB lets no reader in beside a writer) it waits at most `BUSY_WAIT_SECONDS`, then answers with the last
+block it gave without the prompt's recalled tier (`hook-cache.txt`), so a scheduled run costs the prompt
+nothing but that tier. `__main__` reaches `main` without importing click or the CLI, and this module imports
+only the read side of the store: about 90 ms of a 150 ms budget is the interpreter and DuckDB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import orjson
+
+BUSY_WAIT_SECONDS = 0.05
+MAX_EVENT_BYTES = 8 << 20  # a prompt is read up to this size; the rest is not needed to pick beliefs
+LOG_FILE = "hook.log"
+CACHE_FILE = "hook-cache.txt"
+LOG_MAX_BYTES = 1 << 20  # then it starts again from hook.log.1
+
+
+def context(block: str) -> bytes:
+    """Claude Code's hook output adding `block` to the prompt's context."""
+    return orjson.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": block}})
+
+
+def _prompt(raw: bytes) -> str:
+    event = orjson.loads(raw)
+    if not isinstance(event, dict):
+        raise ValueError("the hook event is not a JSON object")
+    prompt = event.get("prompt")
+    return prompt if isinstance(prompt, str) else ""
+
+
+def answer(raw: bytes, state_dir: Path, *, agent: str | None = None, max_chars: int = 2200) -> bytes:
+    """What the hook prints for this event: the context, or b"" (and one line in the log) when anything fails."""
+    from distiller.errors import Unavailable
+    from distiller.recall import render, write_if_changed
+    from distiller.recall.api import recall
+
+    cache = state_dir / CACHE_FILE
+    try:
+        rendered = recall(state_dir / "distill.duckdb", _prompt(raw), agent=agent, max_chars=max_chars,
+                          wait_seconds=BUSY_WAIT_SECONDS, as_is=True)
+    except Unavailable as exc:  # a run holds the store: the last prompt-free block
+        try:
+            block = cache.read_text(encoding="utf-8")
+        except OSError:
+            block = ""
+        log(state_dir, f"store busy, {'the cached block' if block else 'no context'} given: {exc}")
+        return context(block) if block else b""
+    except Exception as exc:  # noqa: BLE001  (never fail the prompt: any error is logged, none raised)
+        log(state_dir, f"no context: {type(exc).__name__}: {exc}")
+        return b""
+    try:
+        standing = render([line for line in rendered.lines if line.tier != "recalled"], max_chars=max_chars)
+        write_if_changed(cache, standing.text)
+    except OSError as exc:
+        log(state_dir, f"cache not written: {exc}")
+    return context(rendered.text) if rendered.text else b""
+
+
+def log(state_dir: Path, line: str) -> None:
+    """One line, never raising: the hook's only report is its log."""
+    path = state_dir / LOG_FILE
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    try:
+        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
+            os.replace(path, path.with_name(LOG_FILE + ".1"))
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(f"{stamp} {' '.join(line.split())[:500]}\n")
+    except OSError:
+        pass
+
+
+def main(argv: list[str]) -> int:
+    """`distill hook claude-code [--state-dir DIR] [--agent ID] [--max-chars N]` without the CLI: exit 0 always."""
+    os.umask(os.umask(0o077) | 0o077)
+    parser = argparse.ArgumentParser(prog="distill hook claude-code", add_help=False)
+    parser.add_argument("--state-dir", type=Path)
+    parser.add_argument("--agent")
+    parser.add_argument("--max-chars", type=int, default=2200)
+    try:
+        args, _ = parser.parse_known_args(argv)
+        from distiller.config import default_state_dir
+
+        state_dir = args.state_dir or default_state_dir()
+    except (SystemExit, Exception):  # noqa: BLE001
+        return 0
+    try:
+        raw = sys.stdin.buffer.read(MAX_EVENT_BYTES)
+    except (OSError, ValueError) as exc:
+        log(state_dir, f"no context: stdin: {exc}")
+        return 0
+    out = answer(raw, state_dir, agent=args.agent, max_chars=max(args.max_chars, 0))
+    if out:
+        try:
+            sys.stdout.buffer.write(out + b"\n")
+            sys.stdout.flush()
+        except OSError:
+            pass
+    return 0
