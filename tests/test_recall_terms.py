@@ -46,8 +46,9 @@ def _belief(statement: str, session: str, message: str, quote: str, day: int) ->
                   (evidence,), "rules", None, "p1")
 
 
-def _table(con: duckdb.DuckDBPyConnection) -> list[tuple]:
-    return sorted(con.execute("SELECT * FROM belief_terms").fetchall())
+def _table(con: duckdb.DuckDBPyConnection) -> tuple[list[tuple], list[tuple]]:
+    return (sorted(con.execute("SELECT * FROM belief_terms").fetchall()),
+            sorted(con.execute("SELECT * FROM belief_lengths").fetchall()))
 
 
 STATEMENTS = ["The user likes hiking in the mountains", "The user likes hiking in the mountains near Lisbon",
@@ -82,7 +83,8 @@ def test_the_term_table_kept_by_each_write_equals_a_rebuild(tmp_path, steps):
             term_table.rebuild(con)
         assert kept == _table(con)
         # and nothing indexed belongs to a belief that is gone
-        assert not con.execute("SELECT 1 FROM belief_terms ANTI JOIN beliefs USING (belief_id)").fetchall()
+        for table in ("belief_terms", "belief_lengths"):
+            assert not con.execute(f"SELECT 1 FROM {table} ANTI JOIN beliefs USING (belief_id)").fetchall()
 
 
 def test_the_migration_backfills_the_terms_of_an_existing_database(tmp_path):
@@ -92,8 +94,10 @@ def test_the_migration_backfills_the_terms_of_an_existing_database(tmp_path):
         store.upsert(con, [_belief(STATEMENTS[2], "a", "x", "Lisbon!", 3)], "r1", now=NOW)
     con = duckdb.connect(str(path))
     con.execute("DROP TABLE belief_terms")
+    con.execute("DROP TABLE belief_lengths")
     con.execute("DELETE FROM schema_migrations WHERE name = 'm021_belief_terms'")
     assert migrate(con) == ["m021_belief_terms"]
     assert sorted(con.execute("SELECT session_id, term, tf FROM belief_terms").fetchall()) == [
         ("", "lisbon", 1), ("", "live", 1), ("a", "lisbon", 1)]
+    assert con.execute("SELECT statement, quotes FROM belief_lengths").fetchall() == [(2, 1)]
     con.close()

@@ -77,21 +77,28 @@ def _live(agent: str | None) -> tuple[str, dict]:
         WHERE b.status IN {LIVE}{where})""", params
 
 
-def _bm25(query: dict[str, int]) -> str:
-    """Scores of the live beliefs matching the query terms (`$q`), as the CTE `matched`."""
+def _bm25() -> str:
+    """Scores of the live beliefs matching the query terms (`$q`), as the CTE `matched`.
+
+    The collection statistics (the number of beliefs, their average length, each term's document frequency) are
+    the whole store's, as a search engine's are its index's whatever the filter: they then cost a scan of the
+    query terms' rows and a sum over the lengths, not a pass over every live belief's terms."""
     weighted = f"CASE WHEN t.session_id = '' THEN t.tf ELSE {QUOTE_WEIGHT} * t.tf END"
+    length = f"coalesce(l.statement, 0) + {QUOTE_WEIGHT} * coalesce(l.quotes, 0)"
     return f"""q AS (SELECT * FROM {rows({'term': 'VARCHAR', 'qtf': 'INTEGER'}, 'q')}),
-    lengths AS (SELECT t.belief_id, sum({weighted}) AS dl FROM belief_terms t SEMI JOIN live USING (belief_id)
-                GROUP BY t.belief_id),
-    stats AS (SELECT count(*) AS n, avg(dl) AS avgdl FROM lengths),
-    hits AS (SELECT t.belief_id, t.term, sum({weighted}) AS tf FROM belief_terms t
-             SEMI JOIN live USING (belief_id) SEMI JOIN q USING (term) GROUP BY t.belief_id, t.term),
-    df AS (SELECT term, count(*) AS df FROM hits GROUP BY term),
+    stats AS (SELECT greatest(count(*), 1) AS n, greatest(sum({length}), 1) / greatest(count(*), 1) AS avgdl
+              FROM belief_lengths l),
+    postings AS (SELECT t.* FROM belief_terms t WHERE t.term IN (SELECT term FROM q)),
+    df AS (SELECT term, count(DISTINCT belief_id) AS df FROM postings GROUP BY term),
+    hits AS (SELECT t.belief_id, t.term, sum({weighted}) AS tf FROM postings t SEMI JOIN live USING (belief_id)
+             GROUP BY t.belief_id, t.term),
     matched AS (
         SELECT h.belief_id,
                sum(q.qtf * ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
-                   * h.tf * ({BM25_K1} + 1) / (h.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * l.dl / s.avgdl))) AS score
-        FROM hits h JOIN q USING (term) JOIN df USING (term) JOIN lengths l USING (belief_id) CROSS JOIN stats s
+                   * h.tf * ({BM25_K1} + 1)
+                   / (h.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * ({length}) / s.avgdl))) AS score
+        FROM hits h JOIN q USING (term) JOIN df USING (term) JOIN belief_lengths l USING (belief_id)
+        CROSS JOIN stats s
         GROUP BY h.belief_id)"""
 
 
@@ -113,7 +120,7 @@ def select(con: duckdb.DuckDBPyConnection, prompt: str, *, agent: str | None = N
     query = terms(prompt)
     ctes = [live]
     if query and limits.recalled > 0:
-        ctes.append(_bm25(query))
+        ctes.append(_bm25())
         params["q"] = pack(term=list(query), qtf=list(query.values()))
         order = "m.score DESC, l.activation DESC, l.belief_id"
         parts.append(f"""(SELECT 'recalled', l.belief_id, l.category, l.statement, l.confidence, m.score,

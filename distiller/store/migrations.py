@@ -295,7 +295,8 @@ def m020_near_duplicates_without_an_index(con: duckdb.DuckDBPyConnection) -> Non
 
 @migration
 def m021_belief_terms(con: duckdb.DuckDBPyConnection) -> None:
-    """Recall's term table (store/terms.py), backfilled from the beliefs and evidence already stored."""
+    """Recall's term table and document lengths (store/terms.py), backfilled from the beliefs and evidence
+    already stored."""
     from distiller.store import terms
 
     con.execute(
@@ -306,6 +307,15 @@ def m021_belief_terms(con: duckdb.DuckDBPyConnection) -> None:
             message_id VARCHAR NOT NULL,
             term       VARCHAR NOT NULL,         -- stemmed, no stop words (distiller/terms.py)
             tf         INTEGER NOT NULL
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE belief_lengths (
+            belief_id  VARCHAR NOT NULL,
+            statement  INTEGER,                  -- terms of the statement (BM25's document length, in two parts)
+            quotes     INTEGER                   -- terms of all its quotes
         )
         """
     )

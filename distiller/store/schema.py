@@ -32,6 +32,7 @@ COLUMNS: dict[str, dict[str, str]] = {
     "belief_terms": {
         "belief_id": "VARCHAR", "session_id": "VARCHAR", "message_id": "VARCHAR", "term": "VARCHAR", "tf": "INTEGER",
     },
+    "belief_lengths": {"belief_id": "VARCHAR", "statement": "INTEGER", "quotes": "INTEGER"},
     "files": {
         "file_id": "VARCHAR", "path": "VARCHAR", "agent": "VARCHAR", "session_id": "VARCHAR", "dev": "UBIGINT",
         "inode": "UBIGINT", "size": "BIGINT", "mtime_ns": "BIGINT", "offset": "BIGINT", "tail_digest": "VARCHAR",
