@@ -19,6 +19,7 @@ import orjson
 
 from distiller.config import Settings
 from distiller.errors import DistillError
+from distiller.recall import drop_derived
 from distiller.store import reads, runs, tombstones
 from distiller.store.reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
 from distiller.store.writes import StoredBelief, StoredEvidence, StoreSettings, UpsertResult, restore
@@ -148,6 +149,8 @@ def forget(
             con.execute("ROLLBACK")
             raise
         con.execute("ROLLBACK" if dry_run else "COMMIT")
+    if not dry_run:
+        drop_derived(settings.state_dir)  # no forgotten statement outlives its belief in recall's caches
     return result
 
 

@@ -78,18 +78,25 @@ def test_a_missing_or_damaged_store_gives_no_context_and_one_log_line(tmp_path):
     assert hook(tmp_path / "elsewhere", b'{"prompt": "hi"}').returncode == 0  # not even a state dir
 
 
-def test_while_a_run_holds_the_store_the_last_standing_block_is_given(state):
-    first = orjson.loads(hook(state, b'{"prompt": "boat"}').stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "## Recalled" in first
+def test_answers_come_from_the_snapshot_while_it_matches_and_from_the_store_after_a_write(state):
+    first = hook(state, b'{"prompt": "boat"}').stdout
+    assert (state / "recall-snapshot.json").exists() and b"sailing boat" in first
+    assert hook(state, b'{"prompt": "boat"}').stdout == first
+    with connect(state / "distill.duckdb") as con, transaction(con):
+        store.upsert(con, [_belief("The user sold the sailing boat in March", "m9", day=9)], "r2", now=NOW)
+    assert b"sold the sailing boat" in hook(state, b'{"prompt": "boat"}').stdout
+
+
+def test_while_a_run_holds_the_store_the_last_snapshot_answers(state):
+    first = hook(state, b'{"prompt": "boat"}').stdout
     writer = duckdb.connect(str(state / "distill.duckdb"))  # a run's connection: no reader gets in beside it
     try:
+        writer.execute("CREATE TABLE scratch AS SELECT 1")  # the files change: the snapshot is not current
         done = hook(state, b'{"prompt": "boat"}')
     finally:
         writer.close()
-    assert done.returncode == 0
-    given = orjson.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "## Recalled" not in given and "The user is a nurse" in given
-    assert "store busy" in (state / "hook.log").read_text()
+    assert done.returncode == 0 and done.stdout == first
+    assert "store busy, the last snapshot given" in (state / "hook.log").read_text()
 
 
 def settings_file(tmp_path, monkeypatch):
@@ -139,3 +146,13 @@ def test_install_refuses_a_settings_file_it_cannot_read_as_an_object(tmp_path, m
         path.write_bytes(text)
         done = invoke(state, "hook", "install", "claude-code")
         assert done.exit_code == 1 and "nothing was changed" in done.output and path.read_bytes() == text
+
+
+def test_forgetting_deletes_the_recall_caches(state):
+    assert b"sailing boat" in hook(state, b'{"prompt": "boat"}').stdout
+    assert invoke(state, "profile").exit_code == 0
+    assert (state / "recall-snapshot.json").exists() and (state / "profile.json").exists()
+    done = invoke(state, "beliefs", "forget", "--match", "sailing boat", "--yes")
+    assert done.exit_code == 0, done.output
+    assert not (state / "recall-snapshot.json").exists() and not (state / "profile.json").exists()
+    assert b"sailing" not in hook(state, b'{"prompt": "boat"}').stdout

@@ -22,9 +22,10 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from distiller.recall.select import TIERS, Evidence, Limits, Line, select
+from distiller.recall.lines import Evidence, Limits, Line
 
-__all__ = ["BLOCK_TAG", "FORMATS", "Evidence", "Limits", "Line", "Rendered", "render", "select", "write_if_changed"]
+__all__ = ["BLOCK_TAG", "FORMATS", "Evidence", "Limits", "Line", "Rendered", "drop_derived", "render",
+           "write_if_changed"]
 
 BLOCK_TAG = "bee-recall"
 FORMATS = ("block", "markdown", "json")
@@ -108,3 +109,22 @@ def write_if_changed(path: Path, text: str) -> bool:
     return True
 
 
+
+
+# Files in the state dir derived from belief statements: the hook's snapshot and the cached profiles.
+SNAPSHOT_FILE = "recall-snapshot.json"
+PROFILE_FILE = "profile.json"  # an agent's: profile.<hash of the agent>.json
+DERIVED = (SNAPSHOT_FILE, PROFILE_FILE, "profile.*.json")
+
+
+def drop_derived(state_dir: Path) -> list[str]:
+    """Delete recall's caches (they are rebuilt on demand): forgetting must leave no copy of what it deleted."""
+    removed = []
+    for pattern in DERIVED:
+        for path in state_dir.glob(pattern):
+            try:
+                path.unlink()
+                removed.append(path.name)
+            except FileNotFoundError:
+                pass
+    return removed

@@ -10,7 +10,7 @@ from distiller.errors import DistillError
 from distiller.recall import Rendered, render
 from distiller.recall.profile import Profile, profile
 from distiller.recall.select import Limits, select
-from distiller.store.db import connect, open_existing
+from distiller.store.db import connect
 from distiller.store.activation import Decay
 
 
@@ -21,14 +21,10 @@ def _existing(db_path: Path) -> None:
 
 def recall(db_path: Path, prompt: str = "", *, agent: str | None = None, limits: Limits = Limits(),
            max_chars: int = 2200, fmt: str = "block", with_profile: bool = False, wait_seconds: float = 5.0,
-           settings: Decay | None = None, now: datetime | None = None, as_is: bool = False) -> Rendered:
-    """The recall block for `prompt` (may be empty: core and active tiers only). `as_is`: read the database as it
-    is, without the check for pending migrations (a second open, 25 ms: the hook's budget cannot spare it; a
-    database a run has not migrated yet fails the read, which the hook reports as no context)."""
+           settings: Decay | None = None, now: datetime | None = None) -> Rendered:
+    """The recall block for `prompt` (may be empty: core and active tiers only)."""
     _existing(db_path)
-    opened = open_existing(db_path, wait_seconds=wait_seconds) if as_is else connect(
-        db_path, read_only=True, wait_seconds=wait_seconds)
-    with opened as con:
+    with connect(db_path, read_only=True, wait_seconds=wait_seconds) as con:
         lines = select(con, prompt, agent=agent, limits=limits, settings=settings,
                        now=now or datetime.now(timezone.utc))
         text = profile(con, db_path.parent, agent=agent).text if with_profile else None

@@ -5,11 +5,13 @@ Claude Code runs `distill hook claude-code --state-dir DIR` on every prompt, wit
 hook prints as `{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": BLOCK}}`.
 
 It never fails the user's prompt: whatever goes wrong (no database yet, a damaged one, bad input), it prints
-nothing, exits 0 and appends one line to `<state-dir>/hook.log`. It opens the store read-only; while a run holds
-it (DuckDB lets no reader in beside a writer) it waits at most `BUSY_WAIT_SECONDS`, then answers with the last
-block it gave without the prompt's recalled tier (`hook-cache.txt`), so a scheduled run costs the prompt
-nothing but that tier. `__main__` reaches `main` without importing click or the CLI, and this module imports
-only the read side of the store: about 90 ms of a 150 ms budget is the interpreter and DuckDB.
+nothing, exits 0 and appends one line to `<state-dir>/hook.log`.
+
+It answers from the recall snapshot (snapshot.py) while the snapshot matches the database files, without importing
+DuckDB (60–80 ms of the 150 ms budget on its own); otherwise it opens the store read-only, as it is, answers with
+select.py's SQL and saves a new snapshot for the next prompts. While a run holds the store (DuckDB lets no reader
+in beside a writer) it waits at most `BUSY_WAIT_SECONDS`, then answers from the last snapshot as it is. `__main__`
+reaches `main` without importing click or the CLI.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ import orjson
 BUSY_WAIT_SECONDS = 0.05
 MAX_EVENT_BYTES = 8 << 20  # a prompt is read up to this size; the rest is not needed to pick beliefs
 LOG_FILE = "hook.log"
-CACHE_FILE = "hook-cache.txt"
 LOG_MAX_BYTES = 1 << 20  # then it starts again from hook.log.1
 
 
@@ -44,30 +45,57 @@ def _prompt(raw: bytes) -> str:
 
 def answer(raw: bytes, state_dir: Path, *, agent: str | None = None, max_chars: int = 2200) -> bytes:
     """What the hook prints for this event: the context, or b"" (and one line in the log) when anything fails."""
-    from distiller.errors import Unavailable
-    from distiller.recall import render, write_if_changed
-    from distiller.recall.api import recall
+    from distiller.recall import render, snapshot
 
-    cache = state_dir / CACHE_FILE
+    db = state_dir / "distill.duckdb"
     try:
-        rendered = recall(state_dir / "distill.duckdb", _prompt(raw), agent=agent, max_chars=max_chars,
-                          wait_seconds=BUSY_WAIT_SECONDS, as_is=True)
-    except Unavailable as exc:  # a run holds the store: the last prompt-free block
-        try:
-            block = cache.read_text(encoding="utf-8")
-        except OSError:
-            block = ""
-        log(state_dir, f"store busy, {'the cached block' if block else 'no context'} given: {exc}")
-        return context(block) if block else b""
+        prompt = _prompt(raw)
+        saved = snapshot.load(state_dir, db)
+        if saved is not None:
+            lines = snapshot.rank(saved, prompt, agent=agent)
+        else:
+            lines = _from_store(state_dir, prompt, agent)
+    except _Busy as exc:
+        stale = snapshot.load(state_dir, db, current=False)
+        log(state_dir, f"store busy, {'the last snapshot' if stale else 'no context'} given: {exc}")
+        if stale is None:
+            return b""
+        lines = snapshot.rank(stale, prompt, agent=agent)
     except Exception as exc:  # noqa: BLE001  (never fail the prompt: any error is logged, none raised)
         log(state_dir, f"no context: {type(exc).__name__}: {exc}")
         return b""
+    text = render(lines, max_chars=max_chars).text
+    return context(text) if text else b""
+
+
+class _Busy(Exception):
+    pass
+
+
+def _from_store(state_dir: Path, prompt: str, agent: str | None) -> list:
+    """select.py's lines from the store as it is (read-only, not migrated), and a new snapshot of it."""
+    from datetime import datetime, timezone
+
+    from distiller.errors import Unavailable
+    from distiller.recall import snapshot
+    from distiller.recall.select import select
+    from distiller.store.db import open_existing
+
+    db = state_dir / "distill.duckdb"
+    if not db.exists():
+        raise FileNotFoundError(f"no database at {db} yet")
+    now = datetime.now(timezone.utc)
     try:
-        standing = render([line for line in rendered.lines if line.tier != "recalled"], max_chars=max_chars)
-        write_if_changed(cache, standing.text)
+        with open_existing(db, wait_seconds=BUSY_WAIT_SECONDS) as con:
+            lines = select(con, prompt, agent=agent, now=now)
+            saved = snapshot.build(con, db, now=now)
+    except Unavailable as exc:
+        raise _Busy(str(exc)) from exc
+    try:
+        snapshot.save(state_dir, saved)
     except OSError as exc:
-        log(state_dir, f"cache not written: {exc}")
-    return context(rendered.text) if rendered.text else b""
+        log(state_dir, f"snapshot not saved: {exc}")
+    return lines
 
 
 def log(state_dir: Path, line: str) -> None:

@@ -16,13 +16,12 @@ from pathlib import Path
 import duckdb
 import orjson
 
-from distiller.recall import write_if_changed
+from distiller.recall import PROFILE_FILE, write_if_changed
 
 PROFILE_VERSION = "rules-1"  # part of the cache key: a new template composes every cached profile again
 MIN_CONFIDENCE = 0.7
 PER_SENTENCE = 3
 GROUPS = (("identity", "fact"), ("goal", "preference"), ("decision",))
-CACHE_FILE = "profile.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +83,7 @@ def profile(con: duckdb.DuckDBPyConnection, state_dir: Path, *, agent: str | Non
     the state dir is writable: a read-only caller still gets its profile)."""
     rows = _candidates(con, agent)
     key = _key([*rows, agent or ""])
-    name = CACHE_FILE if agent is None else f"profile.{hashlib.sha256(agent.encode()).hexdigest()[:12]}.json"
+    name = PROFILE_FILE if agent is None else f"profile.{hashlib.sha256(agent.encode()).hexdigest()[:12]}.json"
     cache = state_dir / name
     if not refresh:
         try:

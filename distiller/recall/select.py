@@ -15,49 +15,26 @@ activation, no date is written, so what the agents are shown never strengthens i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 import duckdb
 
+from distiller.recall.lines import (
+    BM25_B,
+    BM25_K1,
+    CORE_CATEGORIES,
+    CORE_CONFIDENCE,
+    LIVE,
+    QUOTE_WEIGHT,
+    SCORE_DECIMALS,
+    Evidence,
+    Limits,
+    Line,
+    dedupe,
+)
 from distiller.store.bulk import pack, rows
-from distiller.store.keys import normalize
 from distiller.store.activation import Decay, activation_params, activation_sql, clock_join
 from distiller.terms import terms
-
-TIERS = ("core", "active", "recalled")
-LIVE = ("active", "provisional")
-CORE_CATEGORIES = ("identity", "goal", "preference")
-CORE_CONFIDENCE = 0.7
-BM25_K1, BM25_B = 1.2, 0.75
-QUOTE_WEIGHT = 0.5  # a quote's term counts half a statement's: the statement is what the belief says
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    core: int = 10
-    active: int = 5
-    recalled: int = 5
-
-
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    session_id: str
-    message_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class Line:
-    """One recalled belief. `score`: confidence for core, activation for active, BM25 for recalled."""
-
-    belief_id: str
-    tier: str
-    category: str
-    statement: str
-    confidence: float
-    score: float
-    evidence: tuple[Evidence, ...]
-
 
 def _scope(agent: str | None) -> tuple[str, dict]:
     if agent is None:
@@ -69,7 +46,7 @@ def _live(agent: str | None) -> tuple[str, dict]:
     """The live beliefs of the scope with their activation, as the CTE `live`."""
     where, params = _scope(agent)
     return f"""live AS MATERIALIZED (
-        SELECT b.belief_id, b.statement, b.category, b.confidence, b.status, b.importance, a.activation
+        SELECT b.belief_id, b.scope, b.statement, b.category, b.confidence, b.status, b.importance, a.activation
         FROM beliefs b JOIN (
             SELECT e.belief_id, {activation_sql()} AS activation
             FROM evidence e JOIN beliefs b USING (belief_id) {clock_join()}
@@ -122,32 +99,14 @@ def select(con: duckdb.DuckDBPyConnection, prompt: str, *, agent: str | None = N
     if query and limits.recalled > 0:
         ctes.append(_bm25())
         params["q"] = pack(term=list(query), qtf=list(query.values()))
-        order = "m.score DESC, l.activation DESC, l.belief_id"
+        order = f"round(m.score, {SCORE_DECIMALS}) DESC, l.activation DESC, l.belief_id"
         parts.append(f"""(SELECT 'recalled', l.belief_id, l.category, l.statement, l.confidence, m.score,
                                 row_number() OVER (ORDER BY {order})
                          FROM matched m JOIN live l USING (belief_id) ORDER BY {order}
                          LIMIT {int(limits.core) + int(limits.active) + int(limits.recalled)})""")
     found = con.execute(f"WITH {', '.join(ctes)} " + " UNION ALL ".join(parts), params).fetchall()
-    chosen = _dedupe(found, limits)
+    chosen = dedupe(found, limits)
     return _with_evidence(con, chosen)
-
-
-def _dedupe(found: list[tuple], limits: Limits) -> list[tuple]:
-    """In tier order, each tier in its own rank order (UNION ALL returns rows in any order)."""
-    found = sorted(found, key=lambda row: (TIERS.index(row[0]), row[6]))
-    seen_ids: set[str] = set()
-    seen_texts: set[str] = set()
-    taken = dict.fromkeys(TIERS, 0)
-    chosen = []
-    for row in found:
-        tier, belief_id, text = row[0], row[1], normalize(row[3]).text
-        if taken[tier] == getattr(limits, tier) or belief_id in seen_ids or text in seen_texts:
-            continue
-        seen_ids.add(belief_id)
-        seen_texts.add(text)
-        chosen.append(row)
-        taken[tier] += 1
-    return chosen
 
 
 def _with_evidence(con: duckdb.DuckDBPyConnection, chosen: list[tuple]) -> list[Line]:
