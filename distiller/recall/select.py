@@ -87,23 +87,25 @@ def select(con: duckdb.DuckDBPyConnection, prompt: str, *, agent: str | None = N
     params |= activation_params(settings, now)
     # Each tier reads enough rows to fill its limit after the earlier tiers' lines are left out of it.
     core_order = "importance DESC, confidence DESC, activation DESC, belief_id"
+    # Each part takes its first rows (a top-N, not a sort of every live belief), then numbers them.
     parts = [f"""(SELECT 'core' AS tier, belief_id, category, statement, confidence, confidence AS score,
                         row_number() OVER (ORDER BY {core_order}) AS rank
-                 FROM live WHERE status = 'active' AND category IN {CORE_CATEGORIES} AND confidence >= {CORE_CONFIDENCE}
-                 ORDER BY {core_order} LIMIT {int(limits.core)})""",
+                 FROM (SELECT * FROM live WHERE status = 'active' AND category IN {CORE_CATEGORIES}
+                       AND confidence >= {CORE_CONFIDENCE} ORDER BY {core_order} LIMIT {int(limits.core)}))""",
              f"""(SELECT 'active', belief_id, category, statement, confidence, activation,
                         row_number() OVER (ORDER BY activation DESC, belief_id)
-                 FROM live ORDER BY activation DESC, belief_id LIMIT {int(limits.core) + int(limits.active)})"""]
+                 FROM (SELECT * FROM live ORDER BY activation DESC, belief_id
+                       LIMIT {int(limits.core) + int(limits.active)}))"""]
     query = terms(prompt)
     ctes = [live]
     if query and limits.recalled > 0:
         ctes.append(_bm25())
         params["q"] = pack(term=list(query), qtf=list(query.values()))
-        order = f"round(m.score, {SCORE_DECIMALS}) DESC, l.activation DESC, l.belief_id"
-        parts.append(f"""(SELECT 'recalled', l.belief_id, l.category, l.statement, l.confidence, m.score,
+        order = f"round(score, {SCORE_DECIMALS}) DESC, activation DESC, belief_id"
+        parts.append(f"""(SELECT 'recalled', belief_id, category, statement, confidence, score,
                                 row_number() OVER (ORDER BY {order})
-                         FROM matched m JOIN live l USING (belief_id) ORDER BY {order}
-                         LIMIT {int(limits.core) + int(limits.active) + int(limits.recalled)})""")
+                         FROM (SELECT l.*, m.score FROM matched m JOIN live l USING (belief_id) ORDER BY {order}
+                               LIMIT {int(limits.core) + int(limits.active) + int(limits.recalled)}))""")
     found = con.execute(f"WITH {', '.join(ctes)} " + " UNION ALL ".join(parts), params).fetchall()
     chosen = dedupe(found, limits)
     return _with_evidence(con, chosen)

@@ -52,28 +52,42 @@ def stamp(db_path: Path) -> list:
 
 
 def build(con, db_path: Path, *, settings=None, now: datetime) -> dict:
-    """The snapshot of the store `con` reads (a read-only connection holds off every writer while it is open)."""
+    """The snapshot of the store `con` reads (a read-only connection holds off every writer while it is open).
+
+    Laid out to be parsed in a few ms whatever the store's size: each belief is one JSON text decoded only when a
+    recall looks at it; the core and active tiers' orders are precomputed (prompt-independent: a scope filter
+    keeps their order); each term's postings are one text of "position,count,…" split only for the prompt's
+    terms. Counts are twice the weighted count (a quote's term weighs half), so they stay integers."""
     from distiller.recall.select import _live  # the same live beliefs and activation as a recall
     from distiller.store.activation import activation_params
 
     live, params = _live(None)
     params |= activation_params(settings, now)
-    beliefs = con.execute(f"WITH {live} SELECT belief_id, scope, category, statement, confidence, status, "
-                          "importance, activation FROM live ORDER BY belief_id", params).fetchall()
     weighted = f"CASE WHEN t.session_id = '' THEN t.tf ELSE {QUOTE_WEIGHT} * t.tf END"
     length = f"coalesce(l.statement, 0) + {QUOTE_WEIGHT} * coalesce(l.quotes, 0)"
-    postings: dict[str, list] = {}
+    beliefs = con.execute(
+        f"WITH {live} SELECT v.belief_id, v.scope, v.category, v.statement, v.confidence, v.status, v.importance, "
+        f"v.activation, "
+        f"coalesce(({length})::DOUBLE, 0) FROM live v LEFT JOIN belief_lengths l USING (belief_id) ORDER BY v.belief_id",
+        params).fetchall()
+    position = {row[0]: n for n, row in enumerate(beliefs)}
+    postings: dict[str, list[str]] = {}
     for term, belief_id, tf in con.execute(
-            f"WITH {live} SELECT t.term, t.belief_id, sum({weighted})::DOUBLE FROM belief_terms t "
+            f"WITH {live} SELECT t.term, t.belief_id, (2 * sum({weighted}))::INTEGER FROM belief_terms t "
             "SEMI JOIN live USING (belief_id) GROUP BY t.term, t.belief_id ORDER BY ALL", params).fetchall():
-        postings.setdefault(term, []).append([belief_id, tf])
-    lengths = dict(con.execute(f"SELECT l.belief_id, ({length})::DOUBLE FROM belief_lengths l").fetchall())
+        postings.setdefault(term, []).append(f"{position[belief_id]},{tf}")
     n, avgdl = con.execute(f"SELECT greatest(count(*), 1), (greatest(sum({length}), 1) / greatest(count(*), 1))"
                            "::DOUBLE FROM belief_lengths l").fetchone()
     df = dict(con.execute("SELECT term, count(DISTINCT belief_id) FROM belief_terms GROUP BY term").fetchall())
+    core = sorted((n for n, r in enumerate(beliefs) if r[5] == "active" and r[2] in CORE_CATEGORIES
+                   and r[4] >= CORE_CONFIDENCE), key=lambda n: (-beliefs[n][6], -beliefs[n][4], -beliefs[n][7],
+                                                                beliefs[n][0]))
+    active = sorted(range(len(beliefs)), key=lambda n: (-beliefs[n][7], beliefs[n][0]))
     return {"version": VERSION, "stamp": stamp(db_path), "n": n, "avgdl": avgdl,
-            "beliefs": [list(row) + [lengths.get(row[0], 0.0)] for row in beliefs],
-            "postings": postings, "df": {term: df[term] for term in postings}}
+            "beliefs": [orjson.dumps(row).decode() for row in beliefs],
+            "core": ",".join(map(str, core)), "active": ",".join(map(str, active)),
+            "postings": {term: ",".join(items) for term, items in postings.items()},
+            "df": {term: df[term] for term in postings}}
 
 
 def save(state_dir: Path, snapshot: dict) -> None:
@@ -98,28 +112,50 @@ def load(state_dir: Path, db_path: Path, *, current: bool = True) -> dict | None
 def rank(snapshot: dict, prompt: str, *, agent: str | None = None, limits: Limits = Limits()) -> list[Line]:
     """select.select's lines, from the snapshot (without their evidence ids: the block does not show them)."""
     scopes = None if agent is None else {"global", f"agent:{agent}"}
-    live = {row[0]: row for row in snapshot["beliefs"] if scopes is None or row[1] in scopes}
+    texts = snapshot["beliefs"]
+    decoded: dict[int, list | None] = {}
+
+    def row(place: int) -> list | None:
+        """The belief at this position, None when out of scope. A row: id, scope, category, statement,
+        confidence, status, importance, activation, length."""
+        if place not in decoded:
+            found = orjson.loads(texts[place])
+            decoded[place] = found if scopes is None or found[1] in scopes else None
+        return decoded[place]
+
+    def first(order: str, count: int) -> list[list]:
+        taken: list[list] = []
+        for place in map(int, order.split(",")) if order and count > 0 else ():
+            found = row(place)
+            if found is not None:
+                taken.append(found)
+                if len(taken) == count:
+                    break
+        return taken
+
     # rows as select.py's query gives them: (tier, id, category, statement, confidence, score, rank)
-    found: list[tuple] = []
-    core = sorted((row for row in live.values() if row[5] == "active" and row[2] in CORE_CATEGORIES
-                   and row[4] >= CORE_CONFIDENCE), key=lambda r: (-r[6], -r[4], -r[7], r[0]))[:limits.core]
-    found += [("core", r[0], r[2], r[3], r[4], r[4], place) for place, r in enumerate(core, 1)]
-    active = sorted(live.values(), key=lambda r: (-r[7], r[0]))[:limits.core + limits.active]
-    found += [("active", r[0], r[2], r[3], r[4], r[7], place) for place, r in enumerate(active, 1)]
+    found: list[tuple] = [("core", r[0], r[2], r[3], r[4], r[4], place)
+                          for place, r in enumerate(first(snapshot["core"], limits.core), 1)]
+    found += [("active", r[0], r[2], r[3], r[4], r[7], place)
+              for place, r in enumerate(first(snapshot["active"], limits.core + limits.active), 1)]
     query = terms(prompt)
     if query and limits.recalled > 0:
         n, avgdl, df = snapshot["n"], snapshot["avgdl"], snapshot["df"]
-        scores: dict[str, float] = {}
+        scores: dict[int, float] = {}
         for term, qtf in query.items():
-            for belief_id, tf in snapshot["postings"].get(term, ()):
-                row = live.get(belief_id)
-                if row is None:
+            posting = snapshot["postings"].get(term)
+            if not posting:
+                continue
+            idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+            numbers = list(map(int, posting.split(",")))
+            for place, doubled in zip(numbers[::2], numbers[1::2]):
+                found_row = row(place)
+                if found_row is None:
                     continue
-                idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
-                scores[belief_id] = scores.get(belief_id, 0.0) + qtf * idf * tf * (BM25_K1 + 1) / (
-                    tf + BM25_K1 * (1 - BM25_B + BM25_B * row[8] / avgdl))
-        ranked = sorted(scores, key=lambda i: (-round(scores[i], SCORE_DECIMALS), -live[i][7], i))
-        ranked = ranked[:limits.core + limits.active + limits.recalled]
-        found += [("recalled", i, live[i][2], live[i][3], live[i][4], scores[i], place)
-                  for place, i in enumerate(ranked, 1)]
-    return [Line(row[1], row[0], row[2], row[3], row[4], float(row[5]), ()) for row in dedupe(found, limits)]
+                tf = doubled / 2
+                scores[place] = scores.get(place, 0.0) + qtf * idf * tf * (BM25_K1 + 1) / (
+                    tf + BM25_K1 * (1 - BM25_B + BM25_B * found_row[8] / avgdl))
+        ranked = sorted(scores, key=lambda p: (-round(scores[p], SCORE_DECIMALS), -decoded[p][7], decoded[p][0]))
+        found += [("recalled", decoded[p][0], decoded[p][2], decoded[p][3], decoded[p][4], scores[p], place)
+                  for place, p in enumerate(ranked[:limits.core + limits.active + limits.recalled], 1)]
+    return [Line(r[1], r[0], r[2], r[3], r[4], float(r[5]), ()) for r in dedupe(found, limits)]
