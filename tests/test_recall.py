@@ -191,3 +191,51 @@ def test_recall_without_a_database_says_so(tmp_path):
     result = CliRunner().invoke(cli, ["--state-dir", str(tmp_path / "none"), "recall"])
     assert result.exit_code != 0 and "no database" in result.output
     assert not (tmp_path / "none" / "distill.duckdb").exists()
+
+
+@pytest.fixture
+def profiled(db, tmp_path, fake_anthropic, monkeypatch):
+    """A store with three active beliefs, and the fake Messages API answering as the model."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.base_url)
+    store_all(db, [belief("The user is a nurse in Leeds", category="identity", message="m1"),
+                   belief("The user wants to run a marathon", category="goal", message="m2"),
+                   belief("The user has two cats", category="fact", message="m3")])
+    with connect(db, read_only=True) as con:
+        ids = dict(con.execute("SELECT statement, belief_id FROM beliefs").fetchall())
+    return fake_anthropic, ids
+
+
+def test_the_model_profile_keeps_only_sentences_its_cited_beliefs_support(tmp_path, profiled, db):
+    fake, ids = profiled
+    fake.enqueue_json({"sentences": [
+        {"text": "The user is a nurse in Leeds who has two cats.",
+         "cites": [ids["The user is a nurse in Leeds"], ids["The user has two cats"]]},
+        {"text": "The user wants to run a marathon in Boston in 2027.", "cites": [ids["The user wants to run a marathon"]]},
+        {"text": "The user loves hiking.", "cites": ["b1:not-a-belief"]},
+    ]})
+    doc = orjson.loads(invoke(tmp_path, "--json", "profile").stdout)
+    assert doc["composer"].startswith("anthropic:") and not doc["cached"]
+    assert doc["text"] == "The user is a nurse in Leeds who has two cats."
+    assert "unsupported 1" in doc["note"] and "cites-unknown 1" in doc["note"]
+    with connect(db, read_only=True) as con:
+        assert con.execute("SELECT count(*), sum(cost_usd) > 0 FROM llm_calls WHERE batch_id = 'profile'").fetchone() \
+            == (1, True)
+    assert orjson.loads(invoke(tmp_path, "--json", "profile").stdout)["cached"]  # no second call
+    assert len(fake.message_requests()) == 1
+
+
+def test_a_model_reply_with_nothing_verified_gives_the_rules_profile(tmp_path, profiled):
+    fake, _ = profiled
+    fake.enqueue_text("I cannot help with that.")
+    doc = orjson.loads(invoke(tmp_path, "--json", "profile").stdout)
+    assert doc["composer"] == "rules" and "the user is a nurse in Leeds" in doc["text"]
+    assert "unparsable" in doc["note"]
+
+
+def test_the_profile_is_not_composed_by_the_model_past_a_budget(tmp_path, profiled):
+    fake, _ = profiled
+    (tmp_path / "state" / "distill.toml").write_text("budget_usd_per_day = 0.000001\n")
+    doc = orjson.loads(invoke(tmp_path, "--json", "profile").stdout)
+    assert doc["composer"] == "rules" and "budget_usd_per_day" in doc["note"]
+    assert fake.message_requests() == []

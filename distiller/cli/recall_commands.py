@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -57,17 +58,26 @@ def recall_command(obj: dict, prompt: str, agent: str | None, max_chars: int, li
 @click.command("profile")
 @click.option("--agent", help="Beliefs of this agent and global ones (default: every scope).")
 @click.option("--refresh", is_flag=True, help="Compose it again even if the beliefs under it did not change.")
+@click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]),
+              help="Who composes it: the model (auto: when ANTHROPIC_API_KEY is set) or the rules.  [default: auto]")
 @click.pass_obj
-def profile_command(obj: dict, agent: str | None, refresh: bool) -> None:
+def profile_command(obj: dict, agent: str | None, refresh: bool, extractor: str | None) -> None:
     """Two or three sentences about the user from the active, confident beliefs; cached until they change.
 
     \b
     Example:
       distill profile
       distill profile --refresh --json
+      distill profile --extractor rules
     """
     settings = obj["settings"]
-    made = api.user_profile(settings.db_path, agent=agent, refresh=refresh, wait_seconds=settings.db_wait_seconds)
+    choice = extractor or settings.extractor
+    if choice == "auto":
+        choice = "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "rules"
+    made = api.user_profile(settings.db_path, agent=agent, refresh=refresh, wait_seconds=settings.db_wait_seconds,
+                            model=settings if choice == "anthropic" else None)
+    if made.note and not obj["out"].quiet:
+        click.echo(f"profile: {made.note}", err=True)
     obj["out"].emit(made.as_dict(), made.text or "no active, confident beliefs yet: nothing to profile")
 
 

@@ -1,17 +1,19 @@
-"""Recall and the profile over the state dir's database, opened read-only: what `distill recall`, `distill profile`
-and the agents' hooks call."""
+"""Recall and the profile over the state dir's database, opened read-only (a model profile's call is recorded in
+a write transaction of its own): what `distill recall` and `distill profile` call."""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
 
+from distiller.config import Settings
 from distiller.errors import DistillError
-from distiller.recall import Rendered, render
-from distiller.recall.profile import Profile, profile
+from distiller.recall import Rendered, profile, render
+from distiller.recall.profile import Profile
 from distiller.recall.select import Limits, select
-from distiller.store.db import connect
+from distiller.store import batch_rows
 from distiller.store.activation import Decay
+from distiller.store.db import connect, transaction
 
 
 def _existing(db_path: Path) -> None:
@@ -22,17 +24,72 @@ def _existing(db_path: Path) -> None:
 def recall(db_path: Path, prompt: str = "", *, agent: str | None = None, limits: Limits = Limits(),
            max_chars: int = 2200, fmt: str = "block", with_profile: bool = False, wait_seconds: float = 5.0,
            settings: Decay | None = None, now: datetime | None = None) -> Rendered:
-    """The recall block for `prompt` (may be empty: core and active tiers only)."""
+    """The recall block for `prompt` (may be empty: core and active tiers only), with the rules profile first if
+    asked (a cached model profile when one is current; recall itself never calls a model)."""
     _existing(db_path)
+    text = user_profile(db_path, agent=agent, wait_seconds=wait_seconds).text if with_profile else None
     with connect(db_path, read_only=True, wait_seconds=wait_seconds) as con:
         lines = select(con, prompt, agent=agent, limits=limits, settings=settings,
                        now=now or datetime.now(timezone.utc))
-        text = profile(con, db_path.parent, agent=agent).text if with_profile else None
     return render(lines, fmt=fmt, max_chars=max_chars, profile=text)
 
 
-def user_profile(db_path: Path, *, agent: str | None = None, refresh: bool = False,
-                 wait_seconds: float = 5.0) -> Profile:
+MAX_TOKENS = 600  # the profile's reply: three sentences and their ids
+
+
+def user_profile(db_path: Path, *, agent: str | None = None, refresh: bool = False, wait_seconds: float = 5.0,
+                 model: Settings | None = None) -> Profile:
+    """The profile, cached while its beliefs are unchanged. With `model` (the settings of the Anthropic
+    extractor), composed by the model within the budgets and verified sentence by sentence; otherwise, or when
+    nothing the model wrote passes, by the rules. No database connection is held across the model call."""
     _existing(db_path)
     with connect(db_path, read_only=True, wait_seconds=wait_seconds) as con:
-        return profile(con, db_path.parent, agent=agent, refresh=refresh)
+        rows = profile.candidates(con, agent)
+        spent = batch_rows.spent_today(con) if model is not None else (0, 0.0)
+    name = f"anthropic:{model.model}" if model is not None else "rules"
+    wanted = profile.key(rows, agent, name)
+    if not refresh:
+        hit = profile.cached(db_path.parent, agent, wanted)
+        if hit is not None:
+            return hit
+    sentences, used, note, usage = profile.compose(rows), "rules", None, None
+    if model is not None and rows:
+        written, note, usage = _by_model(model, rows, spent)
+        if written:
+            sentences, used = written, name
+    if usage:
+        with connect(db_path, wait_seconds=wait_seconds) as con, transaction(con):
+            batch_rows.record_calls(con, "profile", f"profile-{wanted}", usage)
+    made = Profile(sentences, wanted, False, used, note)
+    profile.save(db_path.parent, agent, made)
+    return made
+
+
+def _by_model(settings: Settings, rows: list, spent: tuple[int, float]) -> tuple[tuple, str | None, tuple]:
+    """(verified sentences, a note on what was not used, the calls' usage)."""
+    from distiller import prices
+    from distiller.extract.anthropic import AnthropicExtractor
+    from distiller.extract.base import BadRequest
+
+    user = profile.prompt(rows)
+    estimated = (len(profile.SYSTEM) + len(user)) // 4 + 1
+    worst_usd = prices.cost_usd(settings.model, estimated, MAX_TOKENS, 0, 0)
+    worst_tokens = estimated + MAX_TOKENS
+    for limit, already, worst, name in ((settings.budget_usd_per_day, spent[1], worst_usd, "budget_usd_per_day"),
+                                        (settings.budget_tokens_per_day, spent[0], worst_tokens,
+                                         "budget_tokens_per_day"),
+                                        (settings.budget_usd, 0, worst_usd, "budget_usd"),
+                                        (settings.budget_tokens, 0, worst_tokens, "budget_tokens")):
+        if limit and already + worst > limit:
+            return (), f"{name} would be passed: composed by the rules", ()
+    extractor = AnthropicExtractor(settings.model, allow_expensive_model=settings.allow_expensive_model)
+    try:
+        reply, usage = extractor.complete(profile.SYSTEM, user, MAX_TOKENS)
+    except BadRequest as exc:
+        return (), f"the model refused ({exc}): composed by the rules", exc.usage
+    sentences, dropped = profile.verified(reply, rows)
+    note = None
+    if dropped:
+        note = "model sentences dropped: " + ", ".join(f"{k} {v}" for k, v in sorted(dropped.items()))
+        note += "" if sentences else "; composed by the rules"
+    return sentences, note, (usage,)
