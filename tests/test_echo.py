@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from distiller.screen import echo
 
 STATEMENTS = ["The user prefers tabs over spaces.", "The user lives in Lisbon with two cats.",
-              "The user is a nurse.", "Likes tea."]
+              "The user is a nurse.", "Likes tea.", "The user prefers green tea in the morning."]
 INDEX = echo.index(STATEMENTS)
 
 
@@ -41,6 +41,8 @@ def test_echoed_spans_go_and_new_words_stay(text, left):
     "I live in Lisbon with my two cats.",
     "I really like tea in the morning.",  # a statement of fewer than three words is never an echo
     "My sister is a nurse.",
+    "I prefer green tea in the morning.",  # a phrase of a statement, said again by the user: not an echo
+    "Yes, the user lives in Lisbon.",  # the start of a statement is not the statement
 ])
 def test_the_users_own_words_are_not_echoes(text):
     assert echo.strip(text, INDEX) == (text, 0)
@@ -98,7 +100,8 @@ def test_recall_pasted_back_tagged_or_not_teaches_nothing(tmp_path, agents, fake
     _run(agents, state, api)
     before = _counts(state / "distill.duckdb")
     assert len(before[0]) == len(FACTS)
-    block = orjson.loads(distill("--json", "recall", "porto nurse tea marathon portuguese", "--with-profile", "--limit-core", "1",
+    block = orjson.loads(distill("--json", "recall", "porto nurse tea marathon portuguese", "--with-profile",
+                                 "--limit-core", "1",
                                  "--limit-active", "1", state_dir=state, check=True).stdout)
     markdown = distill("recall", "--format", "markdown", "--with-profile", state_dir=state, check=True).stdout
     profile = orjson.loads(distill("--json", "profile", state_dir=state, check=True).stdout)["text"]

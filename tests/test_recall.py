@@ -211,7 +211,8 @@ def test_the_model_profile_keeps_only_sentences_its_cited_beliefs_support(tmp_pa
     fake.enqueue_json({"sentences": [
         {"text": "The user is a nurse in Leeds who has two cats.",
          "cites": [ids["The user is a nurse in Leeds"], ids["The user has two cats"]]},
-        {"text": "The user wants to run a marathon in Boston in 2027.", "cites": [ids["The user wants to run a marathon"]]},
+        {"text": "The user wants to run a marathon in Boston in 2027.",
+         "cites": [ids["The user wants to run a marathon"]]},
         {"text": "The user loves hiking.", "cites": ["b1:not-a-belief"]},
     ]})
     doc = orjson.loads(invoke(tmp_path, "--json", "profile").stdout)
@@ -239,3 +240,13 @@ def test_the_profile_is_not_composed_by_the_model_past_a_budget(tmp_path, profil
     doc = orjson.loads(invoke(tmp_path, "--json", "profile").stdout)
     assert doc["composer"] == "rules" and "budget_usd_per_day" in doc["note"]
     assert fake.message_requests() == []
+
+
+def test_recall_with_profile_uses_the_cached_model_profile_and_never_calls_the_model(tmp_path, profiled):
+    fake, ids = profiled
+    fake.enqueue_json({"sentences": [{"text": "The user has two cats.", "cites": [ids["The user has two cats"]]}]})
+    assert orjson.loads(invoke(tmp_path, "--json", "profile").stdout)["text"] == "The user has two cats."
+    block = orjson.loads(invoke(tmp_path, "--json", "recall", "--with-profile").stdout)
+    assert block["profile"] == "The user has two cats."
+    assert orjson.loads(invoke(tmp_path, "--json", "profile").stdout)["cached"]
+    assert len(fake.message_requests()) == 1

@@ -36,8 +36,10 @@ def recall_command(obj: dict, prompt: str, agent: str | None, max_chars: int, li
     """
     settings = obj["settings"]
     limits = Limits(limit_core, limit_active, limit_recalled)
-    rendered = api.recall(settings.db_path, prompt, agent=agent, limits=limits, max_chars=max_chars, fmt="markdown" if fmt == "json" else fmt, with_profile=with_profile,
-                          wait_seconds=settings.db_wait_seconds)
+    rendered = api.recall(settings.db_path, prompt, agent=agent, limits=limits, max_chars=max_chars,
+                          fmt="markdown" if fmt == "json" else fmt, with_profile=with_profile,
+                          wait_seconds=settings.db_wait_seconds,
+                          model=settings if _composer(settings, None) == "anthropic" else None)
     payload = rendered.as_dict()
     if write_path is not None:
         try:
@@ -53,6 +55,14 @@ def recall_command(obj: dict, prompt: str, agent: str | None, max_chars: int, li
     if fmt == "json" and not obj["out"].as_json:
         obj["out"].as_json = True
     obj["out"].emit(payload, human)
+
+
+def _composer(settings, choice: str | None) -> str:
+    """Who writes the profile: as the extractor is chosen (`auto`: the model when ANTHROPIC_API_KEY is set)."""
+    choice = choice or settings.extractor
+    if choice == "auto":
+        return "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "rules"
+    return choice
 
 
 @click.command("profile")
@@ -71,11 +81,8 @@ def profile_command(obj: dict, agent: str | None, refresh: bool, extractor: str 
       distill profile --extractor rules
     """
     settings = obj["settings"]
-    choice = extractor or settings.extractor
-    if choice == "auto":
-        choice = "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "rules"
     made = api.user_profile(settings.db_path, agent=agent, refresh=refresh, wait_seconds=settings.db_wait_seconds,
-                            model=settings if choice == "anthropic" else None)
+                            model=settings if _composer(settings, extractor) == "anthropic" else None)
     if made.note and not obj["out"].quiet:
         click.echo(f"profile: {made.note}", err=True)
     obj["out"].emit(made.as_dict(), made.text or "no active, confident beliefs yet: nothing to profile")

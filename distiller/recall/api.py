@@ -23,11 +23,13 @@ def _existing(db_path: Path) -> None:
 
 def recall(db_path: Path, prompt: str = "", *, agent: str | None = None, limits: Limits = Limits(),
            max_chars: int = 2200, fmt: str = "block", with_profile: bool = False, wait_seconds: float = 5.0,
-           settings: Decay | None = None, now: datetime | None = None) -> Rendered:
-    """The recall block for `prompt` (may be empty: core and active tiers only), with the rules profile first if
-    asked (a cached model profile when one is current; recall itself never calls a model)."""
+           settings: Decay | None = None, now: datetime | None = None, model: Settings | None = None) -> Rendered:
+    """The recall block for `prompt` (may be empty: core and active tiers only), with the profile first if asked:
+    the model's (`model`) when a current one is cached, else the rules'; recall itself never calls a model."""
     _existing(db_path)
-    text = user_profile(db_path, agent=agent, wait_seconds=wait_seconds).text if with_profile else None
+    text = None
+    if with_profile:
+        text = user_profile(db_path, agent=agent, wait_seconds=wait_seconds, model=model, call_model=False).text
     with connect(db_path, read_only=True, wait_seconds=wait_seconds) as con:
         lines = select(con, prompt, agent=agent, limits=limits, settings=settings,
                        now=now or datetime.now(timezone.utc))
@@ -38,10 +40,11 @@ MAX_TOKENS = 600  # the profile's reply: three sentences and their ids
 
 
 def user_profile(db_path: Path, *, agent: str | None = None, refresh: bool = False, wait_seconds: float = 5.0,
-                 model: Settings | None = None) -> Profile:
+                 model: Settings | None = None, call_model: bool = True) -> Profile:
     """The profile, cached while its beliefs are unchanged. With `model` (the settings of the Anthropic
     extractor), composed by the model within the budgets and verified sentence by sentence; otherwise, or when
-    nothing the model wrote passes, by the rules. No database connection is held across the model call."""
+    nothing the model wrote passes, by the rules. No database connection is held across the model call.
+    `call_model=False`: a current cached model profile, else the rules' (no call)."""
     _existing(db_path)
     with connect(db_path, read_only=True, wait_seconds=wait_seconds) as con:
         rows = profile.candidates(con, agent)
@@ -49,9 +52,11 @@ def user_profile(db_path: Path, *, agent: str | None = None, refresh: bool = Fal
     name = f"anthropic:{model.model}" if model is not None else "rules"
     wanted = profile.key(rows, agent, name)
     if not refresh:
-        hit = profile.cached(db_path.parent, agent, wanted)
+        hit = profile.cached(db_path.parent, agent, name, wanted)
         if hit is not None:
             return hit
+    if model is not None and not call_model:
+        return user_profile(db_path, agent=agent, refresh=refresh, wait_seconds=wait_seconds)
     sentences, used, note, usage = profile.compose(rows), "rules", None, None
     if model is not None and rows:
         written, note, usage = _by_model(model, rows, spent)
@@ -61,7 +66,7 @@ def user_profile(db_path: Path, *, agent: str | None = None, refresh: bool = Fal
         with connect(db_path, wait_seconds=wait_seconds) as con, transaction(con):
             batch_rows.record_calls(con, "profile", f"profile-{wanted}", usage)
     made = Profile(sentences, wanted, False, used, note)
-    profile.save(db_path.parent, agent, made)
+    profile.save(db_path.parent, agent, name, made)
     return made
 
 

@@ -74,14 +74,16 @@ def key(rows: list[Row], agent: str | None, composer: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def _cache(state_dir: Path, agent: str | None) -> Path:
-    return state_dir / (PROFILE_FILE if agent is None else
-                        f"profile.{hashlib.sha256(agent.encode()).hexdigest()[:12]}.json")
+def _cache(state_dir: Path, agent: str | None, composer: str) -> Path:
+    """One file per agent and composer: a rules profile never overwrites the paid one."""
+    if agent is None and composer == "rules":
+        return state_dir / PROFILE_FILE
+    return state_dir / f"profile.{hashlib.sha256(f'{agent}|{composer}'.encode()).hexdigest()[:12]}.json"
 
 
-def cached(state_dir: Path, agent: str | None, wanted: str) -> Profile | None:
+def cached(state_dir: Path, agent: str | None, composer: str, wanted: str) -> Profile | None:
     try:
-        found = orjson.loads(_cache(state_dir, agent).read_bytes())
+        found = orjson.loads(_cache(state_dir, agent, composer).read_bytes())
         if found.get("key") == wanted:
             return Profile(tuple(Sentence(s["text"], tuple(s["cites"])) for s in found["sentences"]), wanted, True,
                            found.get("composer", "rules"), found.get("note"))
@@ -90,10 +92,11 @@ def cached(state_dir: Path, agent: str | None, wanted: str) -> Profile | None:
     return None
 
 
-def save(state_dir: Path, agent: str | None, made: Profile) -> None:
+def save(state_dir: Path, agent: str | None, composer: str, made: Profile) -> None:
     """Cached for the next call; a state dir that cannot be written only means composing again next time."""
     try:
-        write_if_changed(_cache(state_dir, agent), orjson.dumps(made.as_dict() | {"cached": True}).decode())
+        write_if_changed(_cache(state_dir, agent, composer),
+                         orjson.dumps(made.as_dict() | {"cached": True}).decode())
     except OSError:
         pass
 

@@ -68,7 +68,8 @@ def build(con, db_path: Path, *, settings=None, now: datetime) -> dict:
     beliefs = con.execute(
         f"WITH {live} SELECT v.belief_id, v.scope, v.category, v.statement, v.confidence, v.status, v.importance, "
         f"v.activation, "
-        f"coalesce(({length})::DOUBLE, 0) FROM live v LEFT JOIN belief_lengths l USING (belief_id) ORDER BY v.belief_id",
+        f"coalesce(({length})::DOUBLE, 0) FROM live v LEFT JOIN belief_lengths l USING (belief_id) "
+        "ORDER BY v.belief_id",
         params).fetchall()
     position = {row[0]: n for n, row in enumerate(beliefs)}
     postings: dict[str, list[str]] = {}

@@ -3,14 +3,15 @@
 A recall block or profile that comes back inside its tag is stripped by clean.py. This catches the rest: recall
 lines pasted without the tag, a profile quoted in a prompt, an agent's instructions file copied into a message.
 The run loads the live beliefs' statements once (`EchoIndex`) and every user item is compared with them as
-normalised word shingles (lower-cased words, punctuation and case ignored): each run of words covered by a
-5-word shingle of a statement (or by a whole statement of 3 or 4 words) is removed with the recall line's
-decoration around it (`- [category]`, `(0.90)`), and counted as `recall-echo`. The words around it stay, so new
-information in the same message survives; an item left without two words is dropped as `recall-echo`.
+normalised words (lower-cased, punctuation and case ignored): a run of words that reproduces a whole statement of
+three words or more, found by its first five words (its shingle), is removed with the recall line's decoration
+around it (`- [category]`, `(0.90)`), and counted as `recall-echo`. The words around it stay, so new information
+in the same message survives; an item left without two words is dropped as `recall-echo`.
 
-Statements say "The user …" in the third person, so a user's own first-person words seldom form one of their
-5-word shingles; on the labelled persona data none of the user turns lost a word to the store built from them
-(tests/bench/bench_recall.py prints the count).
+Only a whole statement is an echo, not a phrase of one: "green tea in the morning" is in the statement "The user
+prefers green tea in the morning" and in the user's own "I prefer green tea in the morning" when they say it again
+(the history property test found that case: a repeated fact lost its evidence). Statements say "The user …", so
+the user's own first-person words do not reproduce one.
 """
 
 from __future__ import annotations
@@ -34,53 +35,53 @@ _BLANK_RUN = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
 
 @dataclass(frozen=True, slots=True)
 class EchoIndex:
-    """The shingles of the statements an echo reproduces, and the shingle lengths to look for."""
+    """The statements an echo reproduces (as word tuples), by their first words (up to SHINGLE of them)."""
 
-    shingles: frozenset[str]
-    sizes: tuple[int, ...]
+    starts: dict[str, tuple[tuple[str, ...], ...]]
+    sizes: tuple[int, ...]  # the lengths of those first words
 
     def __bool__(self) -> bool:
-        return bool(self.shingles)
+        return bool(self.starts)
 
 
-EMPTY = EchoIndex(frozenset(), ())
+EMPTY = EchoIndex({}, ())
 
 
 def index(statements: Iterable[str]) -> EchoIndex:
-    shingles: set[str] = set()
+    starts: dict[str, set[tuple[str, ...]]] = {}
     for statement in statements:
-        found = words(statement)
-        if len(found) < MIN_WORDS:
-            continue
-        if len(found) < SHINGLE:
-            shingles.add(" ".join(found))
-        else:
-            shingles.update(" ".join(found[i:i + SHINGLE]) for i in range(len(found) - SHINGLE + 1))
-    sizes = tuple(sorted({len(s.split()) for s in shingles}))
-    return EchoIndex(frozenset(shingles), sizes)
+        found = tuple(words(statement))
+        if len(found) >= MIN_WORDS:
+            starts.setdefault(" ".join(found[:SHINGLE]), set()).add(found)
+    sizes = tuple(sorted({min(len(key.split()), SHINGLE) for key in starts}))
+    return EchoIndex({key: tuple(sorted(found, key=len, reverse=True)) for key, found in starts.items()}, sizes)
 
 
 def strip(text: str, echoes: EchoIndex) -> tuple[str, int]:
-    """`text` without the spans that reproduce the statements, and how many spans were removed."""
+    """`text` without the spans that reproduce a whole statement, and how many spans were removed."""
     spans = word_spans(text)
     if len(spans) < MIN_WORDS or not echoes:
         return text, 0
     tokens = [w for w, _, _ in spans]
-    covered = [False] * len(spans)
-    for size in echoes.sizes:
-        for i in range(len(tokens) - size + 1):
-            if " ".join(tokens[i:i + size]) in echoes.shingles:
-                covered[i:i + size] = [True] * size
-    if not any(covered):
+    runs: list[tuple[int, int]] = []  # (first word, one past the last) of each echo, in order, apart
+    i = 0
+    while i < len(tokens):
+        end = None
+        for size in echoes.sizes:
+            for statement in echoes.starts.get(" ".join(tokens[i:i + size]), ()):  # the longest first
+                if tuple(tokens[i:i + len(statement)]) == statement:
+                    end = max(end or 0, i + len(statement))
+                    break
+        if end is None:
+            i += 1
+        else:
+            runs.append((i, end))
+            i = end
+    if not runs:
         return text, 0
-    runs: list[tuple[int, int]] = []
-    for i, hit in enumerate(covered):
-        if hit and (i == 0 or not covered[i - 1]):
-            runs.append((spans[i][1], spans[i][2]))
-        elif hit:
-            runs[-1] = (runs[-1][0], spans[i][2])
     out, position = [], 0
-    for start, end in runs:
+    for first, last in runs:
+        start, end = spans[first][1], spans[last - 1][2]
         before = _BEFORE.search(text, position, start)
         start = before.start() if before else start
         end = _AFTER.match(text, end).end()
