@@ -36,13 +36,18 @@ from distiller.store.bulk import pack, rows
 from distiller.store.activation import Decay, activation_params, activation_sql, clock_join
 from distiller.terms import terms
 
+# BM25F's weighted count of a term row (alias t) and a belief's weighted length (belief_lengths, alias l)
+WEIGHTED_TF = f"CASE WHEN t.session_id = '' THEN t.tf ELSE {QUOTE_WEIGHT} * t.tf END"
+LENGTH = f"coalesce(l.statement, 0) + {QUOTE_WEIGHT} * coalesce(l.quotes, 0)"
+
+
 def _scope(agent: str | None) -> tuple[str, dict]:
     if agent is None:
         return "", {}
     return " AND b.scope IN ('global', $agent_scope)", {"agent_scope": f"agent:{agent}"}
 
 
-def _live(agent: str | None) -> tuple[str, dict]:
+def live_cte(agent: str | None) -> tuple[str, dict]:
     """The live beliefs of the scope with their activation, as the CTE `live`."""
     where, params = _scope(agent)
     return f"""live AS MATERIALIZED (
@@ -60,8 +65,7 @@ def _bm25() -> str:
     The collection statistics (the number of beliefs, their average length, each term's document frequency) are
     the whole store's, as a search engine's are its index's whatever the filter: they then cost a scan of the
     query terms' rows and a sum over the lengths, not a pass over every live belief's terms."""
-    weighted = f"CASE WHEN t.session_id = '' THEN t.tf ELSE {QUOTE_WEIGHT} * t.tf END"
-    length = f"coalesce(l.statement, 0) + {QUOTE_WEIGHT} * coalesce(l.quotes, 0)"
+    weighted, length = WEIGHTED_TF, LENGTH
     return f"""q AS (SELECT * FROM {rows({'term': 'VARCHAR', 'qtf': 'INTEGER'}, 'q')}),
     stats AS (SELECT greatest(count(*), 1) AS n, greatest(sum({length}), 1) / greatest(count(*), 1) AS avgdl
               FROM belief_lengths l),
@@ -83,7 +87,7 @@ def select(con: duckdb.DuckDBPyConnection, prompt: str, *, agent: str | None = N
            settings: Decay | None = None, now: datetime) -> list[Line]:
     """The lines of a recall, tier by tier, each tier strongest first, duplicates of earlier lines left out
     (`settings`: the store's decay rates, if not the defaults)."""
-    live, params = _live(agent)
+    live, params = live_cte(agent)
     params |= activation_params(settings, now)
     # Each tier reads enough rows to fill its limit after the earlier tiers' lines are left out of it.
     core_order = "importance DESC, confidence DESC, activation DESC, belief_id"

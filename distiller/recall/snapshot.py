@@ -26,7 +26,6 @@ from distiller.recall.lines import (
     BM25_K1,
     CORE_CATEGORIES,
     CORE_CONFIDENCE,
-    QUOTE_WEIGHT,
     SCORE_DECIMALS,
     Limits,
     Line,
@@ -58,13 +57,12 @@ def build(con, db_path: Path, *, settings=None, now: datetime) -> dict:
     recall looks at it; the core and active tiers' orders are precomputed (prompt-independent: a scope filter
     keeps their order); each term's postings are one text of "position,count,…" split only for the prompt's
     terms. Counts are twice the weighted count (a quote's term weighs half), so they stay integers."""
-    from distiller.recall.select import _live  # the same live beliefs and activation as a recall
+    from distiller.recall.select import LENGTH, WEIGHTED_TF, live_cte  # the same beliefs, activation and BM25F
     from distiller.store.activation import activation_params
 
-    live, params = _live(None)
+    live, params = live_cte(None)
     params |= activation_params(settings, now)
-    weighted = f"CASE WHEN t.session_id = '' THEN t.tf ELSE {QUOTE_WEIGHT} * t.tf END"
-    length = f"coalesce(l.statement, 0) + {QUOTE_WEIGHT} * coalesce(l.quotes, 0)"
+    weighted, length = WEIGHTED_TF, LENGTH
     beliefs = con.execute(
         f"WITH {live} SELECT v.belief_id, v.scope, v.category, v.statement, v.confidence, v.status, v.importance, "
         f"v.activation, "

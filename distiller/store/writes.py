@@ -21,14 +21,13 @@ from distiller.records import Belief
 from distiller.redact import refusal
 from distiller.storable import unsafe
 from distiller.store import clock, near, schema, terms, tombstones
-from distiller.store.activation import (  # noqa: F401  (activation_* and clock_join: their callers' old home)
+from distiller.store.activation import (
     ACTIVATION_SQL,
     DECAY_HIGH,
     DECAY_LOW,
     DECAY_MEDIUM,
     DECAY_TERM,
     activation_params,
-    activation_sql,
     clock_join,
 )
 from distiller.store.bulk import pack, rows
