@@ -156,3 +156,17 @@ def test_forgetting_deletes_the_recall_caches(state):
     assert done.exit_code == 0, done.output
     assert not (state / "recall-snapshot.json").exists() and not (state / "profile.json").exists()
     assert b"sailing" not in hook(state, b'{"prompt": "boat"}').stdout
+
+
+def test_a_run_refreshes_the_snapshot_the_hook_uses(state, tmp_path):
+    from conftest import append, message_line, new_session
+
+    hook(state, b'{"prompt": "boat"}')
+    agents = tmp_path / "agents"
+    append(new_session(agents), message_line("I live in Porto and I work as a nurse at the city hospital."))
+    done = CliRunner().invoke(cli, ["--state-dir", str(state), "run", "--source", str(agents)])
+    assert done.exit_code == 0, done.output
+    from distiller.recall import snapshot
+
+    assert snapshot.load(state, state / "distill.duckdb") is not None  # current: the next prompt needs no DuckDB
+    assert b"Porto" in hook(state, b'{"prompt": "where do I live? porto"}').stdout

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from datetime import datetime, timezone
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -222,10 +223,23 @@ def run_once(
             with stop.deferred():
                 return _run(settings, roots, extractor, dry_run=True, show=show, progress=progress)
         with stop.deferred(), run_lock(settings.lock_path):
-            return _run(settings, roots, extractor, dry_run=False, show=show, progress=progress)
+            summary = _run(settings, roots, extractor, dry_run=False, show=show, progress=progress)
+            _refresh_recall(settings)
+            return summary
     finally:
         if progress is not None:
             progress.done()
+
+
+def _refresh_recall(settings: Settings) -> None:
+    """The Claude Code hook's snapshot, rebuilt now rather than on the first prompt after the run (best effort:
+    the hook rebuilds it itself when it finds it out of date)."""
+    from distiller.recall import snapshot
+
+    try:
+        snapshot.refresh(settings.state_dir, settings.db_path, now=datetime.now(timezone.utc))
+    except (DistillError, duckdb.Error, OSError) as exc:
+        log.warning("recall snapshot not refreshed: %s", exc)
 
 
 def _check_options(settings: Settings, extractor: Extractor) -> None:

@@ -89,6 +89,19 @@ def build(con, db_path: Path, *, settings=None, now: datetime) -> dict:
             "df": {term: df[term] for term in postings}}
 
 
+def refresh(state_dir: Path, db_path: Path, *, now: datetime) -> bool:
+    """After a run, a new snapshot in place of one the hook uses (none is made for a state dir without one), so
+    the first prompt after the run is as quick as the others. True when one was written."""
+    from distiller.store.db import connect
+
+    if not (state_dir / SNAPSHOT_FILE).exists() or load(state_dir, db_path) is not None:
+        return False
+    with connect(db_path, read_only=True) as con:
+        made = build(con, db_path, now=now)
+    save(state_dir, made)
+    return True
+
+
 def save(state_dir: Path, snapshot: dict) -> None:
     from distiller.recall import write_if_changed
 
