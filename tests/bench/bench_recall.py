@@ -18,6 +18,8 @@ quality: each persona conversation's speaker becomes a user with an agent of the
   1/rank of the first hit. The reference is BM25 over the user's raw turns with the same terms (a turn that
   states the sentence is a hit): what a store of beliefs should approach with ten short lines instead of a
   transcript. The ceiling is the share of sentences some belief of the user states at all (extraction recall).
+  Also: how many of the users' own turns the echo screen would cut against the store built from them (a false
+  positive each).
 """
 
 from __future__ import annotations
@@ -177,6 +179,13 @@ def quality(args: argparse.Namespace) -> None:
         assert done.returncode == 0, done.stderr.decode()
         print(f"{len(sessions)} users distilled (rules) in {time.perf_counter() - started:.1f} s")
         hits = {"beliefs": [], "turns": []}
+        with connect(state / "distill.duckdb", read_only=True) as con:
+            from distiller.screen import echo
+            from distiller.store.terms import live_statements
+
+            echoes = echo.index(live_statements(con))
+        turns_all = [text for s in sessions for speaker, text in s.conversation.turns if speaker == s.speaker]
+        user_turns, echoed = len(turns_all), sum(echo.strip(text, echoes)[1] > 0 for text in turns_all)
         ceiling = sentences = 0
         db = state / "distill.duckdb"
         with connect(db, read_only=True) as con:
@@ -201,6 +210,8 @@ def quality(args: argparse.Namespace) -> None:
                     hits["turns"].append(next((r for r, i in enumerate(order, 1)
                                                if states(frozenset(turn_terms[i]), persona)), None))
     print(f"{sentences} persona sentences; a belief of the user states {ceiling / sentences:.1%} of them (ceiling)")
+    print(f"echo screen against the store built from these users: {echoed} of {user_turns} user turns would lose "
+          f"words ({echoed / max(user_turns, 1):.2%}): a user's own words are not echoes of statements")
     for label, ranks in (("recall, beliefs (BM25 over the term table)", hits["beliefs"]),
                          ("reference, BM25 over the raw user turns", hits["turns"])):
         found = [r for r in ranks if r is not None]
