@@ -105,7 +105,8 @@ class Chunk:
                 message, skip, file_id, read = entry
                 screened_all.append((screen_read(message, skip, read, settings), file_id))
         if self.echoes:
-            screened_all = [(echo.without_echoes(screened, self.echoes), file_id) for screened, file_id in screened_all]
+            screened_all = [(echo.without_echoes(screened, self.echoes), file_id)
+                            for screened, file_id in screened_all]
         return screened_all
 
     def advance(self) -> None:
