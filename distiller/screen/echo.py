@@ -11,8 +11,8 @@ in the same message survives; an item left without two words is dropped as `reca
 Only a whole statement is an echo, not a phrase of one: "green tea in the morning" is in the statement "The user
 prefers green tea in the morning" and in the user's own "I prefer green tea in the morning" when they say it again
 (the history property test found that case: a repeated fact lost its evidence). Statements say "The user …", so
-the user's own first-person words do not reproduce one; on the persona development set none of 4,148 user turns
-loses a word to the store built from them (tests/bench/bench_recall.py quality).
+the user's own first-person words do not reproduce one; on the persona development set none of 27,704 user turns
+(2,000 users) loses a word to the store built from them (tests/bench/bench_recall.py quality).
 
 Cost: the index of 10,000 statements is built in ~0.2 s once per run; a message is looked at only where a
 statement's first word stands (~3 µs a word, for 200,000 words of text under load).
