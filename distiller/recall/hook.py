@@ -16,7 +16,6 @@ reaches `main` without importing click or the CLI.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -111,26 +110,39 @@ def log(state_dir: Path, line: str) -> None:
         pass
 
 
+def _options(argv: list[str]) -> dict[str, str]:
+    """`--name value` and `--name=value` pairs (argparse costs more to import than the hook has to spare)."""
+    found, i = {}, 0
+    while i < len(argv):
+        name, equals, value = argv[i].partition("=")
+        if name in ("--state-dir", "--agent", "--max-chars"):
+            if not equals and i + 1 < len(argv):
+                value, i = argv[i + 1], i + 1
+            found[name] = value
+        i += 1
+    return found
+
+
 def main(argv: list[str]) -> int:
     """`distill hook claude-code [--state-dir DIR] [--agent ID] [--max-chars N]` without the CLI: exit 0 always."""
     os.umask(os.umask(0o077) | 0o077)
-    parser = argparse.ArgumentParser(prog="distill hook claude-code", add_help=False)
-    parser.add_argument("--state-dir", type=Path)
-    parser.add_argument("--agent")
-    parser.add_argument("--max-chars", type=int, default=2200)
     try:
-        args, _ = parser.parse_known_args(argv)
-        from distiller.config import default_state_dir
+        options = _options(argv)
+        if "--state-dir" in options:
+            state_dir = Path(options["--state-dir"])
+        else:
+            from distiller.config import default_state_dir
 
-        state_dir = args.state_dir or default_state_dir()
-    except (SystemExit, Exception):  # noqa: BLE001
+            state_dir = default_state_dir()
+        max_chars = max(int(options.get("--max-chars", 2200)), 0)
+    except Exception:  # noqa: BLE001  (never fail the prompt)
         return 0
     try:
         raw = sys.stdin.buffer.read(MAX_EVENT_BYTES)
     except (OSError, ValueError) as exc:
         log(state_dir, f"no context: stdin: {exc}")
         return 0
-    out = answer(raw, state_dir, agent=args.agent, max_chars=max(args.max_chars, 0))
+    out = answer(raw, state_dir, agent=options.get("--agent"), max_chars=max_chars)
     if out:
         try:
             sys.stdout.buffer.write(out + b"\n")

@@ -3,9 +3,8 @@ their rules, the lines, and the dedupe across tiers. Imports nothing heavy: the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-
-from distiller.store.keys import normalize
 
 TIERS = ("core", "active", "recalled")
 LIVE = ("active", "provisional")
@@ -42,15 +41,20 @@ class Line:
     evidence: tuple[Evidence, ...]
 
 
-def dedupe(found: list[tuple], limits: Limits) -> list[tuple]:
-    """In tier order, each tier in its own rank order (UNION ALL returns rows in any order)."""
+def dedupe(found: list[tuple], limits: Limits, normalized: Mapping[str, str] | None = None) -> list[tuple]:
+    """In tier order, each tier in its own rank order (UNION ALL returns rows in any order). Two lines say the
+    same when their statements normalise alike (store/keys.py; `normalized`: by belief id, when known)."""
+    if normalized is None:
+        from distiller.store.keys import normalize
+
+        normalized = {row[1]: normalize(row[3]).text for row in found}
     found = sorted(found, key=lambda row: (TIERS.index(row[0]), row[6]))
     seen_ids: set[str] = set()
     seen_texts: set[str] = set()
     taken = dict.fromkeys(TIERS, 0)
     chosen = []
     for row in found:
-        tier, belief_id, text = row[0], row[1], normalize(row[3]).text
+        tier, belief_id, text = row[0], row[1], normalized[row[1]]
         if taken[tier] == getattr(limits, tier) or belief_id in seen_ids or text in seen_texts:
             continue
         seen_ids.add(belief_id)
@@ -58,5 +62,3 @@ def dedupe(found: list[tuple], limits: Limits) -> list[tuple]:
         chosen.append(row)
         taken[tier] += 1
     return chosen
-
-

@@ -56,7 +56,9 @@ def build(con, db_path: Path, *, settings=None, now: datetime) -> dict:
     Laid out to be parsed in a few ms whatever the store's size: each belief is one JSON text decoded only when a
     recall looks at it; the core and active tiers' orders are precomputed (prompt-independent: a scope filter
     keeps their order); each term's postings are one text of "position,count,…" split only for the prompt's
-    terms. Counts are twice the weighted count (a quote's term weighs half), so they stay integers."""
+    terms, and the scope and length of every belief are one text each. Counts are twice the weighted count (a
+    quote's term weighs half), so they stay integers. Each belief carries its normalised statement (the dedupe's
+    key), so the hook need not import the normalisation."""
     from distiller.recall.select import LENGTH, WEIGHTED_TF, live_cte  # the same beliefs, activation and BM25F
     from distiller.store.activation import activation_params
 
@@ -78,12 +80,17 @@ def build(con, db_path: Path, *, settings=None, now: datetime) -> dict:
     n, avgdl = con.execute(f"SELECT greatest(count(*), 1), (greatest(sum({length}), 1) / greatest(count(*), 1))"
                            "::DOUBLE FROM belief_lengths l").fetchone()
     df = dict(con.execute("SELECT term, count(DISTINCT belief_id) FROM belief_terms GROUP BY term").fetchall())
+    from distiller.store.keys import normalize
+
+    scopes = sorted({row[1] for row in beliefs})
     core = sorted((n for n, r in enumerate(beliefs) if r[5] == "active" and r[2] in CORE_CATEGORIES
                    and r[4] >= CORE_CONFIDENCE), key=lambda n: (-beliefs[n][6], -beliefs[n][4], -beliefs[n][7],
                                                                 beliefs[n][0]))
     active = sorted(range(len(beliefs)), key=lambda n: (-beliefs[n][7], beliefs[n][0]))
     return {"version": VERSION, "stamp": stamp(db_path), "n": n, "avgdl": avgdl,
-            "beliefs": [orjson.dumps(row).decode() for row in beliefs],
+            "beliefs": [orjson.dumps([*row, normalize(row[3]).text]).decode() for row in beliefs],
+            "scopes": scopes, "scope_of": ",".join(str(scopes.index(row[1])) for row in beliefs),
+            "lengths": ",".join(repr(row[8]) for row in beliefs),
             "core": ",".join(map(str, core)), "active": ",".join(map(str, active)),
             "postings": {term: ",".join(items) for term, items in postings.items()},
             "df": {term: df[term] for term in postings}}
@@ -123,24 +130,26 @@ def load(state_dir: Path, db_path: Path, *, current: bool = True) -> dict | None
 
 def rank(snapshot: dict, prompt: str, *, agent: str | None = None, limits: Limits = Limits()) -> list[Line]:
     """select.select's lines, from the snapshot (without their evidence ids: the block does not show them)."""
-    scopes = None if agent is None else {"global", f"agent:{agent}"}
     texts = snapshot["beliefs"]
-    decoded: dict[int, list | None] = {}
+    wanted = None if agent is None else {"global", f"agent:{agent}"}
+    allowed = [wanted is None or scope in wanted for scope in snapshot["scopes"]]
+    decoded: dict[int, list] = {}
 
-    def row(place: int) -> list | None:
-        """The belief at this position, None when out of scope. A row: id, scope, category, statement,
-        confidence, status, importance, activation, length."""
+    def row(place: int) -> list:
+        """id, scope, category, statement, confidence, status, importance, activation, length, normalised."""
         if place not in decoded:
-            found = orjson.loads(texts[place])
-            decoded[place] = found if scopes is None or found[1] in scopes else None
+            decoded[place] = orjson.loads(texts[place])
         return decoded[place]
+
+    scope_of = None  # per belief, whether it is in scope (None: every belief is)
+    if wanted is not None:
+        scope_of = [allowed[int(i)] for i in snapshot["scope_of"].split(",")] if texts else []
 
     def first(order: str, count: int) -> list[list]:
         taken: list[list] = []
         for place in map(int, order.split(",")) if order and count > 0 else ():
-            found = row(place)
-            if found is not None:
-                taken.append(found)
+            if scope_of is None or scope_of[place]:
+                taken.append(row(place))
                 if len(taken) == count:
                     break
         return taken
@@ -153,21 +162,30 @@ def rank(snapshot: dict, prompt: str, *, agent: str | None = None, limits: Limit
     query = terms(prompt)
     if query and limits.recalled > 0:
         n, avgdl, df = snapshot["n"], snapshot["avgdl"], snapshot["df"]
+        lengths: list[float] | None = None
         scores: dict[int, float] = {}
         for term, qtf in query.items():
             posting = snapshot["postings"].get(term)
             if not posting:
                 continue
+            if lengths is None:
+                lengths = [float(x) for x in snapshot["lengths"].split(",")]
             idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
             numbers = list(map(int, posting.split(",")))
             for place, doubled in zip(numbers[::2], numbers[1::2]):
-                found_row = row(place)
-                if found_row is None:
+                if scope_of is not None and not scope_of[place]:
                     continue
                 tf = doubled / 2
                 scores[place] = scores.get(place, 0.0) + qtf * idf * tf * (BM25_K1 + 1) / (
-                    tf + BM25_K1 * (1 - BM25_B + BM25_B * found_row[8] / avgdl))
-        ranked = sorted(scores, key=lambda p: (-round(scores[p], SCORE_DECIMALS), -decoded[p][7], decoded[p][0]))
-        found += [("recalled", decoded[p][0], decoded[p][2], decoded[p][3], decoded[p][4], scores[p], place)
-                  for place, p in enumerate(ranked[:limits.core + limits.active + limits.recalled], 1)]
-    return [Line(r[1], r[0], r[2], r[3], r[4], float(r[5]), ()) for r in dedupe(found, limits)]
+                    tf + BM25_K1 * (1 - BM25_B + BM25_B * lengths[place] / avgdl))
+        # the best by score alone, then their ties settled by activation and id as the SQL does
+        keep = limits.core + limits.active + limits.recalled
+        best = sorted(scores, key=lambda p: -round(scores[p], SCORE_DECIMALS))
+        if len(best) > keep:
+            edge = round(scores[best[keep - 1]], SCORE_DECIMALS)
+            best = [p for p in best if round(scores[p], SCORE_DECIMALS) >= edge]
+        ranked = sorted(best, key=lambda p: (-round(scores[p], SCORE_DECIMALS), -row(p)[7], row(p)[0]))[:keep]
+        found += [("recalled", row(p)[0], row(p)[2], row(p)[3], row(p)[4], scores[p], place)
+                  for place, p in enumerate(ranked, 1)]
+    normalized = {r[0]: r[9] for r in decoded.values()}
+    return [Line(r[1], r[0], r[2], r[3], r[4], float(r[5]), ()) for r in dedupe(found, limits, normalized)]
