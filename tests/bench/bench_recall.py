@@ -97,12 +97,13 @@ def speed(args: argparse.Namespace) -> None:
                    for _ in range(args.repeat)]
         with connect(db, read_only=True) as con:
             select(con, prompts[0], agent="main", now=NOW)  # warm: the first query plans and loads
-            times = []
+            times, cpu_times = [], []
             for prompt in prompts:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 render(select(con, prompt, agent="main", now=NOW))
                 times.append(time.perf_counter() - t0)
-        print(f"select + render, open connection ({args.repeat} prompts):  {_ms(times)}")
+                cpu_times.append(time.process_time() - c0)
+        print(f"select + render, open connection ({args.repeat} prompts):  {_ms(times)}; CPU {_ms(cpu_times)}")
         times = []
         for prompt in prompts:
             t0 = time.perf_counter()
