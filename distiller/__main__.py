@@ -3,11 +3,16 @@ imported, so an early Ctrl-C is one line too, never a traceback; and every file 
 database and its .wal, batch files, exports) is private to the user: umask 077."""
 
 import os
+import sys
 
 from distiller import stop
 
 
 def main() -> None:
+    if sys.argv[1:3] == ["hook", "claude-code"]:  # on every prompt: straight to the hook, without the CLI's imports
+        from distiller.recall.hook import main as hook_main
+
+        sys.exit(hook_main(sys.argv[3:]))
     os.umask(os.umask(0o077) | 0o077)
     stop.install()
     try:

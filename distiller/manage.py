@@ -19,6 +19,7 @@ import orjson
 
 from distiller.config import Settings
 from distiller.errors import DistillError, UsageError
+from distiller.recall import drop_derived
 from distiller.records import message_time
 from distiller.store import clock, reads, runs, tombstones
 from distiller.store.reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
@@ -157,6 +158,8 @@ def forget(
         found = dict(con.execute(f"SELECT belief_id, statement FROM beliefs SEMI JOIN {rows({'belief_id': 'VARCHAR'})}"
                                  f" i USING (belief_id)", {"rows": pack(belief_id=list(preview.beliefs))}).fetchall())
         result = preview if dry_run else _forget_in(con, settings, refs, match, source, commit=True)
+    if not dry_run:
+        drop_derived(settings.state_dir)  # no forgotten statement outlives its belief in recall's caches
     return Forgetting(result, tuple(found.get(belief_id, "") for belief_id in result.beliefs))
 
 

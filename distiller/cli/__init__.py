@@ -24,6 +24,7 @@ from distiller import manage as beliefs_api
 from distiller.cli.belief_commands import beliefs, runs_command
 from distiller.cli.examples import examples
 from distiller.cli.reprocess_command import reprocess_command
+from distiller.cli.recall_commands import hook_group, profile_command, recall_command
 from distiller.config import (
     DEFAULT_CONCURRENCY,
     MAX_CONCURRENCY,
@@ -687,6 +688,9 @@ def _shown_value(value) -> str:
 cli.add_command(beliefs)
 cli.add_command(runs_command)
 cli.add_command(reprocess_command)
+cli.add_command(recall_command)
+cli.add_command(profile_command)
+cli.add_command(hook_group)
 
 
 def main() -> None:

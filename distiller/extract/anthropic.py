@@ -118,6 +118,28 @@ class AnthropicExtractor:
             raise BadRequest(str(exc), usage) from None
         return Extraction(request.request_id, candidates, usage)
 
+    def complete(self, system: str, user: str, max_tokens: int) -> tuple[str, Usage]:
+        """One plain call outside extraction (the profile): the reply's text and its usage, counted as extract()
+        counts it (an unreadable count as the estimated input and all the output allowed); errors raised as
+        extract() raises them, a 400 carrying its estimate."""
+        estimate = Usage(self.model, (len(system) + len(user)) // 4 + 1, 0, 0, 0, 0,
+                         prices.cost_usd(self.model, (len(system) + len(user)) // 4 + 1, 0, 0, 0), estimated=True)
+        started = time.monotonic()
+        try:
+            raw = self._client.messages.with_raw_response.create(
+                model=self.model, max_tokens=max_tokens, system=system, messages=[{"role": "user", "content": user}])
+            message = raw.parse()
+        except anthropic.APIStatusError as exc:
+            error = _translate(exc)
+            if isinstance(error, BadRequest):
+                raise BadRequest(str(error), (estimate,)) from exc
+            raise error from exc
+        except anthropic.AnthropicError as exc:
+            raise _translate(exc) from exc
+        usage = self._usage(_reported_usage(_body(raw.http_response)), replace(estimate, output_tokens=max_tokens),
+                            round((time.monotonic() - started) * 1000), batch=False, retries=raw.retries_taken)
+        return "".join(getattr(block, "text", "") for block in message.content), usage
+
     def more_room(self, max_tokens: int) -> int | None:
         """The max_tokens a reply truncated at max_tokens is retried with once, or None when there is no more."""
         return min(2 * max_tokens, MAX_TOKENS_CEILING) if max_tokens < MAX_TOKENS_CEILING else None

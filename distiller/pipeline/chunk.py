@@ -8,7 +8,7 @@ from datetime import datetime
 from distiller.config import Settings
 from distiller.pipeline.read import FileRead
 from distiller.records import Cursor, Message, message_time
-from distiller.screen import Screened, screen
+from distiller.screen import Screened, echo, screen
 from distiller.track import ReadPlan
 
 # What a pending message costs in memory beyond its text (record, ids, ledger lists): a chunk of many short
@@ -65,6 +65,7 @@ class Chunk:
     pairs each cursor with the offset it replaces, and `advance` starts the next chunk where this one ends."""
 
     settings: Settings
+    echoes: echo.EchoIndex = echo.EMPTY  # the live beliefs' statements as the run began: their echoes are removed
     pending: list[Pending] = field(default_factory=list)
     pending_bytes: int = 0
     cursors: dict[str, Cursor] = field(default_factory=dict)
@@ -103,6 +104,9 @@ class Chunk:
             else:
                 message, skip, file_id, read = entry
                 screened_all.append((screen_read(message, skip, read, settings), file_id))
+        if self.echoes:
+            screened_all = [(echo.without_echoes(screened, self.echoes), file_id)
+                            for screened, file_id in screened_all]
         return screened_all
 
     def advance(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from datetime import datetime, timezone
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -33,11 +34,13 @@ from distiller.pipeline.commit import commit_batch
 from distiller.pipeline.dispatch import Dispatcher, Fresh, ShowDecision, mode
 from distiller.pipeline.read import open_reading
 from distiller.progress import Progress
-from distiller.screen import Screened
+from distiller import recall
+from distiller.screen import Screened, echo
 from distiller import sources as registry
 from distiller.sources import sniff
 from distiller.sources.base import Discovery
 from distiller.store import batch_rows, messages, runs
+from distiller.store import terms as store_terms
 from distiller.store.db import Holding, connect_for
 from distiller.records import Cursor
 from distiller.track import ReadPlan, load_cursors, plan_reads
@@ -54,6 +57,12 @@ class RunSummary:
 
     def as_dict(self) -> dict:
         return {"run_id": self.run_id, "dry_run": self.dry_run, "sources": list(self.sources), **self.tally.as_dict()}
+
+
+def echo_index(con: duckdb.DuckDBPyConnection) -> echo.EchoIndex:
+    """What a recall could have shown (the live statements, and the block's headers when pasted without it),
+    loaded once per run: the spans of new messages that reproduce it are echoes, never evidence."""
+    return echo.index([*store_terms.live_statements(con), *recall.HEADERS.values(), recall.PROFILE_HEADER])
 
 
 def resolve_sources(sources: Sequence[Path] | None) -> list[str]:
@@ -214,10 +223,23 @@ def run_once(
             with stop.deferred():
                 return _run(settings, roots, extractor, dry_run=True, show=show, progress=progress)
         with stop.deferred(), run_lock(settings.lock_path):
-            return _run(settings, roots, extractor, dry_run=False, show=show, progress=progress)
+            summary = _run(settings, roots, extractor, dry_run=False, show=show, progress=progress)
+            _refresh_recall(settings)
+            return summary
     finally:
         if progress is not None:
             progress.done()
+
+
+def _refresh_recall(settings: Settings) -> None:
+    """The Claude Code hook's snapshot, rebuilt now rather than on the first prompt after the run (best effort:
+    the hook rebuilds it itself when it finds it out of date)."""
+    from distiller.recall import snapshot
+
+    try:
+        snapshot.refresh(settings.state_dir, settings.db_path, now=datetime.now(timezone.utc))
+    except (DistillError, duckdb.Error, OSError) as exc:
+        log.warning("recall snapshot not refreshed: %s", exc)
 
 
 def check_options(settings: Settings, extractor: Extractor) -> None:
@@ -266,14 +288,17 @@ def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally:
     pacer = pace.Pace(settings.concurrency)
     spent = (0, 0.0)
     tracked: list[Cursor] = []
+    echoes = echo.EMPTY
     if not dry_run and not started_ahead:
         with connect_for(settings) as con:
             runs.start(con, run_id, roots)
             spent = batch_rows.spent_today(con)
             tracked = load_cursors(con)
+            echoes = echo_index(con)
     elif settings.db_path.exists():
         with connect_for(settings, read_only=True) as con:
             tracked = load_cursors(con)
+            echoes = echo_index(con)
     started = None
     try:
         if waiting:
@@ -299,7 +324,8 @@ def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally:
                                                                     start_hold=start_hold)
             if progress is not None:
                 progress.begin(tally, planned)
-            distill_plans(plans, discovery.session_keys, settings, tally, Chunk(settings), unread(settings, tally),
+            distill_plans(plans, discovery.session_keys, settings, tally, Chunk(settings, echoes),
+                          unread(settings, tally),
                           dispatcher, gone=gone, started=started)
     except BudgetReached as reached:
         tally.budget_stop = str(reached)

@@ -44,6 +44,11 @@ def record(
             sum(u.cost_usd for u in usage), error, quarantine,
         ],
     )
+    record_calls(con, batch_id, run_id, usage)
+
+
+def record_calls(con: duckdb.DuckDBPyConnection, batch_id: str, run_id: str, usage: Sequence) -> None:
+    """Model calls, each with its tokens and cost: what the per-day budgets add up (spent_today)."""
     if usage:
         con.execute(
             """

@@ -9,7 +9,7 @@ from datetime import datetime
 
 import duckdb
 
-from distiller.store import tombstones
+from distiller.store import terms, tombstones
 from distiller.store.writes import StoreSettings, recompute
 from distiller.store.bulk import pack, rows
 from distiller.store.keys import belief_key, file_key, normalize, session_key, slot_message_key
@@ -43,6 +43,7 @@ def forget_beliefs(con: duckdb.DuckDBPyConnection, ids: Sequence[str], reason: s
     count = tombstones.add(con, entries, reason, now)
     evidence = len(con.execute(f"DELETE FROM evidence WHERE belief_id IN (SELECT belief_id FROM {_IDS}) "
                                "RETURNING belief_id", param).fetchall())
+    terms.drop_beliefs(con, ids)
     for table in ("belief_keys", "belief_history"):
         con.execute(f"DELETE FROM {table} WHERE belief_id IN (SELECT belief_id FROM {_IDS})", param)
     deleted = con.execute(f"DELETE FROM beliefs WHERE belief_id IN (SELECT belief_id FROM {_IDS}) RETURNING belief_id",
@@ -73,9 +74,11 @@ def forget_source(
     entries = [(session_key(s), "session") for s in sessions] + ([(file_key(path), "file")] if path else [])
     count = tombstones.add(con, entries, "forget-source", now)
     removed = con.execute(
-        "DELETE FROM evidence WHERE session_id IN (SELECT unnest($sessions)) OR file = $path RETURNING belief_id",
+        "DELETE FROM evidence WHERE session_id IN (SELECT unnest($sessions)) OR file = $path "
+        "RETURNING belief_id, session_id, message_id",
         {"sessions": sessions, "path": path or ""},
     ).fetchall()
+    terms.drop_quotes(con, removed)
     touched = sorted({row[0] for row in removed})
     if not touched:
         return Forgotten((), 0, count)
@@ -104,6 +107,7 @@ def _rewrite_statements(con: duckdb.DuckDBPyConnection, ids: list[str]) -> None:
         if belief_id not in best or len(tokens) > len(best[belief_id]):
             best[belief_id], statements[belief_id] = tokens, statement
     chosen = sorted(best)
+    terms.replace_statements(con, {i: statements[i] for i in chosen})
     # The content words go with the wording.
     con.execute(
         f"""

@@ -293,5 +293,34 @@ def m020_near_duplicates_without_an_index(con: duckdb.DuckDBPyConnection) -> Non
     con.execute("DELETE FROM store_meta WHERE name = 'word_index_hash'")
 
 
+@migration
+def m021_belief_terms(con: duckdb.DuckDBPyConnection) -> None:
+    """Recall's term table and document lengths (store/terms.py), backfilled from the beliefs and evidence
+    already stored."""
+    from distiller.store import terms
+
+    con.execute(
+        """
+        CREATE TABLE belief_terms (
+            belief_id  VARCHAR NOT NULL,
+            session_id VARCHAR NOT NULL,         -- '' for the statement's terms, else the quoting evidence's
+            message_id VARCHAR NOT NULL,
+            term       VARCHAR NOT NULL,         -- stemmed, no stop words (distiller/terms.py)
+            tf         INTEGER NOT NULL
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE belief_lengths (
+            belief_id  VARCHAR NOT NULL,
+            statement  INTEGER,                  -- terms of the statement (BM25's document length, in two parts)
+            quotes     INTEGER                   -- terms of all its quotes
+        )
+        """
+    )
+    terms.rebuild(con)
+
+
 def pending(applied: set[str]) -> list[tuple[str, Migration]]:
     return [(name, fn) for name, fn in MIGRATIONS if name not in applied]

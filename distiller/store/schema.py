@@ -29,6 +29,10 @@ COLUMNS: dict[str, dict[str, str]] = {
         "byte_start": "BIGINT", "byte_end": "BIGINT", "role": "VARCHAR", "ts": "VARCHAR", "inter_session": "BOOLEAN",
         "run_id": "VARCHAR", "decision": "VARCHAR", "reason": "VARCHAR",
     },
+    "belief_terms": {
+        "belief_id": "VARCHAR", "session_id": "VARCHAR", "message_id": "VARCHAR", "term": "VARCHAR", "tf": "INTEGER",
+    },
+    "belief_lengths": {"belief_id": "VARCHAR", "statement": "INTEGER", "quotes": "INTEGER"},
     "files": {
         "file_id": "VARCHAR", "path": "VARCHAR", "agent": "VARCHAR", "session_id": "VARCHAR", "dev": "UBIGINT",
         "inode": "UBIGINT", "size": "BIGINT", "mtime_ns": "BIGINT", "offset": "BIGINT", "tail_digest": "VARCHAR",

@@ -20,7 +20,16 @@ from distiller.errors import DistillError
 from distiller.records import Belief
 from distiller.redact import refusal
 from distiller.storable import unsafe
-from distiller.store import clock, near, schema, tombstones
+from distiller.store import clock, near, schema, terms, tombstones
+from distiller.store.activation import (
+    ACTIVATION_SQL,
+    DECAY_HIGH,
+    DECAY_LOW,
+    DECAY_MEDIUM,
+    DECAY_TERM,
+    activation_params,
+    clock_join,
+)
 from distiller.store.bulk import pack, rows
 from distiller.store.keys import (
     belief_key,
@@ -51,9 +60,9 @@ class StoreSettings:
     near_jaccard: float = 0.6  # word-level, on the distinct content words
     active_confidence: float = 0.75  # explicit and at least this confident: active from the first mention
     activation_floor: float = -5.0  # ACT-R base level below which a belief is archived as faded
-    decay_low: float = 0.3  # d in B = ln(Σ t^-d), t in hours, per decay sensitivity
-    decay_medium: float = 0.5
-    decay_high: float = 0.8
+    decay_low: float = DECAY_LOW  # d in B = ln(Σ t^-d), t in hours, per decay sensitivity
+    decay_medium: float = DECAY_MEDIUM
+    decay_high: float = DECAY_HIGH
     independent_weight: float = 0.5  # how much each further session's confidence adds
     allow_newer_evidence: bool = False  # may a forgotten key return with evidence newer than its tombstone?
     scope_rules: tuple[ScopeRule, ...] = ()
@@ -338,31 +347,6 @@ def restore(
     return _store(con, settings, now, "import", candidates, refused)
 
 
-# The age of evidence is measured on its scope's transcript clock (store/clock.py, joined as k); $now only stands
-# in for a scope whose clock is not known yet (beliefs stored without their messages, as in an import).
-_DECAY_TERM = (
-    "pow(greatest(epoch(coalesce(k.at, $now) - e.ts) / 3600.0, 1.0), -CASE {decay} "
-    "WHEN 'low' THEN $decay_low WHEN 'high' THEN $decay_high ELSE $decay_medium END)"
-)
-_ACTIVATION_SQL = f"ln(sum({_DECAY_TERM.format(decay='b.decay_sensitivity')}))"
-
-
-def activation_params(settings: StoreSettings, now: datetime) -> dict:
-    return {"now": now, "decay_low": settings.decay_low, "decay_medium": settings.decay_medium,
-            "decay_high": settings.decay_high}
-
-
-def activation_sql() -> str:
-    """ACT-R base-level learning over a belief's evidence times (aliases: evidence e, beliefs b, and the clock k of
-    `clock_join()`)."""
-    return _ACTIVATION_SQL
-
-
-def clock_join() -> str:
-    """The join activation_sql() needs after `evidence e JOIN beliefs b`."""
-    return clock.join("b.scope")
-
-
 def _aggregates(ev: str) -> str:
     """Per belief, from evidence rows `ev` (with the belief's decay_sensitivity): counts, first/last seen, activation
     and combined confidence, in one pass per session and one per belief.
@@ -378,7 +362,7 @@ def _aggregates(ev: str) -> str:
         FROM (
             SELECT e.belief_id, max(e.confidence) AS c, count(*) AS n, min(e.ts) AS first_seen,
                    max(e.ts) AS last_seen, bool_or(e.explicit) AS explicit,
-                   sum({_DECAY_TERM.format(decay='e.decay_sensitivity')}) AS decayed
+                   sum({DECAY_TERM.format(decay='e.decay_sensitivity')}) AS decayed
             FROM {ev} e {clock.join("e.scope")} GROUP BY e.belief_id, e.session_id
         ) GROUP BY belief_id
     )"""
@@ -434,7 +418,7 @@ def fade(con: duckdb.DuckDBPyConnection, *, settings: StoreSettings | None = Non
     faded = con.execute(
         f"""
         UPDATE beliefs SET status = 'archived', updated_at = $now
-        FROM (SELECT e.belief_id, {_ACTIVATION_SQL} AS activation
+        FROM (SELECT e.belief_id, {ACTIVATION_SQL} AS activation
               FROM evidence e JOIN beliefs b USING (belief_id) {clock_join()}
               WHERE b.status IN ('provisional', 'active') GROUP BY e.belief_id) a
         WHERE beliefs.belief_id = a.belief_id AND a.activation < $floor
@@ -826,6 +810,9 @@ class _Upsert:
                 {"rows": pack(key=list(aliases), belief_id=list(aliases.values()))},
             )
         history(con, self.events, self.run_id, now)
+        # Recall's terms, in this same transaction: each new evidence item's quote, each new or changed wording.
+        terms.add(con, ((*key, e.quote) for key, e in self.evidence.items()))
+        terms.replace_statements(con, {h.belief_id: h.statement for h in (*reworded, *(h for h, _ in self.inserted))})
 
     def _write_new(self) -> None:
         """A new belief's evidence is all in this batch, so its aggregates come from there, not a table scan."""
