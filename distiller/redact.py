@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import math
 import re
 import string
+import urllib.parse
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Callable, Iterator
 
-from distiller.textscan import contains_any, finder
+from distiller.textscan import finder
 
 PLACEHOLDER = "[REDACTED:{}]"
 
@@ -44,6 +47,7 @@ class _Rule:
     accept: Callable[[str], bool] | None = None
     ignore_case: bool = False
     possible: Callable[[bytes], bool] | None = None
+    check: Callable[[re.Match[str]], bool] | None = None  # judges the whole match: the name, the text around
 
 
 def _has_digit(value: str) -> bool:
@@ -108,7 +112,7 @@ def _changed_password(value: str) -> bool:
 
 
 _PLACEHOLDER_VALUES = re.compile(
-    r"(?i)^(?:\[REDACTED|\$|%|<|\{|\*{3}|x{3}|\.{3}|your[_-]|changeme$|none$|null$|true$|false$|required$|"
+    r"(?i)^(?:\[REDACTED|\$|%\w+%$|%\(\w+\)|%[sd]$|<|\{|\*{3}|x{3}|\.{3}|your[_-]|changeme$|none$|null$|true$|false$|required$|"
     r"redacted$|example|placeholder|dummy$|secret$|password$|string$|undefined$)"
 )
 
@@ -165,6 +169,7 @@ def _social_security_number(value: str) -> bool:
 
 
 _DIGITS = tuple("0123456789")
+_BLANKS = (" ", "\t", "\n")  # a run of words holds one
 
 
 def _run_of(kept: str, length: int, ignored: str = "") -> Callable[[bytes], bool]:
@@ -187,6 +192,312 @@ _TOKEN_RUN = _run_of(string.ascii_letters + string.digits + "+/_-", 32)  # a hig
 def _assigns(data: bytes) -> bool:
     """An assignment has its `:` or `=`."""
     return b":" in data or b"=" in data
+
+
+# --- secrets found by context and shape: a name that says key, secret, token, password… then a value judged by shape
+
+# The words a key's name ends in (its last part, split at _ . - and camelCase), and whole names that end in a key
+# word without a separator ("PGPASSWORD", "phpsessid", "accountkey").
+_KEY_HEADS = frozenset("""
+key secret secrets token password passwords passwd pass pwd pw passphrase passcode credential credentials cred creds
+auth authorization sig signature signing sas apikey accesskey secretkey privatekey sessionid sessid sid cookie
+salt pepper otp totp jwt bearer mnemonic
+""".split())
+_JOINED_HEADS = ("password", "passwd", "secret", "token", "passphrase", "credentials", "sessionid", "sessid",
+                 "apikey", "accesskey", "secretkey", "privatekey", "accountkey", "signingkey", "masterkey",
+                 "licensekey", "authkey", "appkey", "clientkey", "encryptionkey", "sharedaccesskey")
+# A part that makes the name say what the key is not: public, a count, a database's key column, a fingerprint.
+_NOT_SECRET_PARTS = frozenset("""
+public pub publishable cache primary foreign sort partition idempotency fingerprint max min num total count
+""".split())
+# Trailing parts that say how the value is written, not what it is ("SECRET_B64", "API_KEY_2").
+_NAME_SUFFIXES = frozenset("b64 base64 value val raw str hex enc encoded prod dev live test old new".split())
+_PASSWORD_HEADS = frozenset("password passwords passwd pass pwd pw passphrase passcode".split())
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_NAME_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
+
+
+def _name_parts(name: str) -> list[str]:
+    parts = [p.lower() for chunk in re.split(r"[_.\-\s]+", name) for p in _CAMEL.split(chunk) if p]
+    while len(parts) > 1 and (parts[-1] in _NAME_SUFFIXES or parts[-1].isdigit()):
+        parts.pop()
+    return parts
+
+
+def _key_name(name: str) -> str | None:
+    """'password' when a name says it holds a password, 'key' when another secret, else None."""
+    parts = _name_parts(name)
+    if not parts or _NOT_SECRET_PARTS.intersection(parts):
+        return None
+    head = parts[-1]
+    if head == "id" and len(parts) > 1 and parts[-2] in ("session", "sess"):
+        return "key"
+    if head not in _KEY_HEADS and not (len(parts) == 1 and head.endswith(_JOINED_HEADS)):
+        return None
+    return "password" if head in _PASSWORD_HEADS or head.endswith(("password", "passwd")) else "key"
+
+
+def _name_before(match: re.Match[str], end: int) -> str:
+    """The whole name whose end is at `end`: the key word the match starts with, and the name characters before."""
+    text = match.string
+    start = match.start()
+    while start > 0 and text[start - 1] in _NAME_CHARS:
+        start -= 1
+    return text[start:end].strip("\"' \t")
+
+
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+_DATE_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?|[\d.,:_ /+-]+")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
+_WORDS = re.compile(r"[A-Za-z][a-z]*(?:[_\-. ]?[A-Za-z][a-z]*)*")
+_FILE_SUFFIX = re.compile(r"(?i)\.(?:pem|key|crt|cer|p12|pfx|json|ya?ml|txt|env|conf|cfg|ini|toml|gpg|asc|pub)$")
+
+
+def _base64_like(value: str) -> bool:
+    """Base64 that happens to start with a slash rather than a path: padding or '+', or a part of 16 or more
+    characters that mixes cases and digits without a dot."""
+    return ("+" in value or value.endswith("=") or any(
+        len(part) >= 16 and "." not in part and _has_digit(part) and not (part.islower() or part.isupper())
+        for part in value.split("/")))
+
+
+def _secret_shape(value: str, password: bool) -> bool:
+    """A value that can be a secret: not a placeholder, a path, a URL, an e-mail address, a number, a date or a
+    word. A password may be any such string of 4 or more characters that is no placeholder; any other key needs
+    8 or more characters that mix letters with digits, or mix cases past a run of words, or are capitals only
+    (16 or more). URL-encoded values are judged decoded (`%2B…` is a value, not a placeholder)."""
+    value = value.strip()
+    if _PERCENT.search(value):
+        value = urllib.parse.unquote(value)
+    if len(value) < 4 or _PLACEHOLDER_VALUES.match(value) or "${" in value or "{{" in value:
+        return False
+    if "://" in value or _FILE_SUFFIX.search(value) or (value.startswith(("/", "./", "../", "~/"))
+                                                         and not _base64_like(value)):
+        return False
+    if _EMAIL.fullmatch(value) or len(set(value)) == 1:
+        return False
+    if password:
+        return value.casefold() not in _NOT_A_PASSWORD
+    if len(value) < 8 or _DATE_LIKE.fullmatch(value):
+        return False
+    letters = sum(c.isalpha() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    if letters >= 2 and digits >= 2:
+        return True
+    if digits == 0 and value.isupper() and len(value) >= 16:
+        return True
+    if _WORDS.fullmatch(value):
+        return False
+    return letters >= 2 and sum(c.isupper() for c in value) >= 2 and sum(c.islower() for c in value) >= 2
+
+
+def _named_secret(match: re.Match[str]) -> bool:
+    """An assignment whose name says key, secret, token, password… (its last part) and whose value has a
+    secret's shape."""
+    kind = _key_name(_name_before(match, match.end("name")))
+    return kind is not None and _secret_shape(match.group(match.lastindex or 0), kind == "password")
+
+
+def _flag_secret(match: re.Match[str]) -> bool:
+    kind = _key_name(match.group("name"))
+    return kind is not None and _secret_shape(match.group(match.lastindex or 0), kind == "password")
+
+
+def _strong_password(value: str) -> bool:
+    """A password named without "is" ("the password X", "password, X,"): 6 or more characters with a digit, a
+    symbol or mixed cases, so that "the password manager" or "passwords, which" are not taken."""
+    return (len(value) >= 6 and _password_value(value) and value.casefold() not in _NOT_A_PASSWORD
+            and (_has_digit(value) or not value.isalnum() or not (value.islower() or value.isupper()
+                                                                   or value.istitle())))
+
+
+def _dsn_user_key(value: str) -> bool:
+    """A URL's user part that is a key (a Sentry DSN's 32 hex): 16+ characters of letters and digits mixed."""
+    return sum(c.isdigit() for c in value) >= 2 and sum(c.isalpha() for c in value) >= 2
+
+
+def _totp_key(value: str) -> bool:
+    """Base32 groups not named as a setup key: two digits or more, and a group that mixes letters and digits
+    ("room 2345 next week" is prose)."""
+    return sum(c.isdigit() for c in value) >= 2 and any(
+        any(c.isdigit() for c in group) and any(c.isalpha() for c in group) for group in re.split("[ -]", value))
+
+
+_TOTP_GROUPS = (r"(?<![\w-])((?-i:[A-Z2-7]{4}(?:[ -][A-Z2-7]{4}){3,7}|[a-z2-7]{4}(?:[ -][a-z2-7]{4}){3,7}))"
+                r"(?![\w-])")
+
+
+_BIP39 = frozenset((Path(__file__).with_name("bip39_english.txt")).read_text(encoding="ascii").split())
+_BIP39_INDEX = {word: n for n, word in enumerate(sorted(_BIP39))}
+
+
+def _bip39_trie(words: frozenset[str]) -> str:
+    """One regex branch per letter, as a trie: the engine follows a word letter by letter instead of trying 2,048
+    alternatives."""
+    trie: dict = {}
+    for word in sorted(words):
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: dict) -> str:
+        alternatives = [char + branch(child) for char, child in sorted(node.items()) if char]
+        if not alternatives:
+            return ""
+        body = "(?:" + "|".join(alternatives) + ")"
+        return body + "?" if "" in node else body
+
+    return branch(trie)
+
+
+_SEED_WORD = "(?:" + _bip39_trie(_BIP39) + ")(?![A-Za-z])"
+_SEED_CONTEXT = re.compile(r"(?i)seed|recovery|mnemonic|phrase|wallet|words|backup|ledger|metamask|trezor")
+
+
+def _bip39_checksum(words: list[str]) -> bool:
+    bits = "".join(format(_BIP39_INDEX[w], "011b") for w in words)
+    cut = len(bits) * 32 // 33
+    entropy = int(bits[:cut], 2).to_bytes(cut // 8, "big")
+    return format(hashlib.sha256(entropy).digest()[0], "08b")[: len(bits) - cut] == bits[cut:]
+
+
+def _seed_phrase(match: re.Match[str]) -> bool:
+    """Twelve or more words of the BIP-39 list in a row: a wallet's recovery phrase when a window of 12, 15, 18, 21
+    or 24 of them carries the list's checksum (a real phrase does; a list of words by chance, 1 time in 16), or
+    when the text names seed, recovery, wallet, words… before them."""
+    words = match.group().split()
+    if _SEED_CONTEXT.search(match.string, max(0, match.start() - 80), match.start()):
+        return True
+    return any(_bip39_checksum(words[i:i + n]) for n in (12, 15, 18, 21, 24) for i in range(len(words) - n + 1))
+
+
+_BLANK_OR_BAR = bytes(32 if code in (9, 10, 32) else 124 for code in range(256))
+_SPACED = bytes(32 if code in (32, 45) else 124 for code in range(256))
+
+
+def _many_blanks(data: bytes) -> bool:
+    """Twelve words of lower-case letters hold eleven blanks between them: with the letters deleted and anything
+    else made a bar, eleven blanks in a row remain."""
+    return b"           " in data.translate(_BLANK_OR_BAR, string.ascii_lowercase.encode())
+
+
+def _base32_groups(data: bytes) -> bool:
+    """Four groups of base32 capitals and digits hold three blanks or dashes between them: with those characters
+    deleted and anything else made a bar, three blanks in a row remain."""
+    return b"   " in data.translate(_SPACED, b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+
+
+def _readable_base64(value: str) -> bool:
+    """Base64 of ordinary text (letters, blanks, punctuation) rather than of random bytes."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    if len(decoded) < 12:
+        return False
+    text = sum(32 <= b < 127 or b in (9, 10, 13) for b in decoded)
+    letters = sum(65 <= b <= 90 or 97 <= b <= 122 or b == 32 for b in decoded)
+    return text >= 0.95 * len(decoded) and letters >= 0.7 * len(decoded)
+
+
+# What comes right before a public value of a random look: an integrity hash, an SSH public key or fingerprint,
+# a content id, a document id in a link.
+_PUBLIC_BEFORE = re.compile(
+    r"(?i)(?:sha(?:1|256|384|512)[-:]|md5:|ssh-(?:ed25519|rsa|dss)[ \t]+|ecdsa-sha2-nistp\d+[ \t]+|"
+    r"ipfs:/*|/ipfs/|google\.com/(?:file/)?d?/?|public[_-]?key[\"']?[ \t]*[:=][ \t]*[\"']?|pk_(?:live|test)_)$"
+)
+_PUBLIC_SHAPES = re.compile(r"sha(?:1|256|384|512)-|Qm[1-9A-HJ-NP-Za-km-z]{44}$|AAAA[BCE]3|pk_(?:live|test)_")
+
+
+def _inside_public_block(text: str, start: int) -> bool:
+    """Within a PGP public key block or a certificate (a BEGIN line before, no END since)."""
+    begin = text.rfind("-----BEGIN ", 0, start)
+    if begin < 0 or "-----END" in text[begin:start]:
+        return False
+    header = text[begin:text.find("-----", begin + 11) + 5]
+    return "PRIVATE" not in header
+
+
+def _random_token(match: re.Match[str]) -> bool:
+    """A long random token, unless it is base64 of plain text or a public value (see _PUBLIC_BEFORE)."""
+    value = match.group()
+    start = match.start()
+    text = match.string
+    if _PUBLIC_SHAPES.match(value) or _PUBLIC_BEFORE.search(text, max(0, start - 40), start):
+        return False
+    if "/" in value:  # a path: its longest part is what looks random, and what comes before it says what it is
+        value = max(value.split("/"), key=len)
+        start = text.index(value, start)
+        if _PUBLIC_SHAPES.match(value) or _PUBLIC_BEFORE.search(text, max(0, start - 40), start):
+            return False
+    if _inside_public_block(text, start):
+        return False
+    return not _readable_base64(value)
+
+
+def _wrapped_key(value: str) -> bool:
+    """Lines of key characters only, which joined make a random token or 32+ hex digits with letters."""
+    joined = "".join(value.split())
+    if len(joined) < 32:
+        return False
+    if re.fullmatch(r"[0-9a-fA-F]+", joined):
+        return _has_digit(joined) and any(c.isalpha() for c in joined)
+    return _looks_random(joined) and not _readable_base64(joined)
+
+
+_CVV_WORDS = ("cvv", "cvc", "csc", "cvn")
+
+
+# Vendors' own prefixes, as data: (the literal every token holds, the token's pattern). From gitleaks' and
+# trufflehog's published rules; the generic rules below catch what this list lacks when a name or shape says key.
+_VENDOR_TOKENS: tuple[tuple[str, str], ...] = (
+    ("key-", r"key-[0-9a-f]{32}"),  # Mailgun
+    ("_v1_", r"do[opr]_v1_[0-9a-f]{64}"),  # DigitalOcean
+    ("shpat_", r"shpat_[0-9a-fA-F]{32}"),  # Shopify
+    ("shpca_", r"shpca_[0-9a-fA-F]{32}"),
+    ("shppa_", r"shppa_[0-9a-fA-F]{32}"),
+    ("shpss_", r"shpss_[0-9a-fA-F]{32}"),
+    ("PMAK-", r"PMAK-[0-9a-f]{24}-[0-9a-f]{34}"),  # Postman
+    ("AGE-SECRET-KEY-1", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),  # age
+    ("SK", r"SK[0-9a-fA-F]{32}"),  # Twilio API key
+    ("SG.", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),  # SendGrid
+    (":AA", r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}"),  # Telegram bot
+    ("sq0atp-", r"sq0atp-[A-Za-z0-9_-]{22}"),  # Square
+    ("HRKU-", r"HRKU-[A-Za-z0-9_-]{58,}"),  # Heroku
+    ("pypi-", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),  # PyPI
+    ("dckr_", r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,}"),  # Docker Hub
+    ("lin_api_", r"lin_api_[A-Za-z0-9]{40}"),  # Linear
+    ("hvs.", r"hvs\.[A-Za-z0-9_-]{24,}"),  # Vault
+    ("hvb.", r"hvb\.[A-Za-z0-9_-]{24,}"),
+    ("NR", r"NR(?:AK|II|JS)-[A-Z0-9]{27}"),  # New Relic
+    ("-us", r"[0-9a-f]{32}-us[0-9]{1,2}"),  # Mailchimp
+    ("xapp-", r"xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]{32,}"),  # Slack app token
+    ("ya29.", r"ya29\.[A-Za-z0-9_-]{30,}"),  # Google OAuth access token
+    ("LTAI", r"LTAI[A-Za-z0-9]{20}"),  # Alibaba
+    ("tskey-", r"tskey-[a-z]+-[A-Za-z0-9]{10,}-[A-Za-z0-9]{20,}"),  # Tailscale
+    ("figd_", r"figd_[A-Za-z0-9_-]{40}"),  # Figma
+    ("glc_", r"glc_[A-Za-z0-9+/]{32,}={0,2}"),  # Grafana Cloud
+    ("dt0c01.", r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}"),  # Dynatrace
+    ("FLWSECK", r"FLWSECK(?:_TEST)?-[0-9a-f]{32}-X"),  # Flutterwave
+    ("sl.", r"sl\.[A-Za-z0-9_-]{130,}"),  # Dropbox
+    ("rubygems_", r"rubygems_[0-9a-f]{48}"),  # RubyGems
+    ("pscale_", r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,}"),  # PlanetScale
+    ("phx_", r"phx_[A-Za-z0-9]{43}"),  # PostHog personal key
+    ("sbp_", r"sbp_[0-9a-f]{40}"),  # Supabase
+    ("rdme_", r"rdme_[a-z0-9]{70}"),  # ReadMe
+    ("bkua_", r"bkua_[a-z0-9]{40}"),  # Buildkite
+    ("EAA", r"EAA[A-Za-z0-9]{90,}"),  # Facebook / Meta access token
+    ("shippo_", r"shippo_(?:live|test)_[0-9a-f]{40}"),  # Shippo
+    ("EZAK", r"EZ[AT]K[0-9a-zA-Z]{54}"),  # EasyPost
+    ("CFPAT-", r"CFPAT-[A-Za-z0-9_-]{43}"),  # Contentful
+)
+
+_VALUE = (r"(?:\"(?!\[REDACTED)([^\"\n]{4,300})\"|'(?!\[REDACTED)([^'\n]{4,300})'|"
+          r"(?!\[REDACTED)(?!-)([^\s\"'`,;&<>(){}\[\]|]{4,300}))")
+_KEY_STEMS = ("key", "secret", "token", "pass", "pw", "auth", "cred", "sig", "sess", "sid", "cookie", "salt",
+              "pepper", "otp", "jwt", "bearer", "mnemonic")
+_STRONG_VALUE = r"(?!\[REDACTED)([^\s\"'`]{5,62}[^\s\"'`.,;:!?)\]])"
 
 
 _HIGH_ENTROPY = "high-entropy"
@@ -251,6 +562,11 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("npm-token", ("npm_",), re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
     _Rule("huggingface-token", ("hf_",), re.compile(r"\bhf_[A-Za-z]{34}\b")),
     _Rule(
+        "vendor-token",
+        tuple(dict.fromkeys(needle for needle, _ in _VENDOR_TOKENS)),
+        re.compile(r"(?<![A-Za-z0-9_.-])(?:" + "|".join(body for _, body in _VENDOR_TOKENS) + r")(?![A-Za-z0-9_-])"),
+    ),
+    _Rule(
         "jwt",
         ("eyJ",),
         re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
@@ -261,6 +577,27 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@\[\]]{0,100}:(?!\[REDACTED)([^\s/\[\]]{1,200})"
                    r"@(?![^\s/]*@)"),  # the password runs to the last @ before the host: it may hold @ itself
         group=1,
+    ),
+    _Rule(
+        "url-credentials",
+        ("://",),
+        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://([A-Za-z0-9_-]{16,128})@"),
+        group=1,
+        accept=_dsn_user_key,
+    ),
+    _Rule(
+        "command-line-password",
+        ("curl", "mysql", "sshpass", "login"),  # sought in the lower-cased text, as words of letters are
+        re.compile(
+            r"\bcurl\b[^\n|;&]*?[ \t](?:-u|--user)[ \t]*[\"']?[^\s:\"']+:(?!\[REDACTED)([^\s\"']+)"
+            r"|\bmysql(?:dump|admin|sh)?\b[^\n|;&]*?[ \t]-p[\"']?(?!\[REDACTED)([^\s\"']+)"
+            r"|\bsshpass\b[^\n|;&]*?[ \t]-p[ \t]*(?:'(?!\[REDACTED)([^'\n]+)'|\"(?!\[REDACTED)([^\"\n]+)\""
+            r"|(?!\[REDACTED)([^\s'\"]+))"
+            r"|\b(?:docker|podman|buildah|helm|oras|skopeo)\b[^\n|;&]*?\blogin\b[^\n|;&]*?[ \t]-p[ \t]+[\"']?"
+            r"(?!\[REDACTED)([^\s\"']+)"
+        ),
+        accept=_password_value,
+        ignore_case=True,
     ),
     _Rule(
         "auth-header",
@@ -310,6 +647,43 @@ _RULES: tuple[_Rule, ...] = (
         ignore_case=True,
     ),
     _Rule(
+        "key-assignment",
+        _KEY_STEMS,
+        re.compile(r"(?ai)(?=[" + "".join(sorted({stem[0] for stem in _KEY_STEMS})) + r"])"  # a first letter to skip to
+                   r"(?P<name>(?:" + "|".join(_KEY_STEMS) + r")[a-z0-9_.-]{0,30}?)[\"']?[ \t]*(?:=>|:=|[:=])[ \t]*"
+                   + _VALUE),
+        ignore_case=True,
+        possible=_assigns,
+        check=_named_secret,
+    ),
+    _Rule(
+        "key-assignment",
+        _KEY_STEMS,
+        re.compile(r"(?ai)-(?<![\w-]-)-?(?P<name>[a-z0-9-]{0,20}(?:" + "|".join(_KEY_STEMS) + r")[a-z0-9-]{0,20})"
+                   r"(?:=|[ \t]+)" + _VALUE),
+        ignore_case=True,
+        check=_flag_secret,
+    ),
+    _Rule(
+        "key-phrase",
+        ("key", "token", "secret"),
+        re.compile(
+            r"(?ai)\b(?:private|secret|api|access|auth|wallet|signing|license|master|account|app|bot|session|"
+            r"encryption|recovery)[ \t]+(?:key|token|secret)s?" + _PHRASE_LEAD + _PHRASE_VERB
+            + r"(?!\[REDACTED)([^\s\"'`,;]{7,299}[^\s\"'`.,;:!?)\]])"
+        ),
+        group=1,
+        accept=lambda v: _secret_shape(v, False),
+        ignore_case=True,
+    ),
+    _Rule(
+        "card-cvv",
+        _CVV_WORDS,
+        re.compile(r"(?ai)\b(?:cvv2?|cvc2?|csc|cvn)\b[ \t]*(?:[:=#-]|is|was|code)?[ \t]*(?:is[ \t]+)?(\d{3,4})(?!\d)"),
+        group=1,
+        ignore_case=True,
+    ),
+    _Rule(
         "pin",
         ("pin",),
         re.compile(r"(?ai)\bpin(?:[ \t]+(?:code|number))?" + _PHRASE_LEAD + _PHRASE_VERB + r"(\d{3,12})(?!\w)"),
@@ -319,7 +693,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "ssn",
         ("ssn", "social"),
-        re.compile(r"(?ai)\b(?:ssn|social[ \t]+(?:security|insurance)(?:[ \t]+(?:number|no\.?|#))?)[^\d\n]{0,24}?"
+        re.compile(r"(?ai)\b(?:ssn|social(?:[ \t]+(?:security|insurance))?(?:[ \t]+(?:number|no\.?|#))?)[^\d\n]{0,24}?"
                    r"(?<!\d)(\d{3}[- ]?\d{2}[- ]?\d{4})(?![\d-])"),
         group=1,
         accept=_social_security_number,
@@ -353,9 +727,10 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password-phrase",
-        ("passw", "passc", "passp", "pass ", "pass\t"),
+        ("passw", "passc", "passp", "pass ", "pass\t", "pw", "key"),
         re.compile(
-            r"(?ai)\b(?:password|passcode|passphrase|passwd|pass[ \t]+code)" + _PHRASE_LEAD + _PHRASE_VERB
+            r"(?ai)\b(?:password|passcode|passphrase|passwd|pass[ \t]+code|pwd?|(?:wi-?fi|network|wpa2?|wlan)[ \t]+key)"
+            + _PHRASE_LEAD + _PHRASE_VERB
             + r"(?!\[REDACTED)([^\s\"'`]{2,63}[^\s\"'`.,;:!?)\]])"
         ),
         group=1,
@@ -364,29 +739,87 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password-phrase",
-        ("passw", "passc", "passp"),
+        ("passw", "passc", "passp", "pw", "login"),
         re.compile(
-            r"(?ai)\b(?:changed|set|reset|updated|switched)[ \t]+(?:my[ \t]+|the[ \t]+|our[ \t]+)?"
-            r"(?:password|passcode|passphrase|passwd)(?:[ \t]+(?:for|on|of|at)[ \t]+[\w.@-]{1,40})?[ \t]+to[ \t]+"
+            r"(?ai)\b(?:changed|set|reset|updated|switched)[ \t]+(?:my[ \t]+|the[ \t]+|our[ \t]+)?(?:[\w-]{1,20}[ \t]+){0,2}?"
+            r"(?:password|passcode|passphrase|passwd|pwd?|login)(?:[ \t]+(?:for|on|of|at)[ \t]+[\w.@-]{1,40})?[ \t]+to[ \t]+"
             r"[\"'`]?(?!\[REDACTED)([^\s\"'`]{3,63}[^\s\"'`.,;:!?)\]])"
         ),
         group=1,
         accept=_changed_password,
         ignore_case=True,
     ),
-    _Rule("card-number", _DIGITS, re.compile(r"(?<![0-9-])[0-9](?:[ -]?[0-9]){14,15}(?![0-9-])"), accept=_card_number,
+    _Rule(
+        "password-phrase",
+        ("passw", "passc", "passp", "pw"),
+        re.compile(r"(?ai)\b(?:the|my|a|same|with|using|use|new|old)[ \t]+(?:same[ \t]+|new[ \t]+|old[ \t]+)?"
+                   r"(?:password|passcode|passphrase|pwd?)[ \t]+[\"'`]?" + _STRONG_VALUE),
+        group=1,
+        accept=_strong_password,
+        ignore_case=True,
+    ),
+    _Rule(
+        "password-phrase",
+        ("passw", "passc", "passp", "pw"),
+        re.compile(r"(?ai)\b(?:password|passcode|passphrase|pwd?)[ \t]*([,(])[ \t]*[\"'`]?"
+                   r"(?!\[REDACTED)([^\s\"'`,()]{6,63})[\"'`]?[ \t]*(?(1),|\))"),
+        group=2,
+        accept=_strong_password,
+        ignore_case=True,
+    ),
+    _Rule(
+        "password-phrase",
+        ("contrase", "clave", "passwort", "kennwort", "mot de passe", "mdp", "senha", "passw"),
+        re.compile(r"(?ai)(?=[cpkms])(?<![A-Za-z])(?:contraseña|clave|passwort|kennwort|mot de passe|mdp|senha|password)"
+                   r"(?:[ \t]+[\w'-]{1,20}){0,2}?[ \t]+(?:es|ist|lautet|est|c'est|è|é|:)[ \t]+[\"'`]?" + _STRONG_VALUE),
+        group=1,
+        accept=_strong_password,
+        ignore_case=True,
+    ),
+    _Rule(
+        "seed-phrase",
+        _BLANKS,
+        re.compile(r"(?<![A-Za-z])" + _SEED_WORD + r"(?:(?:[ \t]+|[ \t]*\n[ \t]*)" + _SEED_WORD + "){11,23}"),
+        possible=_many_blanks,
+        check=_seed_phrase,
+    ),
+    _Rule(
+        "totp-key",
+        ("2fa", "mfa", "otp", "authenticator", "setup", "two-factor"),
+        re.compile(r"(?ai)\b(?:2fa|mfa|t?otp|authenticator|setup|two-factor)\b[^\n]{0,40}?" + _TOTP_GROUPS),
+        group=1,
+        accept=lambda v: sum(c.isalpha() for c in v) >= 6,
+        ignore_case=True,
+    ),
+    _Rule(
+        "totp-key",
+        _DIGITS,
+        re.compile(r"(?<![\w-])[A-Z2-7]{4}(?:[ -][A-Z2-7]{4}){3,7}(?![\w-])"),
+        accept=_totp_key,
+        possible=_base32_groups,
+    ),
+    _Rule(
+        "wrapped-key",
+        _DIGITS,
+        re.compile(r"(?m)^[ \t]*[A-Za-z0-9+/=_-]{16,100}[ \t]*(?:\n[ \t]*[A-Za-z0-9+/=_-]{16,100}[ \t]*)+$"),
+        accept=_wrapped_key,
+        possible=_run_of(string.ascii_letters + string.digits + "+/=_-", 16),
+        check=lambda match: not _inside_public_block(match.string, match.start()),
+    ),
+    _Rule("card-number", _DIGITS, re.compile(r"(?<![0-9A-Za-z-])[0-9](?:[ -]?[0-9]){14,15}(?![0-9A-Za-z-])"), accept=_card_number,
           possible=_CARD_DIGITS),
     _Rule("iban", _DIGITS, re.compile(r"(?a)\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b"), accept=_iban,
           possible=_IBAN_RUN),
     _Rule(_HIGH_ENTROPY, _DIGITS, re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{32,}={0,2}"),
-          accept=_looks_random, possible=_TOKEN_RUN),
+          accept=_looks_random, possible=_TOKEN_RUN, check=_random_token),
 )
 
 
-def _family(rule: _Rule) -> tuple[bool, bool]:
-    """Rules whose needles are sought alike (in the text or lower-cased; the digits, which most texts hold, apart):
+def _family(rule: _Rule) -> tuple[bool, tuple[str, ...]]:
+    """Rules whose needles are sought alike (in the text or lower-cased; the digits, the blanks and the key words of
+    names, which many texts hold, apart):
     a text without any needle of a family skips all its rules at once."""
-    return rule.ignore_case, rule.needles == _DIGITS
+    return rule.ignore_case, rule.needles if rule.needles in (_DIGITS, _BLANKS, _KEY_STEMS) else ()
 
 
 _FAMILIES = tuple(dict.fromkeys(_family(rule) for rule in _RULES if rule.needles))
@@ -401,27 +834,28 @@ _FAMILY_BITS = tuple(
 _ALWAYS = any(not rule.needles for rule in _RULES)
 
 
+_RULE_FINDERS = {id(rule): finder(tuple(dict.fromkeys(rule.needles))) for rule in _RULES}
+
+
 @lru_cache(maxsize=None)
-def _candidates(families: int) -> tuple[tuple[_Rule, bool], ...]:
-    """The rules of those families (bit n for family n) and every rule without needles, in order, each with whether
-    its own needles must still be sought (not when they are all its family's)."""
-    chosen = []
+def _candidates(families: int) -> tuple[tuple[_Rule, Callable[[str], bool] | None], ...]:
+    """The rules of those families (bit n for family n) and every rule without needles, in order, each with the
+    finder of its own needles when they must still be sought (not when they are all its family's)."""
+    chosen: list[tuple[_Rule, Callable[[str], bool] | None]] = []
     for rule in _RULES:
         if not rule.needles:
-            chosen.append((rule, False))
+            chosen.append((rule, None))
             continue
         family = _FAMILIES.index(_family(rule))
         if families >> family & 1:
-            chosen.append((rule, tuple(dict.fromkeys(rule.needles)) != _FAMILY_NEEDLES[family][1]))
+            own = tuple(dict.fromkeys(rule.needles)) != _FAMILY_NEEDLES[family][1]
+            chosen.append((rule, _RULE_FINDERS[id(rule)] if own else None))
     return tuple(chosen)
 
 
 def _value_group(rule: _Rule, match: re.Match[str]) -> int:
-    if rule.group:
-        return rule.group
-    if match.re.groups >= 3 and rule.kind.endswith("assignment"):
-        return next(g for g in (1, 2, 3) if match.group(g) is not None)
-    return 0
+    """The rule's group, or else the last group that took part (a quoted or a bare value), or the whole match."""
+    return rule.group or match.lastindex or 0
 
 
 def _rules_in_play(text: str) -> tuple[_Rule, ...]:
@@ -436,7 +870,7 @@ def _rules_in_play(text: str) -> tuple[_Rule, ...]:
     data = text.encode() if text.isascii() else None
     in_play = []
     for rule, seek in _candidates(families):
-        if seek and not contains_any(lowered if rule.ignore_case else text, rule.needles):
+        if seek is not None and not seek(lowered if rule.ignore_case else text):
             continue
         if data is None or rule.possible is None or rule.possible(data):
             in_play.append(rule)
@@ -455,6 +889,8 @@ def _spans(text: str, rules: tuple[_Rule, ...]) -> Iterator[tuple[int, int, str]
             group = _value_group(rule, match)
             value = match.group(group)
             if rule.accept is not None and not rule.accept(value):
+                continue
+            if rule.check is not None and not rule.check(match):
                 continue
             start, end = match.span(group)
             if free(start, end):

@@ -37,14 +37,18 @@ def contains_any_anchored(text: str, groups: tuple[tuple[str, tuple[str, ...]], 
 
 
 def finder(needles: tuple[str, ...]) -> Callable[[str], bool]:
-    """`contains_any(text, needles)` the quickest way for those needles: by anchors when some needle holds a
-    character that is no lower-case letter or blank, else (words, where anchors would be as common as the
-    needles) by one alternation, which the engine tries only where a needle's first letter is."""
-    if not needles or any(not ("a" <= char <= "z" or char in " \t") for needle in needles for char in needle):
-        groups = anchored(needles)
+    """`contains_any(text, needles)` the quickest way for those needles: by anchors for the needles that hold a
+    character that is no lower-case letter or blank, and by one alternation for the words (where anchors would be
+    as common as the needles), which the engine tries only where a needle's first letter is."""
+    words = tuple(n for n in needles if n and all("a" <= char <= "z" or char in " \t" for char in n))
+    others = tuple(n for n in needles if n not in words)
+    groups = anchored(others)
+    if not words:
         return lambda text: contains_any_anchored(text, groups)
-    search = re.compile("|".join(map(re.escape, needles))).search
-    return lambda text: search(text) is not None
+    search = re.compile("|".join(map(re.escape, words))).search
+    if not others:
+        return lambda text: search(text) is not None
+    return lambda text: contains_any_anchored(text, groups) or search(text) is not None
 
 
 def blank_except(keep: str) -> bytes:

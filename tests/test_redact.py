@@ -170,7 +170,7 @@ def test_talk_about_passwords_is_not_a_secret(text):
         ("I always send Authorization: Bearer abcdefghijklmnopqrstuvwxyzABCDEFGH to the api", "auth-header"),
         ("Bearer QWERTYuiopASDFGhjklZXCVbnmQWERTYuiop", "auth-header"),
         ("cache at redis://:S3cretPass@localhost:6379", "url-credentials"),
-        ("my AWS secret key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "high-entropy"),
+        ("my AWS secret key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "key-phrase"),
         ("I changed my password to Xy9!kLmn yesterday", "password-phrase"),
         ("my card is 4111 1111 1111 1111, expires soon", "card-number"),
         ("pay to DE89370400440532013000 please", "iban"),
