@@ -316,18 +316,13 @@ def _dsn_user_key(value: str) -> bool:
     return sum(c.isdigit() for c in value) >= 2 and sum(c.isalpha() for c in value) >= 2
 
 
-def _totp_key(value: str) -> bool:
-    """Base32 groups not named as a setup key: two digits or more, and a group that mixes letters and digits
-    ("room 2345 next week" is prose)."""
-    return sum(c.isdigit() for c in value) >= 2 and any(
-        any(c.isdigit() for c in group) and any(c.isalpha() for c in group) for group in re.split("[ -]", value))
-
-
+# Four to eight groups of four base32 characters of one case: an authenticator's setup key, typed by hand.
 _TOTP_GROUPS = (r"(?<![\w-])((?-i:[A-Z2-7]{4}(?:[ -][A-Z2-7]{4}){3,7}|[a-z2-7]{4}(?:[ -][a-z2-7]{4}){3,7}))"
                 r"(?![\w-])")
 
 
 _BIP39 = frozenset((Path(__file__).with_name("bip39_english.txt")).read_text(encoding="ascii").split())
+_BIP39_BYTES = frozenset(word.encode() for word in _BIP39)
 _BIP39_INDEX = {word: n for n, word in enumerate(sorted(_BIP39))}
 
 
@@ -372,20 +367,33 @@ def _seed_phrase(match: re.Match[str]) -> bool:
     return any(_bip39_checksum(words[i:i + n]) for n in (12, 15, 18, 21, 24) for i in range(len(words) - n + 1))
 
 
+_LOWER = string.ascii_lowercase.encode()
+# Lower-case letters and blanks kept, capitals made "A" (a word touching one is no word of the list), anything
+# else a bar (a word may touch it).
+_WORD_MARKS = bytes(code if 97 <= code <= 122 or code in (9, 10, 32) else 65 if 65 <= code <= 90 else 124
+                    for code in range(256))
 _BLANK_OR_BAR = bytes(32 if code in (9, 10, 32) else 124 for code in range(256))
-_SPACED = bytes(32 if code in (32, 45) else 124 for code in range(256))
 
 
 def _many_blanks(data: bytes) -> bool:
-    """Twelve words of lower-case letters hold eleven blanks between them: with the letters deleted and anything
-    else made a bar, eleven blanks in a row remain."""
-    return b"           " in data.translate(_BLANK_OR_BAR, string.ascii_lowercase.encode())
-
-
-def _base32_groups(data: bytes) -> bool:
-    """Four groups of base32 capitals and digits hold three blanks or dashes between them: with those characters
-    deleted and anything else made a bar, three blanks in a row remain."""
-    return b"   " in data.translate(_SPACED, b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+    """Twelve words of the list in a row, split by blanks (a necessary condition of the rule's pattern): first,
+    cheaply, eleven blanks in a row once lower-case letters are deleted and anything else made a bar; then the
+    words, where a word may end a run at a mark after it ("element.") or start one after a mark before it."""
+    if len(data) < 47 or b"           " not in data.translate(_BLANK_OR_BAR, _LOWER):  # 12 words of 3+ letters
+        return False
+    run = 0
+    for token in data.translate(_WORD_MARKS).split():
+        if b"|" not in token:
+            run = run + 1 if token in _BIP39_BYTES else 0
+        else:
+            parts = token.split(b"|")
+            run = run + 1 if parts[0] in _BIP39_BYTES else 0
+            if run >= 12:
+                return True
+            run = 1 if parts[-1] in _BIP39_BYTES else 0
+        if run >= 12:
+            return True
+    return False
 
 
 def _readable_base64(value: str) -> bool:
@@ -443,14 +451,24 @@ def _wrapped_key(value: str) -> bool:
         return False
     if re.fullmatch(r"[0-9a-fA-F]+", joined):
         return _has_digit(joined) and any(c.isalpha() for c in joined)
-    return _looks_random(joined) and not _readable_base64(joined)
+    return _mixes_randomly(joined) and not _readable_base64(joined)  # slashes and all: no path is wrapped so
+
+
+_KEY_LINE_RUN = _run_of(string.ascii_letters + string.digits + "+/=_-", 16)
+
+
+def _wrapped_lines(data: bytes) -> bool:
+    """Two lines or more, one with 16 key characters in a row."""
+    return b"\n" in data and _KEY_LINE_RUN(data)
 
 
 _CVV_WORDS = ("cvv", "cvc", "csc", "cvn")
 
 
-# Vendors' own prefixes, as data: (the literal every token holds, the token's pattern). From gitleaks' and
-# trufflehog's published rules; the generic rules below catch what this list lacks when a name or shape says key.
+# Vendors' own prefixes, as data: (the prefix, the token's pattern). From gitleaks' and trufflehog's published
+# rules; the generic rules below catch what this list lacks when a name or shape says key. The rule is sought where
+# a digit and a run of 24 token characters are (its needles would be as common as the digits); the prefixes also
+# feed the last guard's check for a known prefix followed by key characters.
 _VENDOR_TOKENS: tuple[tuple[str, str], ...] = (
     ("key-", r"key-[0-9a-f]{32}"),  # Mailgun
     ("_v1_", r"do[opr]_v1_[0-9a-f]{64}"),  # DigitalOcean
@@ -561,10 +579,12 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule("npm-token", ("npm_",), re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
     _Rule("huggingface-token", ("hf_",), re.compile(r"\bhf_[A-Za-z]{34}\b")),
-    _Rule(
+    _Rule(  # every token of the list has a digit (its prefix or, all but never, its random part) and 24+ characters
         "vendor-token",
-        tuple(dict.fromkeys(needle for needle, _ in _VENDOR_TOKENS)),
+        _DIGITS,
         re.compile(r"(?<![A-Za-z0-9_.-])(?:" + "|".join(body for _, body in _VENDOR_TOKENS) + r")(?![A-Za-z0-9_-])"),
+        accept=_has_digit,
+        possible=_run_of(string.ascii_letters + string.digits + "_.:~+/=-", 24),
     ),
     _Rule(
         "jwt",
@@ -792,18 +812,11 @@ _RULES: tuple[_Rule, ...] = (
         ignore_case=True,
     ),
     _Rule(
-        "totp-key",
-        _DIGITS,
-        re.compile(r"(?<![\w-])[A-Z2-7]{4}(?:[ -][A-Z2-7]{4}){3,7}(?![\w-])"),
-        accept=_totp_key,
-        possible=_base32_groups,
-    ),
-    _Rule(
         "wrapped-key",
         _DIGITS,
         re.compile(r"(?m)^[ \t]*[A-Za-z0-9+/=_-]{16,100}[ \t]*(?:\n[ \t]*[A-Za-z0-9+/=_-]{16,100}[ \t]*)+$"),
         accept=_wrapped_key,
-        possible=_run_of(string.ascii_letters + string.digits + "+/=_-", 16),
+        possible=_wrapped_lines,
         check=lambda match: not _inside_public_block(match.string, match.start()),
     ),
     _Rule("card-number", _DIGITS, re.compile(r"(?<![0-9A-Za-z-])[0-9](?:[ -]?[0-9]){14,15}(?![0-9A-Za-z-])"), accept=_card_number,
@@ -933,9 +946,15 @@ def find_secret(text: str) -> str | None:
 # The last guard is stricter than redaction: a belief is short, so refusing one that merely looks like it carries a
 # credential costs little, where redacting a message that looks like one would damage what it says.
 _MARKER = re.compile(r"(?i)\[\s*REDACTED|\bREDACTED\s*:")
+# Vendor prefixes long or odd enough that 8 key characters after one mean a key (not "key-", "SK", "EAA": words).
+_GUARDED_PREFIXES = ("dop_v1_", "doo_v1_", "dor_v1_", "shpat_", "shpca_", "shppa_", "shpss_", "PMAK-",
+                     "AGE-SECRET-KEY-1", "SG.", "sq0atp-", "HRKU-", "pypi-AgEI", "dckr_pat_", "dckr_oat_", "lin_api_",
+                     "hvs.", "hvb.", "NRAK-", "xapp-", "ya29.", "tskey-", "figd_", "glc_", "dt0c01.", "FLWSECK",
+                     "rubygems_", "pscale_", "phx_", "sbp_", "rdme_", "bkua_", "shippo_", "CFPAT-")
 _KEY_PREFIX = re.compile(
     r"(?<![A-Za-z0-9])(?:sk-ant-|sk-or-|sk-proj-|sk-|sk_live_|sk_test_|rk_live_|rk_test_|whsec_|gh[pousr]_|"
-    r"github_pat_|gl(?:pat|dt|rt|cbt|ptt|ft|soat|oas)-|xox[abposre]-|AIza|AKIA|ASIA|npm_|hf_|eyJ)[A-Za-z0-9_-]{8,}"
+    r"github_pat_|gl(?:pat|dt|rt|cbt|ptt|ft|soat|oas)-|xox[abposre]-|AIza|AKIA|ASIA|npm_|hf_|eyJ|"
+    + "|".join(map(re.escape, _GUARDED_PREFIXES)) + r")[A-Za-z0-9_-]{8,}"
 )
 _CREDENTIAL_WORDS = (r"(?:pin|pin code|pin number|passwords?|passcodes?|passphrases?|passwd|cvv|cvc|cvv2|"
                      r"security code|(?:bank |credit |debit )?card(?: number)?|account(?: number)?|routing number|"

@@ -5,9 +5,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from secretclasses import cases, lookalikes
 from secretgen import SECRETS, prose, texts_with_secrets
 
-from distiller.redact import _RULES, Redacted, _rules_in_play, _spans, find_secret, redact, redact_every_rule
+from distiller.redact import (_RULES, Redacted, _rules_in_play, _spans, find_secret, redact, redact_every_rule,
+                              refusal)
 from distiller.textscan import contains_any
 
 FIXTURE = Path(__file__).parent / "fixtures" / "labelled.jsonl"
@@ -199,3 +201,79 @@ def test_words_timestamps_and_paths_near_those_shapes_are_kept(text):
 ])
 def test_key_words_split_by_any_blanks_still_reach_their_rule(text):
     assert redact(text) == redact_every_rule(text) and redact(text).counts
+
+
+# --- issue 22: secrets found by context and shape (tests/secretclasses.py; figures: tests/bench/secrets_report.py)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_every_train_form_of_every_class_leaves_no_secret_whole_and_the_last_guard_refuses_it(seed):
+    for case in cases(seed):
+        if case.split != "train":
+            continue
+        redacted = redact(case.text).text
+        assert not any(secret in redacted or "".join(secret.split()) in "".join(redacted.split())
+                       for secret in case.secrets if len(secret) >= 8), (case.form, redacted)
+        assert refusal(case.text) is not None, case.form
+        assert redact(redacted) == Redacted(redacted, ()), case.form
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_look_alikes_are_kept(seed):
+    changed = [look.form for look in lookalikes(seed) if redact(look.text).counts]
+    assert changed == []
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("ACCOUNT_KEY=Zq8vN3kLm2Pq9Rt5Wx7Yb4Cd", "key-assignment"),
+    ("DD_API_KEY=3f2a9c1b7e4d5a6f8b0c2d4e6f8a0b1c", "secret-assignment"),
+    ("LICENSE_KEY=QWERTYUIOPASDFGHJKLZ", "key-assignment"),
+    ("&sig=tvUyCVt4OHvgRPlqnVcSJDSi6H0IhNTjAOEC3W99Gpo%3D", "key-assignment"),
+    ("curl -u admin:Wintergreen.46303 https://ci", "command-line-password"),
+    ("mysql -u root -pTornado5896! shop", "command-line-password"),
+    ("AccountName=x;AccountKey=1LZ3kXTA+aBPskcj27w1KNV4kB9Vr3CyCULaHt0/pWGHILZm3N5P==;EndpointSuffix=y", "key-assignment"),
+    ("https://2c0b1308974963deac5add4e4a465ebc@o548046.ingest.sentry.io/846039", "url-credentials"),
+    ("Cookie: sessionid=03d79135q4nvrccdkwasaie1oz9o3mvg", "key-assignment"),
+    ("The user uses key-84c6a9c161a7ae78b590b14b0f107107 for mail", "vendor-token"),
+    ("2FA setup key: S35M KARG YQM7 6QZI", "totp-key"),
+    ("I reuse the same password, Banjo.13458, on every site", "password-phrase"),
+    ("I set my laptop login to Pelican.51044", "password-phrase"),
+    ("mein Passwort ist Pelican.86733", "password-phrase"),
+    ("card 4318724531935611, exp 05/29, cvv 431", "card-cvv"),
+    ("my social is 277-21-4292", "ssn"),
+])
+def test_issue_22_shapes_are_redacted(text, kind):
+    assert kind in dict(redact(text).counts), redact(text)
+    assert redact(text) == redact_every_rule(text)
+
+
+@pytest.mark.parametrize("text", [
+    "my password manager is 1Password", "the key is to practise every day", "max_tokens: 4096, tokens_used=15234",
+    "primary_key: id", "KEY_FILE=/etc/ssl/private/server.key", "API_KEY=your-api-key-here", "TOKEN=${GITHUB_TOKEN}",
+    "my social is on Saturday at 5 pm", "the CVV is the 3-digit code on the back", "I reuse passwords, which is bad",
+    "room 2345 next week and more", "key: fresh ingredients",
+])
+def test_issue_22_talk_and_config_that_are_no_secrets_are_kept(text):
+    assert redact(text) == Redacted(text, ())
+
+
+def test_a_seed_phrase_needs_its_checksum_or_a_word_that_names_it():
+    phrase = "abandon " * 11 + "about"  # the list's test vector: a valid checksum
+    assert dict(redact(phrase).counts) == {"seed-phrase": 1}
+    shuffled = "about " + "abandon " * 10 + "abandon"
+    assert redact(shuffled).counts == ()
+    assert dict(redact("my recovery words: " + shuffled).counts) == {"seed-phrase": 1}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["abandon", "ability", "about", "zoo", "Able", "wrong", "1", ".", ",", "\n", "\t",
+                                 "  ", "-", "x", "words:"]), min_size=12, max_size=40))
+def test_the_seed_phrase_shortcut_holds_beside_marks_capitals_and_digits(pieces):
+    text = " ".join(pieces) + " " + "".join(pieces)  # "words:" names a seed phrase, so any run of 12 is one
+    assert redact(text) == redact_every_rule(text)
+
+
+def test_a_seed_phrase_that_ends_a_sentence_is_found_by_the_shortcut():
+    text = ("The recovery words are peasant foam differ woman slot candy vehicle amateur speed normal glare element. "
+            "Don't lose them")
+    assert redact(text) == redact_every_rule(text) and dict(redact(text).counts) == {"seed-phrase": 1}

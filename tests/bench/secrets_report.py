@@ -6,7 +6,7 @@
 Secrets come from tests/secretclasses.py: every class of issue 22's section 3, each in several forms marked train
 (looked at while writing the rules) or held-out (never looked at: their figures say how the rules generalise),
 fresh values per seed. A case is caught when none of its secrets survives whole in the redacted text (a short
-secret, such as a CVV, counts only as a whole token). The texts are first put in canonical form as screening does
+secret, such as a CVV, counts only as a whole token; a long one also counts when wrapped over lines). The texts are first put in canonical form as screening does
 (Unicode format characters removed, NFKC); `ours, raw` also plants a zero-width character inside each key and
 skips that step, to show what canonical text buys. A look-alike is a false positive when the detector changes
 anything in it. Speed is µs per message over the cases and look-alikes.
@@ -99,8 +99,10 @@ def _replace(text: str, values: list[str]) -> str:
 
 
 def survives(secret: str, text: str) -> bool:
+    """Whether secret is whole in text; a long one also when it is wrapped over lines or blanks (a key wrapped in a
+    fence, seed words on several lines are still whole to a reader)."""
     if len(secret) >= 8:
-        return secret in text
+        return secret in text or "".join(secret.split()) in "".join(text.split())
     return re.search(r"(?<![A-Za-z0-9])" + re.escape(secret) + r"(?![A-Za-z0-9])", text) is not None
 
 
