@@ -17,10 +17,11 @@ import urllib.parse
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import compress
 from pathlib import Path
 from typing import Callable, Iterator
 
-from distiller.textscan import finder
+from distiller.textscan import finder, trie
 
 PLACEHOLDER = "[REDACTED:{}]"
 
@@ -48,6 +49,7 @@ class _Rule:
     ignore_case: bool = False
     possible: Callable[[bytes], bool] | None = None
     check: Callable[[re.Match[str]], bool] | None = None  # judges the whole match: the name, the text around
+    any_text: bool = False  # `possible` holds for the UTF-8 bytes of any text, not of ASCII text only
 
 
 def _has_digit(value: str) -> bool:
@@ -172,21 +174,43 @@ _DIGITS = tuple("0123456789")
 _BLANKS = (" ", "\t", "\n")  # a run of words holds one
 
 
+@lru_cache(maxsize=None)
+def _longest_run(kept: str, ignored: str = "") -> Callable[[bytes], int]:
+    """The length of the longest run of `kept` characters in an ASCII text's bytes, with any of `ignored` between
+    them (not counted). The last text's answer is kept, as one text is asked about by several rules."""
+    table = bytes(code if chr(code) in kept else 32 for code in range(256))
+    dropped = ignored.encode()
+    last: list[tuple[bytes, int]] = [(b"", 0)]  # one tuple, replaced whole: safe to share between threads
+
+    def longest(data: bytes) -> int:
+        known = last[0]
+        if known[0] is data:
+            return known[1]
+        length = max(map(len, data.translate(table, dropped).split()), default=0)
+        last[0] = (data, length)
+        return length
+
+    return longest
+
+
 def _run_of(kept: str, length: int, ignored: str = "") -> Callable[[bytes], bool]:
     """Whether an ASCII text's bytes hold `length` characters of `kept` in a row, with any of `ignored` between
     them (not counted): a shape every span of a pattern has. `kept` holds no blank, which splits the runs."""
-    table = bytes(code if chr(code) in kept else 32 for code in range(256))
-    dropped = ignored.encode()
-
-    def holds(data: bytes) -> bool:
-        return max(map(len, data.translate(table, dropped).split()), default=0) >= length
-
-    return holds
+    longest = _longest_run(kept, ignored)
+    return lambda data: longest(data) >= length
 
 
 _CARD_DIGITS = _run_of(string.digits, 15, " -")  # a card number: 15 or 16 digits, a blank or dash between any two
 _IBAN_RUN = _run_of(string.ascii_uppercase + string.digits, 12, " ")  # two capitals, two digits, 8+ more, blanks
-_TOKEN_RUN = _run_of(string.ascii_letters + string.digits + "+/_-", 32)  # a high-entropy token's 32 characters
+# Key characters of every kind (base64, URL-safe, vendors' dots, colons and tildes): one run length per text serves
+# the random-token, vendor-token and wrapped-key rules.
+_KEY_CHARS = string.ascii_letters + string.digits + "+/_-.:~="
+_TOKEN_RUN = _run_of(_KEY_CHARS, 32)  # a high-entropy token's 32 characters
+
+
+def _has_dash(data: bytes) -> bool:
+    """A command-line flag has its dash."""
+    return b"-" in data
 
 
 def _assigns(data: bytes) -> bool:
@@ -358,41 +382,39 @@ def _bip39_checksum(words: list[str]) -> bool:
 
 
 def _seed_phrase(match: re.Match[str]) -> bool:
-    """Twelve or more words of the BIP-39 list in a row: a wallet's recovery phrase when a window of 12, 15, 18, 21
-    or 24 of them carries the list's checksum (a real phrase does; a list of words by chance, 1 time in 16), or
-    when the text names seed, recovery, wallet, words… before them."""
+    """Twelve or more words of the BIP-39 list in a row: a wallet's recovery phrase when the first or the last 12,
+    15, 18, 21 or 24 of them carry the list's checksum (a real phrase does; a list of words by chance, 1 time in
+    16), or when the text names seed, recovery, wallet, words… before them."""
     words = match.group().split()
     if _SEED_CONTEXT.search(match.string, max(0, match.start() - 80), match.start()):
         return True
-    return any(_bip39_checksum(words[i:i + n]) for n in (12, 15, 18, 21, 24) for i in range(len(words) - n + 1))
+    return any(_bip39_checksum(window) for n in (12, 15, 18, 21, 24) if n <= len(words)
+               for window in (words[:n], words[-n:]))
 
 
-_LOWER = string.ascii_lowercase.encode()
-# Lower-case letters and blanks kept, capitals made "A" (a word touching one is no word of the list), anything
-# else a bar (a word may touch it).
-_WORD_MARKS = bytes(code if 97 <= code <= 122 or code in (9, 10, 32) else 65 if 65 <= code <= 90 else 124
-                    for code in range(256))
-_BLANK_OR_BAR = bytes(32 if code in (9, 10, 32) else 124 for code in range(256))
+# Lower-case letters and blanks kept, anything else a bar (which ends a run of words).
+_WORD_MARKS = bytes(code if 97 <= code <= 122 or code in (9, 10, 32) else 124 for code in range(256))
 
 
 def _many_blanks(data: bytes) -> bool:
-    """Twelve words of the list in a row, split by blanks (a necessary condition of the rule's pattern): first,
-    cheaply, eleven blanks in a row once lower-case letters are deleted and anything else made a bar; then the
-    words, where a word may end a run at a mark after it ("element.") or start one after a mark before it."""
-    if len(data) < 47 or b"           " not in data.translate(_BLANK_OR_BAR, _LOWER):  # 12 words of 3+ letters
+    """Twelve words of the list in a row, split by blanks (a necessary condition of the rule's pattern). A run lies
+    within one stretch of lower-case letters and blanks (anything else ends it), of 47 characters or more (twelve
+    words of three letters and their blanks): those stretches are found by `translate` and `split`, and only their
+    words are looked up."""
+    if len(data) < 47 or data.count(b" ") + data.count(b"\n") + data.count(b"\t") < 11:
         return False
-    run = 0
-    for token in data.translate(_WORD_MARKS).split():
-        if b"|" not in token:
-            run = run + 1 if token in _BIP39_BYTES else 0
-        else:
-            parts = token.split(b"|")
-            run = run + 1 if parts[0] in _BIP39_BYTES else 0
-            if run >= 12:
+    stretches = data.translate(_WORD_MARKS).split(b"|")
+    if max(map(len, stretches)) < 47:
+        return False
+    for stretch in compress(stretches, map((46).__lt__, map(len, stretches))):
+        words = stretch.split()
+        if sum(map(_BIP39_BYTES.__contains__, words)) < 12:
+            continue
+        run = 0
+        for word in words:
+            run = run + 1 if word in _BIP39_BYTES else 0
+            if run == 12:
                 return True
-            run = 1 if parts[-1] in _BIP39_BYTES else 0
-        if run >= 12:
-            return True
     return False
 
 
@@ -454,7 +476,7 @@ def _wrapped_key(value: str) -> bool:
     return _mixes_randomly(joined) and not _readable_base64(joined)  # slashes and all: no path is wrapped so
 
 
-_KEY_LINE_RUN = _run_of(string.ascii_letters + string.digits + "+/=_-", 16)
+_KEY_LINE_RUN = _run_of(_KEY_CHARS, 16)
 
 
 def _wrapped_lines(data: bytes) -> bool:
@@ -511,10 +533,33 @@ _VENDOR_TOKENS: tuple[tuple[str, str], ...] = (
     ("CFPAT-", r"CFPAT-[A-Za-z0-9_-]{43}"),  # Contentful
 )
 
+def _vendor_pattern(tokens: tuple[tuple[str, str], ...]) -> str:
+    """One alternation of the tokens' patterns, grouped by their first letter ("s(?:hpat_…|q0atp-…)") so that the
+    engine skips to those letters and tries one group there; each token stands alone (no key character before
+    or after it)."""
+    groups: dict[str, list[str]] = {}
+    led_by_class = []
+    for _, body in tokens:
+        if body[0].isalnum():
+            groups.setdefault(body[0], []).append(body[1:])
+        else:
+            led_by_class.append(body)
+    alternatives = [f"{first}(?<![A-Za-z0-9_.-]{first})(?:{'|'.join(rests)})" for first, rests in groups.items()]
+    alternatives += [r"(?<![A-Za-z0-9_.-])(?:" + body + ")" for body in led_by_class]
+    return "(?:" + "|".join(alternatives) + r")(?![A-Za-z0-9_-])"
+
+
+
 _VALUE = (r"(?:\"(?!\[REDACTED)([^\"\n]{4,300})\"|'(?!\[REDACTED)([^'\n]{4,300})'|"
           r"(?!\[REDACTED)(?!-)([^\s\"'`,;&<>(){}\[\]|]{4,300}))")
-_KEY_STEMS = ("key", "secret", "token", "pass", "pw", "auth", "cred", "sig", "sess", "sid", "cookie", "salt",
-              "pepper", "otp", "jwt", "bearer", "mnemonic")
+# The key words a name ends in (before suffixes such as _B64): stems that may run on ("tokens", "sessionid"), and
+# short words that end where a letter does not follow ("pass=", not "passed"; "sig=", not "design"), whose needles
+# are the word with each character the patterns allow after it.
+_KEY_STEMS_ANY = ("key", "secret", "token", "passw", "passphrase", "passcode", "pwd", "sess", "cookie", "signature",
+                  "signing", "authorization", "credential", "pepper", "jwt", "bearer", "mnemonic")
+_KEY_WORDS_ALONE = ("pass", "pw", "auth", "cred", "creds", "sig", "sid", "salt", "otp")
+_KEY_STEMS = _KEY_STEMS_ANY + tuple(word + char for word in _KEY_WORDS_ALONE for char in "0123456789_.-\"' \t:=")
+_KEY_NAME = "(?:" + trie(_KEY_STEMS_ANY) + "|" + trie(_KEY_WORDS_ALONE) + "(?![a-z]))"
 _STRONG_VALUE = r"(?!\[REDACTED)([^\s\"'`]{5,62}[^\s\"'`.,;:!?)\]])"
 
 
@@ -582,9 +627,10 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(  # every token of the list has a digit (its prefix or, all but never, its random part) and 24+ characters
         "vendor-token",
         _DIGITS,
-        re.compile(r"(?<![A-Za-z0-9_.-])(?:" + "|".join(body for _, body in _VENDOR_TOKENS) + r")(?![A-Za-z0-9_-])"),
+        re.compile(_vendor_pattern(_VENDOR_TOKENS)),
         accept=_has_digit,
-        possible=_run_of(string.ascii_letters + string.digits + "_.:~+/=-", 24),
+        possible=_run_of(_KEY_CHARS, 24),
+        any_text=True,
     ),
     _Rule(
         "jwt",
@@ -670,19 +716,21 @@ _RULES: tuple[_Rule, ...] = (
         "key-assignment",
         _KEY_STEMS,
         re.compile(r"(?ai)(?=[" + "".join(sorted({stem[0] for stem in _KEY_STEMS})) + r"])"  # a first letter to skip to
-                   r"(?P<name>(?:" + "|".join(_KEY_STEMS) + r")[a-z0-9_.-]{0,30}?)[\"']?[ \t]*(?:=>|:=|[:=])[ \t]*"
-                   + _VALUE),
+                   r"(?P<name>" + _KEY_NAME + r"[a-z0-9_.-]{0,30}?)[\"']?[ \t]*(?:=>|:=|[:=])[ \t]*" + _VALUE),
         ignore_case=True,
         possible=_assigns,
         check=_named_secret,
+        any_text=True,
     ),
     _Rule(
         "key-assignment",
         _KEY_STEMS,
-        re.compile(r"(?ai)-(?<![\w-]-)-?(?P<name>[a-z0-9-]{0,20}(?:" + "|".join(_KEY_STEMS) + r")[a-z0-9-]{0,20})"
+        re.compile(r"(?ai)-(?<![\w-]-)-?(?P<name>[a-z0-9-]{0,20}" + _KEY_NAME + r"[a-z0-9-]{0,20})"
                    r"(?:=|[ \t]+)" + _VALUE),
         ignore_case=True,
+        possible=_has_dash,
         check=_flag_secret,
+        any_text=True,
     ),
     _Rule(
         "key-phrase",
@@ -801,6 +849,7 @@ _RULES: tuple[_Rule, ...] = (
         _BLANKS,
         re.compile(r"(?<![A-Za-z])" + _SEED_WORD + r"(?:(?:[ \t]+|[ \t]*\n[ \t]*)" + _SEED_WORD + "){11,23}"),
         possible=_many_blanks,
+        any_text=True,
         check=_seed_phrase,
     ),
     _Rule(
@@ -817,6 +866,7 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(r"(?m)^[ \t]*[A-Za-z0-9+/=_-]{16,100}[ \t]*(?:\n[ \t]*[A-Za-z0-9+/=_-]{16,100}[ \t]*)+$"),
         accept=_wrapped_key,
         possible=_wrapped_lines,
+        any_text=True,
         check=lambda match: not _inside_public_block(match.string, match.start()),
     ),
     _Rule("card-number", _DIGITS, re.compile(r"(?<![0-9A-Za-z-])[0-9](?:[ -]?[0-9]){14,15}(?![0-9A-Za-z-])"), accept=_card_number,
@@ -842,12 +892,12 @@ _FAMILY_NEEDLES = tuple(
     for family in _FAMILIES
 )
 _FAMILY_BITS = tuple(
-    (1 << n, ignore_case, finder(needles)) for n, (ignore_case, needles) in enumerate(_FAMILY_NEEDLES)
+    (1 << n, ignore_case, finder(needles, letter_led=ignore_case)) for n, (ignore_case, needles) in enumerate(_FAMILY_NEEDLES)
 )
 _ALWAYS = any(not rule.needles for rule in _RULES)
 
 
-_RULE_FINDERS = {id(rule): finder(tuple(dict.fromkeys(rule.needles))) for rule in _RULES}
+_RULE_FINDERS = {id(rule): finder(tuple(dict.fromkeys(rule.needles)), letter_led=rule.ignore_case) for rule in _RULES}
 
 
 @lru_cache(maxsize=None)
@@ -880,12 +930,13 @@ def _rules_in_play(text: str) -> tuple[_Rule, ...]:
             families |= bit
     if not families and not _ALWAYS:
         return ()
-    data = text.encode() if text.isascii() else None
+    ascii = text.isascii()
+    data = text.encode()
     in_play = []
     for rule, seek in _candidates(families):
         if seek is not None and not seek(lowered if rule.ignore_case else text):
             continue
-        if data is None or rule.possible is None or rule.possible(data):
+        if rule.possible is None or not (ascii or rule.any_text) or rule.possible(data):
             in_play.append(rule)
     return tuple(in_play)
 

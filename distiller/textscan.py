@@ -36,7 +36,7 @@ def contains_any_anchored(text: str, groups: tuple[tuple[str, tuple[str, ...]], 
     return False
 
 
-def _trie(words: tuple[str, ...]) -> str:
+def trie(words: tuple[str, ...]) -> str:
     """One alternation of the words as a trie ("s(?:e(?:cret|ss)|ig)"): the engine follows a word letter by letter
     instead of trying each word, 2.7 times quicker than a flat alternation for 40 key words. A word that holds a
     shorter one is dropped (finding the shorter one is enough)."""
@@ -60,17 +60,19 @@ def _trie(words: tuple[str, ...]) -> str:
     return branch(trie)
 
 
-def finder(needles: tuple[str, ...]) -> Callable[[str], bool]:
-    """`contains_any(text, needles)` the quickest way for those needles: by anchors for the needles that hold a
-    character that is no lower-case letter or blank, and by one alternation for the words (where anchors would be
-    as common as the needles), a trie which the engine tries only where a needle's first letter is."""
+def finder(needles: tuple[str, ...], letter_led: bool = False) -> Callable[[str], bool]:
+    """`contains_any(text, needles)` the quickest way for those needles: by one alternation (a trie, which the
+    engine tries only where a needle's first letter is) for the words of lower-case letters and blanks, where
+    anchors would be as common as the needles, and by anchors for the others. With `letter_led` (lower-cased
+    text, where capitals are no rarer anchors), every needle led by a lower-case letter joins the trie."""
     needles = tuple(n for n in needles if not any(other != n and other in n for other in needles))  # "passw" finds "password"
-    words = tuple(n for n in needles if n and all("a" <= char <= "z" or char in " \t" for char in n))
+    words = tuple(n for n in needles if n and "a" <= n[0] <= "z" and (
+        letter_led or all("a" <= char <= "z" or char in " \t" for char in n)))
     others = tuple(n for n in needles if n not in words)
     groups = anchored(others)
     if not words:
         return lambda text: contains_any_anchored(text, groups)
-    search = re.compile(_trie(words)).search
+    search = re.compile(trie(words)).search
     if not others:
         return lambda text: search(text) is not None
     return lambda text: contains_any_anchored(text, groups) or search(text) is not None

@@ -107,7 +107,7 @@ def test_every_span_a_rule_reports_holds_a_needle_and_passes_its_shape_check(dat
     if any(True for _ in _spans(text, (rule,))):
         assert contains_any(text.lower() if rule.ignore_case else text, rule.needles), text
         assert rule in _rules_in_play(text), text
-    if rule.possible is not None and text.isascii():
+    if rule.possible is not None and (text.isascii() or rule.any_text):
         for match in rule.pattern.finditer(text):
             assert rule.possible(match.group().encode()), match.group()
     assert redact(text) == redact_every_rule(text)
