@@ -114,7 +114,8 @@ def _changed_password(value: str) -> bool:
 
 
 _PLACEHOLDER_VALUES = re.compile(
-    r"(?i)^(?:\[REDACTED|\$|%\w+%$|%\(\w+\)|%[sd]$|<|\{|\*{3}|x{3}|\.{3}|your[_-]|changeme$|none$|null$|true$|false$|required$|"
+    r"(?i)^(?:\[REDACTED|\$|%\w+%$|%\(\w+\)|%[sd]$|<|\{|\*{3}|x{3}|\.{3}|your[_-]|changeme$|none$|null$|true$|"
+    r"false$|required$|"
     r"redacted$|example|placeholder|dummy$|secret$|password$|string$|undefined$)"
 )
 
@@ -809,8 +810,9 @@ _RULES: tuple[_Rule, ...] = (
         "password-phrase",
         ("passw", "passc", "passp", "pw", "login"),
         re.compile(
-            r"(?ai)\b(?:changed|set|reset|updated|switched)[ \t]+(?:my[ \t]+|the[ \t]+|our[ \t]+)?(?:[\w-]{1,20}[ \t]+){0,2}?"
-            r"(?:password|passcode|passphrase|passwd|pwd?|login)(?:[ \t]+(?:for|on|of|at)[ \t]+[\w.@-]{1,40})?[ \t]+to[ \t]+"
+            r"(?ai)\b(?:changed|set|reset|updated|switched)[ \t]+(?:my[ \t]+|the[ \t]+|our[ \t]+)?"
+            r"(?:[\w-]{1,20}[ \t]+){0,2}?(?:password|passcode|passphrase|passwd|pwd?|login)"
+            r"(?:[ \t]+(?:for|on|of|at)[ \t]+[\w.@-]{1,40})?[ \t]+to[ \t]+"
             r"[\"'`]?(?!\[REDACTED)([^\s\"'`]{3,63}[^\s\"'`.,;:!?)\]])"
         ),
         group=1,
@@ -838,8 +840,10 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "password-phrase",
         ("contrase", "clave", "passwort", "kennwort", "mot de passe", "mdp", "senha", "passw"),
-        re.compile(r"(?ai)(?=[cpkms])(?<![A-Za-z])(?:contraseña|clave|passwort|kennwort|mot de passe|mdp|senha|password)"
-                   r"(?:[ \t]+[\w'-]{1,20}){0,2}?[ \t]+(?:es|ist|lautet|est|c'est|è|é|:)[ \t]+[\"'`]?" + _STRONG_VALUE),
+        re.compile(r"(?ai)(?=[cpkms])(?<![A-Za-z])"
+                   r"(?:contraseña|clave|passwort|kennwort|mot de passe|mdp|senha|password)"
+                   r"(?:[ \t]+[\w'-]{1,20}){0,2}?[ \t]+(?:es|ist|lautet|est|c'est|è|é|:)[ \t]+[\"'`]?"
+                   + _STRONG_VALUE),
         group=1,
         accept=_strong_password,
         ignore_case=True,
@@ -869,7 +873,8 @@ _RULES: tuple[_Rule, ...] = (
         any_text=True,
         check=lambda match: not _inside_public_block(match.string, match.start()),
     ),
-    _Rule("card-number", _DIGITS, re.compile(r"(?<![0-9A-Za-z-])[0-9](?:[ -]?[0-9]){14,15}(?![0-9A-Za-z-])"), accept=_card_number,
+    _Rule("card-number", _DIGITS, re.compile(r"(?<![0-9A-Za-z-])[0-9](?:[ -]?[0-9]){14,15}(?![0-9A-Za-z-])"),
+          accept=_card_number,
           possible=_CARD_DIGITS),
     _Rule("iban", _DIGITS, re.compile(r"(?a)\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b"), accept=_iban,
           possible=_IBAN_RUN),
@@ -892,12 +897,14 @@ _FAMILY_NEEDLES = tuple(
     for family in _FAMILIES
 )
 _FAMILY_BITS = tuple(
-    (1 << n, ignore_case, finder(needles, letter_led=ignore_case)) for n, (ignore_case, needles) in enumerate(_FAMILY_NEEDLES)
+    (1 << n, ignore_case, finder(needles, letter_led=ignore_case))
+    for n, (ignore_case, needles) in enumerate(_FAMILY_NEEDLES)
 )
 _ALWAYS = any(not rule.needles for rule in _RULES)
 
 
-_RULE_FINDERS = {id(rule): finder(tuple(dict.fromkeys(rule.needles)), letter_led=rule.ignore_case) for rule in _RULES}
+_RULE_FINDERS = {id(rule): finder(tuple(dict.fromkeys(rule.needles)), letter_led=rule.ignore_case)
+                 for rule in _RULES}
 
 
 @lru_cache(maxsize=None)

@@ -65,7 +65,8 @@ def finder(needles: tuple[str, ...], letter_led: bool = False) -> Callable[[str]
     engine tries only where a needle's first letter is) for the words of lower-case letters and blanks, where
     anchors would be as common as the needles, and by anchors for the others. With `letter_led` (lower-cased
     text, where capitals are no rarer anchors), every needle led by a lower-case letter joins the trie."""
-    needles = tuple(n for n in needles if not any(other != n and other in n for other in needles))  # "passw" finds "password"
+    # A needle that holds another is found by it ("passw" finds "password").
+    needles = tuple(n for n in needles if not any(other != n and other in n for other in needles))
     words = tuple(n for n in needles if n and "a" <= n[0] <= "z" and (
         letter_led or all("a" <= char <= "z" or char in " \t" for char in n)))
     others = tuple(n for n in needles if n not in words)

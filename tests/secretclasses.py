@@ -49,7 +49,7 @@ class Lookalike:
 
 
 def token(r: random.Random, n: int, alphabet: str = ALNUM) -> str:
-    """n characters of alphabet; for ALNUM and n >= 8, at least two each of upper, lower and digit (a real key's mix)."""
+    """n characters of alphabet; for ALNUM and n >= 8, two or more each of capitals, small letters and digits."""
     while True:
         value = "".join(r.choice(alphabet) for _ in range(n))
         if alphabet != ALNUM or n < 8 or (sum(c.isupper() for c in value) >= 2 and sum(c.islower() for c in value) >= 2
@@ -369,7 +369,8 @@ def _forms() -> dict[str, list[Form]]:
         ("mailchimp -us", lambda r: hexstr(r, 32) + "-us" + str(r.randrange(1, 21))),
     ]
     vendors_held: list[tuple[str, Callable[[random.Random], str]]] = [
-        ("discord bot", lambda r: "M" + token(r, 23) + "." + token(r, 6, ALNUM + "_-") + "." + token(r, 27, ALNUM + "_-")),
+        ("discord bot", lambda r: "M" + token(r, 23) + "." + token(r, 6, ALNUM + "_-") + "."
+         + token(r, 27, ALNUM + "_-")),
         ("doppler dp.pt.", lambda r: "dp.pt." + token(r, 43)),
         ("databricks dapi", lambda r: "dapi" + hexstr(r, 32)),
         ("groq gsk_", lambda r: "gsk_" + token(r, 52)),
@@ -604,13 +605,16 @@ def _lookalike_forms() -> list[tuple[str, str, Callable[[random.Random], str]]]:
          + " me@laptop"),
         ("IPFS CIDv0", T, lambda r: "pinned at ipfs://Qm" + token(r, 44, B58)),
         ("IPFS CIDv1", H, lambda r: "bafybei" + token(r, 52, "abcdefghijklmnopqrstuvwxyz234567")),
-        ("Drive file id", T, lambda r: f"https://drive.google.com/file/d/1{token(r, 32, ALNUM + '-_')}/view?usp=sharing"),
+        ("Drive file id", T,
+         lambda r: f"https://drive.google.com/file/d/1{token(r, 32, ALNUM + '-_')}/view?usp=sharing"),
         ("Luhn run inside container id", T, lambda r: "container " + hexstr(r, 20)
          + luhn_complete("4" + "".join(r.choice(string.digits) for _ in range(14))) + hexstr(r, 28) + " restarted"),
         ("git SHA", T, lambda r: f"commit {hexstr(r, 40)}"),
         ("short SHAs", H, lambda r: f"fixed in {hexstr(r, 7)} and {hexstr(r, 12)}"),
-        ("UUID", T, lambda r: f"request {hexstr(r, 8)}-{hexstr(r, 4)}-4{hexstr(r, 3)}-a{hexstr(r, 3)}-{hexstr(r, 12)} failed"),
-        ("semver", T, lambda r: f"upgraded to v{r.randrange(1, 20)}.{r.randrange(40)}.{r.randrange(40)}-rc.{r.randrange(9)}"
+        ("UUID", T,
+         lambda r: f"request {hexstr(r, 8)}-{hexstr(r, 4)}-4{hexstr(r, 3)}-a{hexstr(r, 3)}-{hexstr(r, 12)} failed"),
+        ("semver", T, lambda r: f"upgraded to v{r.randrange(1, 20)}.{r.randrange(40)}.{r.randrange(40)}"
+         f"-rc.{r.randrange(9)}"
          f"+build.{r.randrange(999)}"),
         ("sha256 hash", T, lambda r: f"sha256sum: {hexstr(r, 64)}  release.tar.gz"),
         ("md5 hash", H, lambda r: f"MD5 ({token(r, 6, string.ascii_lowercase)}.iso) = {hexstr(r, 32)}"),

@@ -121,7 +121,8 @@ def _form(cls: str, name: str) -> st.SearchStrategy[str]:
 SECRETS.update({
     "vendor-token": st.one_of(*[_form("vendor-prefix", name) for name, split, _ in FORMS["vendor-prefix"]
                                 if split == "train"]),
-    "key-assignment": st.one_of(_form("no-space-assignment", "ENV=value"), _form("caps-key-context", "LICENSE_KEY=CAPS"),
+    "key-assignment": st.one_of(_form("no-space-assignment", "ENV=value"),
+                                _form("caps-key-context", "LICENSE_KEY=CAPS"),
                                 _form("command-line", "PGPASSWORD= psql"),
                                 _form("env-unlisted", "MAILER_PASS"), _form("session-cookie", "Set-Cookie PHPSESSID"),
                                 _form("password-words", "login: jdoe / pass: X")),
@@ -130,7 +131,8 @@ SECRETS.update({
     "key-phrase": _form("ethereum-key", "prose metamask key"),
     "card-cvv": _form("card-cvv", "CVV: before exp"),
     "seed-phrase": _form("seed-phrase", "bare 24 in a fence"),
-    "totp-key": st.one_of(_form("totp-seed", "setup key spaced caps"), _form("totp-seed", "authenticator secret lower")),
+    "totp-key": st.one_of(_form("totp-seed", "setup key spaced caps"),
+                          _form("totp-seed", "authenticator secret lower")),
     "wrapped-key": st.one_of(_form("wrapped-key", "base64 wrapped at 24"),
                              _form("wrapped-key", "api key wrapped at 20 after name")),
 })

@@ -6,9 +6,9 @@
 Secrets come from tests/secretclasses.py: every class of issue 22's section 3, each in several forms marked train
 (looked at while writing the rules) or held-out (never looked at: their figures say how the rules generalise),
 fresh values per seed. A case is caught when none of its secrets survives whole in the redacted text (a short
-secret, such as a CVV, counts only as a whole token; a long one also counts when wrapped over lines). The texts are first put in canonical form as screening does
-(Unicode format characters removed, NFKC); `ours, raw` also plants a zero-width character inside each key and
-skips that step, to show what canonical text buys. A look-alike is a false positive when the detector changes
+secret, such as a CVV, counts only as a whole token; a long one also counts when wrapped over lines). The texts
+are first put in canonical form as screening does (Unicode format characters removed, NFKC); `ours, raw` also
+plants a zero-width character inside each key and skips that step, to show what canonical text buys. A look-alike is a false positive when the detector changes
 anything in it. Speed is µs per message over the cases and look-alikes.
 
 detect-secrets and credsweeper are not dependencies: install them beside the project (`pip install
