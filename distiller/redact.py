@@ -309,7 +309,7 @@ def _secret_shape(value: str, password: bool) -> bool:
     digits = sum(c.isdigit() for c in value)
     if letters >= 2 and digits >= 2:
         return True
-    if digits == 0 and value.isupper() and len(value) >= 16:
+    if value.isupper() and len(value) >= 16 and value.isalnum():  # capitals in one run (and a digit or so)
         return True
     if _WORDS.fullmatch(value):
         return False
@@ -648,7 +648,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "url-credentials",
         ("://",),
-        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://([A-Za-z0-9_-]{16,128})@"),
+        re.compile(r"(?<=[a-zA-Z0-9+.-])://([A-Za-z0-9_-]{16,128})@"),  # after a scheme; "://" first, to skip to
         group=1,
         accept=_dsn_user_key,
     ),
@@ -858,8 +858,8 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "totp-key",
-        ("2fa", "mfa", "otp", "authenticator", "setup", "two-factor"),
-        re.compile(r"(?ai)\b(?:2fa|mfa|t?otp|authenticator|setup|two-factor)\b[^\n]{0,40}?" + _TOTP_GROUPS),
+        ("2fa", "mfa", "otp", "authenticator", "setup key", "two-factor"),
+        re.compile(r"(?ai)\b(?:2fa|mfa|t?otp|authenticator|setup key|two-factor)\b[^\n]{0,40}?" + _TOTP_GROUPS),
         group=1,
         accept=lambda v: sum(c.isalpha() for c in v) >= 6,
         ignore_case=True,
