@@ -882,10 +882,10 @@ _RULES: tuple[_Rule, ...] = (
 
 
 def _family(rule: _Rule) -> tuple[bool, tuple[str, ...]]:
-    """Rules whose needles are sought alike (in the text or lower-cased; the digits, the blanks and the key words of
-    names, which many texts hold, apart):
+    """Rules whose needles are sought alike (in the text or lower-cased; the digits and the blanks, which most texts
+    hold, apart):
     a text without any needle of a family skips all its rules at once."""
-    return rule.ignore_case, rule.needles if rule.needles in (_DIGITS, _BLANKS, _KEY_STEMS) else ()
+    return rule.ignore_case, rule.needles if rule.needles in (_DIGITS, _BLANKS) else ()
 
 
 _FAMILIES = tuple(dict.fromkeys(_family(rule) for rule in _RULES if rule.needles))
