@@ -393,6 +393,8 @@ def _seed_phrase(match: re.Match[str]) -> bool:
                for window in (words[:n], words[-n:]))
 
 
+# Lower-case letters and blanks made "a", anything else a bar: a run of words is a run of "a".
+_IN_A_RUN = bytes(97 if 97 <= code <= 122 or code in (9, 10, 32) else 124 for code in range(256))
 # Lower-case letters and blanks kept, anything else a bar (which ends a run of words).
 _WORD_MARKS = bytes(code if 97 <= code <= 122 or code in (9, 10, 32) else 124 for code in range(256))
 
@@ -402,11 +404,9 @@ def _many_blanks(data: bytes) -> bool:
     within one stretch of lower-case letters and blanks (anything else ends it), of 47 characters or more (twelve
     words of three letters and their blanks): those stretches are found by `translate` and `split`, and only their
     words are looked up."""
-    if len(data) < 47 or data.count(b" ") + data.count(b"\n") + data.count(b"\t") < 11:
+    if len(data) < 47 or b"a" * 47 not in data.translate(_IN_A_RUN):
         return False
     stretches = data.translate(_WORD_MARKS).split(b"|")
-    if max(map(len, stretches)) < 47:
-        return False
     for stretch in compress(stretches, map((46).__lt__, map(len, stretches))):
         words = stretch.split()
         if sum(map(_BIP39_BYTES.__contains__, words)) < 12:
