@@ -1016,10 +1016,12 @@ _CREDENTIAL_WORDS = (r"(?:pin|pin code|pin number|passwords?|passcodes?|passphra
                      r"security code|(?:bank |credit |debit )?card(?: number)?|account(?: number)?|routing number|"
                      r"sort code|iban|social security number|ssn|tax id|passport number)")
 _CREDENTIAL_FACT = re.compile(
-    r"(?ai)\b" + _CREDENTIAL_WORDS + r"\b[^.;\n]{0,40}?(?:\bis\b|\bwas\b|\bare\b|:|=|\bof\b|\bending in\b)"
+    r"(?ai)\b" + _CREDENTIAL_WORDS + r"\b"
+    r"(?![ \t]+(?:managers?|vaults?|apps?|generators?|resets?|hints?|policy|policies|strength|length|rotation)\b)"
+    r"[^.;\n]{0,40}?(?:\bis\b|\bwas\b|\bare\b|:|=|\bof\b|\bending in\b)"
     r"\s*[\"'`]?(?=[^\s\"'`]*\d)[^\s\"'`]{3,}"
 )
-_DIGIT_RUN = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+_DIGIT_RUN = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")  # not a run inside a hex id
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,4})?\b")
 
 

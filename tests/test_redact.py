@@ -222,6 +222,8 @@ def test_every_train_form_of_every_class_leaves_no_secret_whole_and_the_last_gua
 def test_look_alikes_are_kept(seed):
     changed = [look.form for look in lookalikes(seed) if redact(look.text).counts]
     assert changed == []
+    refused = [look.form for look in lookalikes(seed) if refusal(look.text) is not None]
+    assert refused == []
 
 
 @pytest.mark.parametrize(("text", "kind"), [
