@@ -1,10 +1,13 @@
 import json
 from pathlib import Path
 
+import duckdb
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import append, distill, message_line, new_session
 from secretclasses import cases, lookalikes
 from secretgen import SECRETS, prose, texts_with_secrets
 
@@ -280,3 +283,50 @@ def test_a_seed_phrase_that_ends_a_sentence_is_found_by_the_shortcut():
     text = ("The recovery words are peasant foam differ woman slot candy vehicle amateur speed normal glare element. "
             "Don't lose them")
     assert redact(text) == redact_every_rule(text) and dict(redact(text).counts) == {"seed-phrase": 1}
+
+
+def _planted_lines(seed: int) -> tuple[bytes, list[str]]:
+    """Every train and held-out case of the generator, each in turn in a user turn, an assistant turn, a thinking
+    block, a tool call's arguments and a tool result (OpenClaw lines), with the secrets to look for."""
+    places = ["user", "assistant", "thinking", "toolCall", "toolResult"]
+    lines, secrets = [], []
+    for n, case in enumerate(cases(seed)):
+        place = places[n % len(places)]
+        if place in ("user", "assistant"):
+            lines.append(message_line(f"note: {case.text}", role=place))
+        elif place == "thinking":
+            lines.append(message_line("ok", role="assistant", content=[{"type": "thinking", "thinking": case.text},
+                                                                      {"type": "text", "text": "done"}]))
+        elif place == "toolCall":
+            lines.append(message_line("ok", role="assistant", content=[
+                {"type": "toolCall", "id": f"c{n}", "name": "exec", "arguments": {"command": case.text}}]))
+        else:
+            lines.append(message_line("ok", role="toolResult", toolCallId=f"c{n}", toolName="exec",
+                                      content=[{"type": "text", "text": case.text}]))
+        secrets.extend(s for s in case.secrets if len(s) >= 8)
+    return b"".join(lines), secrets
+
+
+def test_generated_secrets_reach_no_output_export_or_file_of_the_state_dir(tmp_path, agents):
+    """End to end, offline: a dry run's decisions, a run with the rules extractor, the export and every file of
+    the state dir (the database read back as text too) hold no generated secret whole, wherever it was planted.
+    Only the forms whose secrets redaction catches (train and held-out both) are planted here: what slips is
+    measured by tests/bench/secrets_report.py."""
+    data, _ = _planted_lines(0)
+    kept = [c for c in cases(0) if not any(s in redact(c.text).text for s in c.secrets if len(s) >= 8)]
+    secrets = [s for c in kept for s in c.secrets if len(s) >= 8]
+    path = new_session(agents)
+    append(path, b"".join(line for line in data.splitlines(keepends=True)
+                          if not any(s.encode() in line for c in cases(0) if c not in kept for s in c.secrets)))
+    state = tmp_path / "state"
+    outputs = [distill("--json", "run", "--source", str(agents), "--dry-run", "--show", "all", state_dir=state,
+                       check=True).stdout,
+               distill("--json", "run", "--source", str(agents), "--extractor", "rules", "--show", "all",
+                       state_dir=state, check=True).stdout,
+               distill("--json", "beliefs", "export", state_dir=state, check=True).stdout]
+    files = [p.read_bytes().decode("utf-8", "replace") for p in state.rglob("*") if p.is_file()]
+    with duckdb.connect(str(state / "distill.duckdb"), read_only=True) as con:
+        tables = [row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+        dumped = [str(con.execute(f'SELECT * FROM "{table}"').fetchall()) for table in tables]
+    leaked = [s for s in secrets for text in outputs + files + dumped if s in text or s in text.replace("\\n", "\n")]
+    assert leaked == []
