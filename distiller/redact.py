@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import math
 import re
 import string
+import urllib.parse
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import compress
+from pathlib import Path
 from typing import Callable, Iterator
 
-from distiller.textscan import contains_any, finder
+from distiller.textscan import finder, trie
 
 PLACEHOLDER = "[REDACTED:{}]"
 
@@ -44,6 +48,8 @@ class _Rule:
     accept: Callable[[str], bool] | None = None
     ignore_case: bool = False
     possible: Callable[[bytes], bool] | None = None
+    check: Callable[[re.Match[str]], bool] | None = None  # judges the whole match: the name, the text around
+    any_text: bool = False  # `possible` holds for the UTF-8 bytes of any text, not of ASCII text only
 
 
 def _has_digit(value: str) -> bool:
@@ -108,7 +114,8 @@ def _changed_password(value: str) -> bool:
 
 
 _PLACEHOLDER_VALUES = re.compile(
-    r"(?i)^(?:\[REDACTED|\$|%|<|\{|\*{3}|x{3}|\.{3}|your[_-]|changeme$|none$|null$|true$|false$|required$|"
+    r"(?i)^(?:\[REDACTED|\$|%\w+%$|%\(\w+\)|%[sd]$|<|\{|\*{3}|x{3}|\.{3}|your[_-]|changeme$|none$|null$|true$|"
+    r"false$|required$|"
     r"redacted$|example|placeholder|dummy$|secret$|password$|string$|undefined$)"
 )
 
@@ -165,28 +172,389 @@ def _social_security_number(value: str) -> bool:
 
 
 _DIGITS = tuple("0123456789")
+_BLANKS = (" ", "\t", "\n")  # a run of words holds one
+
+
+@lru_cache(maxsize=None)
+def _longest_run(kept: str, ignored: str = "") -> Callable[[bytes], int]:
+    """The length of the longest run of `kept` characters in an ASCII text's bytes, with any of `ignored` between
+    them (not counted). The last text's answer is kept, as one text is asked about by several rules."""
+    table = bytes(code if chr(code) in kept else 32 for code in range(256))
+    dropped = ignored.encode()
+    last: list[tuple[bytes, int]] = [(b"", 0)]  # one tuple, replaced whole: safe to share between threads
+
+    def longest(data: bytes) -> int:
+        known = last[0]
+        if known[0] is data:
+            return known[1]
+        length = max(map(len, data.translate(table, dropped).split()), default=0)
+        last[0] = (data, length)
+        return length
+
+    return longest
 
 
 def _run_of(kept: str, length: int, ignored: str = "") -> Callable[[bytes], bool]:
     """Whether an ASCII text's bytes hold `length` characters of `kept` in a row, with any of `ignored` between
     them (not counted): a shape every span of a pattern has. `kept` holds no blank, which splits the runs."""
-    table = bytes(code if chr(code) in kept else 32 for code in range(256))
-    dropped = ignored.encode()
-
-    def holds(data: bytes) -> bool:
-        return max(map(len, data.translate(table, dropped).split()), default=0) >= length
-
-    return holds
+    longest = _longest_run(kept, ignored)
+    return lambda data: longest(data) >= length
 
 
 _CARD_DIGITS = _run_of(string.digits, 15, " -")  # a card number: 15 or 16 digits, a blank or dash between any two
 _IBAN_RUN = _run_of(string.ascii_uppercase + string.digits, 12, " ")  # two capitals, two digits, 8+ more, blanks
-_TOKEN_RUN = _run_of(string.ascii_letters + string.digits + "+/_-", 32)  # a high-entropy token's 32 characters
+# Key characters of every kind (base64, URL-safe, vendors' dots, colons and tildes): one run length per text serves
+# the random-token, vendor-token and wrapped-key rules.
+_KEY_CHARS = string.ascii_letters + string.digits + "+/_-.:~="
+_TOKEN_RUN = _run_of(_KEY_CHARS, 32)  # a high-entropy token's 32 characters
+
+
+def _has_dash(data: bytes) -> bool:
+    """A command-line flag has its dash."""
+    return b"-" in data
 
 
 def _assigns(data: bytes) -> bool:
     """An assignment has its `:` or `=`."""
     return b":" in data or b"=" in data
+
+
+# --- secrets found by context and shape: a name that says key, secret, token, password… then a value judged by shape
+
+# The words a key's name ends in (its last part, split at _ . - and camelCase), and whole names that end in a key
+# word without a separator ("PGPASSWORD", "phpsessid", "accountkey").
+_KEY_HEADS = frozenset("""
+key secret secrets token password passwords passwd pass pwd pw passphrase passcode credential credentials cred creds
+auth authorization sig signature signing sas apikey accesskey secretkey privatekey sessionid sessid sid cookie
+salt pepper otp totp jwt bearer mnemonic
+""".split())
+_JOINED_HEADS = ("password", "passwd", "secret", "token", "passphrase", "credentials", "sessionid", "sessid",
+                 "apikey", "accesskey", "secretkey", "privatekey", "accountkey", "signingkey", "masterkey",
+                 "licensekey", "authkey", "appkey", "clientkey", "encryptionkey", "sharedaccesskey")
+# A part that makes the name say what the key is not: public, a count, a database's key column, a fingerprint.
+_NOT_SECRET_PARTS = frozenset("""
+public pub publishable cache primary foreign sort partition idempotency fingerprint max min num total count
+""".split())
+# Trailing parts that say how the value is written, not what it is ("SECRET_B64", "API_KEY_2").
+_NAME_SUFFIXES = frozenset("b64 base64 value val raw str hex enc encoded prod dev live test old new".split())
+_PASSWORD_HEADS = frozenset("password passwords passwd pass pwd pw passphrase passcode".split())
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_NAME_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
+
+
+def _name_parts(name: str) -> list[str]:
+    parts = [p.lower() for chunk in re.split(r"[_.\-\s]+", name) for p in _CAMEL.split(chunk) if p]
+    while len(parts) > 1 and (parts[-1] in _NAME_SUFFIXES or parts[-1].isdigit()):
+        parts.pop()
+    return parts
+
+
+def _key_name(name: str) -> str | None:
+    """'password' when a name says it holds a password, 'key' when another secret, else None."""
+    parts = _name_parts(name)
+    if not parts or _NOT_SECRET_PARTS.intersection(parts):
+        return None
+    head = parts[-1]
+    if head == "id" and len(parts) > 1 and parts[-2] in ("session", "sess"):
+        return "key"
+    if head not in _KEY_HEADS and not (len(parts) == 1 and head.endswith(_JOINED_HEADS)):
+        return None
+    return "password" if head in _PASSWORD_HEADS or head.endswith(("password", "passwd")) else "key"
+
+
+def _name_before(match: re.Match[str], end: int) -> str:
+    """The whole name whose end is at `end`: the key word the match starts with, and the name characters before."""
+    text = match.string
+    start = match.start()
+    while start > 0 and text[start - 1] in _NAME_CHARS:
+        start -= 1
+    return text[start:end].strip("\"' \t")
+
+
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+_DATE_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?|[\d.,:_ /+-]+")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
+_WORDS = re.compile(r"[A-Za-z][a-z]*(?:[_\-. ]?[A-Za-z][a-z]*)*")
+_FILE_SUFFIX = re.compile(r"(?i)\.(?:pem|key|crt|cer|p12|pfx|json|ya?ml|txt|env|conf|cfg|ini|toml|gpg|asc|pub)$")
+
+
+def _base64_like(value: str) -> bool:
+    """Base64 that happens to start with a slash rather than a path: padding or '+', or a part of 16 or more
+    characters that mixes cases and digits without a dot."""
+    return ("+" in value or value.endswith("=") or any(
+        len(part) >= 16 and "." not in part and _has_digit(part) and not (part.islower() or part.isupper())
+        for part in value.split("/")))
+
+
+def _secret_shape(value: str, password: bool) -> bool:
+    """A value that can be a secret: not a placeholder, a path, a URL, an e-mail address, a number, a date or a
+    word. A password may be any such string of 4 or more characters that is no placeholder; any other key needs
+    8 or more characters that mix letters with digits, or mix cases past a run of words, or are capitals only
+    (16 or more). URL-encoded values are judged decoded (`%2B…` is a value, not a placeholder)."""
+    value = value.strip()
+    if _PERCENT.search(value):
+        value = urllib.parse.unquote(value)
+    if len(value) < 4 or _PLACEHOLDER_VALUES.match(value) or "${" in value or "{{" in value:
+        return False
+    if "://" in value or _FILE_SUFFIX.search(value) or (value.startswith(("/", "./", "../", "~/"))
+                                                         and not _base64_like(value)):
+        return False
+    if _EMAIL.fullmatch(value) or len(set(value)) == 1:
+        return False
+    if password:
+        return value.casefold() not in _NOT_A_PASSWORD
+    if len(value) < 8 or _DATE_LIKE.fullmatch(value):
+        return False
+    letters = sum(c.isalpha() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    if letters >= 2 and digits >= 2:
+        return True
+    if value.isupper() and len(value) >= 16 and value.isalnum():  # capitals in one run (and a digit or so)
+        return True
+    if _WORDS.fullmatch(value):
+        return False
+    return letters >= 2 and sum(c.isupper() for c in value) >= 2 and sum(c.islower() for c in value) >= 2
+
+
+def _named_secret(match: re.Match[str]) -> bool:
+    """An assignment whose name says key, secret, token, password… (its last part) and whose value has a
+    secret's shape."""
+    kind = _key_name(_name_before(match, match.end("name")))
+    return kind is not None and _secret_shape(match.group(match.lastindex or 0), kind == "password")
+
+
+def _flag_secret(match: re.Match[str]) -> bool:
+    kind = _key_name(match.group("name"))
+    return kind is not None and _secret_shape(match.group(match.lastindex or 0), kind == "password")
+
+
+def _strong_password(value: str) -> bool:
+    """A password named without "is" ("the password X", "password, X,"): 6 or more characters with a digit, a
+    symbol or mixed cases, so that "the password manager" or "passwords, which" are not taken."""
+    return (len(value) >= 6 and _password_value(value) and value.casefold() not in _NOT_A_PASSWORD
+            and (_has_digit(value) or not value.isalnum() or not (value.islower() or value.isupper()
+                                                                   or value.istitle())))
+
+
+def _dsn_user_key(value: str) -> bool:
+    """A URL's user part that is a key (a Sentry DSN's 32 hex): 16+ characters of letters and digits mixed."""
+    return sum(c.isdigit() for c in value) >= 2 and sum(c.isalpha() for c in value) >= 2
+
+
+# Four to eight groups of four base32 characters of one case: an authenticator's setup key, typed by hand.
+_TOTP_GROUPS = (r"(?<![\w-])((?-i:[A-Z2-7]{4}(?:[ -][A-Z2-7]{4}){3,7}|[a-z2-7]{4}(?:[ -][a-z2-7]{4}){3,7}))"
+                r"(?![\w-])")
+
+
+_BIP39 = frozenset((Path(__file__).with_name("bip39_english.txt")).read_text(encoding="ascii").split())
+_BIP39_BYTES = frozenset(word.encode() for word in _BIP39)
+_BIP39_INDEX = {word: n for n, word in enumerate(sorted(_BIP39))}
+
+
+def _bip39_trie(words: frozenset[str]) -> str:
+    """One regex branch per letter, as a trie: the engine follows a word letter by letter instead of trying 2,048
+    alternatives."""
+    trie: dict = {}
+    for word in sorted(words):
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: dict) -> str:
+        alternatives = [char + branch(child) for char, child in sorted(node.items()) if char]
+        if not alternatives:
+            return ""
+        body = "(?:" + "|".join(alternatives) + ")"
+        return body + "?" if "" in node else body
+
+    return branch(trie)
+
+
+_SEED_WORD = "(?:" + _bip39_trie(_BIP39) + ")(?![A-Za-z])"
+_SEED_CONTEXT = re.compile(r"(?i)seed|recovery|mnemonic|phrase|wallet|words|backup|ledger|metamask|trezor")
+
+
+def _bip39_checksum(words: list[str]) -> bool:
+    bits = "".join(format(_BIP39_INDEX[w], "011b") for w in words)
+    cut = len(bits) * 32 // 33
+    entropy = int(bits[:cut], 2).to_bytes(cut // 8, "big")
+    return format(hashlib.sha256(entropy).digest()[0], "08b")[: len(bits) - cut] == bits[cut:]
+
+
+def _seed_phrase(match: re.Match[str]) -> bool:
+    """Twelve or more words of the BIP-39 list in a row: a wallet's recovery phrase when the first or the last 12,
+    15, 18, 21 or 24 of them carry the list's checksum (a real phrase does; a list of words by chance, 1 time in
+    16), or when the text names seed, recovery, wallet, words… before them."""
+    words = match.group().split()
+    if _SEED_CONTEXT.search(match.string, max(0, match.start() - 80), match.start()):
+        return True
+    return any(_bip39_checksum(window) for n in (12, 15, 18, 21, 24) if n <= len(words)
+               for window in (words[:n], words[-n:]))
+
+
+# Lower-case letters and blanks made "a", anything else a bar: a run of words is a run of "a".
+_IN_A_RUN = bytes(97 if 97 <= code <= 122 or code in (9, 10, 32) else 124 for code in range(256))
+# Lower-case letters and blanks kept, anything else a bar (which ends a run of words).
+_WORD_MARKS = bytes(code if 97 <= code <= 122 or code in (9, 10, 32) else 124 for code in range(256))
+
+
+def _many_blanks(data: bytes) -> bool:
+    """Twelve words of the list in a row, split by blanks (a necessary condition of the rule's pattern). A run lies
+    within one stretch of lower-case letters and blanks (anything else ends it), of 47 characters or more (twelve
+    words of three letters and their blanks): those stretches are found by `translate` and `split`, and only their
+    words are looked up."""
+    if len(data) < 47 or b"a" * 47 not in data.translate(_IN_A_RUN):
+        return False
+    stretches = data.translate(_WORD_MARKS).split(b"|")
+    for stretch in compress(stretches, map((46).__lt__, map(len, stretches))):
+        words = stretch.split()
+        if sum(map(_BIP39_BYTES.__contains__, words)) < 12:
+            continue
+        run = 0
+        for word in words:
+            run = run + 1 if word in _BIP39_BYTES else 0
+            if run == 12:
+                return True
+    return False
+
+
+def _readable_base64(value: str) -> bool:
+    """Base64 of ordinary text (letters, blanks, punctuation) rather than of random bytes."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    if len(decoded) < 12:
+        return False
+    text = sum(32 <= b < 127 or b in (9, 10, 13) for b in decoded)
+    letters = sum(65 <= b <= 90 or 97 <= b <= 122 or b == 32 for b in decoded)
+    return text >= 0.95 * len(decoded) and letters >= 0.7 * len(decoded)
+
+
+# What comes right before a public value of a random look: an integrity hash, an SSH public key or fingerprint,
+# a content id, a document id in a link.
+_PUBLIC_BEFORE = re.compile(
+    r"(?i)(?:sha(?:1|256|384|512)[-:]|md5:|ssh-(?:ed25519|rsa|dss)[ \t]+|ecdsa-sha2-nistp\d+[ \t]+|"
+    r"ipfs:/*|/ipfs/|google\.com/(?:file/)?d?/?|public[_-]?key[\"']?[ \t]*[:=][ \t]*[\"']?|pk_(?:live|test)_)$"
+)
+_PUBLIC_SHAPES = re.compile(r"sha(?:1|256|384|512)-|Qm[1-9A-HJ-NP-Za-km-z]{44}$|AAAA[BCE]3|pk_(?:live|test)_")
+
+
+def _inside_public_block(text: str, start: int) -> bool:
+    """Within a PGP public key block or a certificate (a BEGIN line before, no END since)."""
+    begin = text.rfind("-----BEGIN ", 0, start)
+    if begin < 0 or "-----END" in text[begin:start]:
+        return False
+    header = text[begin:text.find("-----", begin + 11) + 5]
+    return "PRIVATE" not in header
+
+
+def _random_token(match: re.Match[str]) -> bool:
+    """A long random token, unless it is base64 of plain text or a public value (see _PUBLIC_BEFORE)."""
+    value = match.group()
+    start = match.start()
+    text = match.string
+    if _PUBLIC_SHAPES.match(value) or _PUBLIC_BEFORE.search(text, max(0, start - 40), start):
+        return False
+    if "/" in value:  # a path: its longest part is what looks random, and what comes before it says what it is
+        value = max(value.split("/"), key=len)
+        start = text.index(value, start)
+        if _PUBLIC_SHAPES.match(value) or _PUBLIC_BEFORE.search(text, max(0, start - 40), start):
+            return False
+    if _inside_public_block(text, start):
+        return False
+    return not _readable_base64(value)
+
+
+def _wrapped_key(value: str) -> bool:
+    """Lines of key characters only, which joined make a random token or 32+ hex digits with letters."""
+    joined = "".join(value.split())
+    if len(joined) < 32:
+        return False
+    if re.fullmatch(r"[0-9a-fA-F]+", joined):
+        return _has_digit(joined) and any(c.isalpha() for c in joined)
+    return _mixes_randomly(joined) and not _readable_base64(joined)  # slashes and all: no path is wrapped so
+
+
+_KEY_LINE_RUN = _run_of(_KEY_CHARS, 16)
+
+
+def _wrapped_lines(data: bytes) -> bool:
+    """Two lines or more, one with 16 key characters in a row."""
+    return b"\n" in data and _KEY_LINE_RUN(data)
+
+
+_CVV_WORDS = ("cvv", "cvc", "csc", "cvn")
+
+
+# Vendors' own prefixes, as data: (the prefix, the token's pattern). From gitleaks' and trufflehog's published
+# rules; the generic rules below catch what this list lacks when a name or shape says key. The rule is sought where
+# a digit and a run of 24 token characters are (its needles would be as common as the digits); the prefixes also
+# feed the last guard's check for a known prefix followed by key characters.
+_VENDOR_TOKENS: tuple[tuple[str, str], ...] = (
+    ("key-", r"key-[0-9a-f]{32}"),  # Mailgun
+    ("_v1_", r"do[opr]_v1_[0-9a-f]{64}"),  # DigitalOcean
+    ("shpat_", r"shpat_[0-9a-fA-F]{32}"),  # Shopify
+    ("shpca_", r"shpca_[0-9a-fA-F]{32}"),
+    ("shppa_", r"shppa_[0-9a-fA-F]{32}"),
+    ("shpss_", r"shpss_[0-9a-fA-F]{32}"),
+    ("PMAK-", r"PMAK-[0-9a-f]{24}-[0-9a-f]{34}"),  # Postman
+    ("AGE-SECRET-KEY-1", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),  # age
+    ("SK", r"SK[0-9a-fA-F]{32}"),  # Twilio API key
+    ("SG.", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),  # SendGrid
+    ("sq0atp-", r"sq0atp-[A-Za-z0-9_-]{22}"),  # Square
+    ("HRKU-", r"HRKU-[A-Za-z0-9_-]{58,}"),  # Heroku
+    ("pypi-", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),  # PyPI
+    ("dckr_", r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,}"),  # Docker Hub
+    ("lin_api_", r"lin_api_[A-Za-z0-9]{40}"),  # Linear
+    ("hvs.", r"hvs\.[A-Za-z0-9_-]{24,}"),  # Vault
+    ("hvb.", r"hvb\.[A-Za-z0-9_-]{24,}"),
+    ("NR", r"NR(?:AK|II|JS)-[A-Z0-9]{27}"),  # New Relic
+    ("xapp-", r"xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]{32,}"),  # Slack app token
+    ("ya29.", r"ya29\.[A-Za-z0-9_-]{30,}"),  # Google OAuth access token
+    ("LTAI", r"LTAI[A-Za-z0-9]{20}"),  # Alibaba
+    ("tskey-", r"tskey-[a-z]+-[A-Za-z0-9]{10,}-[A-Za-z0-9]{20,}"),  # Tailscale
+    ("figd_", r"figd_[A-Za-z0-9_-]{40}"),  # Figma
+    ("glc_", r"glc_[A-Za-z0-9+/]{32,}={0,2}"),  # Grafana Cloud
+    ("dt0c01.", r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}"),  # Dynatrace
+    ("FLWSECK", r"FLWSECK(?:_TEST)?-[0-9a-f]{32}-X"),  # Flutterwave
+    ("sl.", r"sl\.[A-Za-z0-9_-]{130,}"),  # Dropbox
+    ("rubygems_", r"rubygems_[0-9a-f]{48}"),  # RubyGems
+    ("pscale_", r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,}"),  # PlanetScale
+    ("phx_", r"phx_[A-Za-z0-9]{43}"),  # PostHog personal key
+    ("sbp_", r"sbp_[0-9a-f]{40}"),  # Supabase
+    ("rdme_", r"rdme_[a-z0-9]{70}"),  # ReadMe
+    ("bkua_", r"bkua_[a-z0-9]{40}"),  # Buildkite
+    ("EAA", r"EAA[A-Za-z0-9]{90,}"),  # Facebook / Meta access token
+    ("shippo_", r"shippo_(?:live|test)_[0-9a-f]{40}"),  # Shippo
+    ("EZAK", r"EZ[AT]K[0-9a-zA-Z]{54}"),  # EasyPost
+    ("CFPAT-", r"CFPAT-[A-Za-z0-9_-]{43}"),  # Contentful
+)
+
+def _vendor_pattern(tokens: tuple[tuple[str, str], ...]) -> str:
+    """One alternation of the tokens' patterns, grouped by their first letter ("s(?:hpat_…|q0atp-…)") so that the
+    engine skips to those letters and tries one group there, not every pattern (2 times quicker). Each token
+    stands alone (no key character before or after it)."""
+    groups: dict[str, list[str]] = {}
+    for _, body in tokens:
+        groups.setdefault(body[0], []).append(body[1:])
+    alternatives = [f"{first}(?<![A-Za-z0-9_.-]{first})(?:{'|'.join(rests)})" for first, rests in groups.items()]
+    return "(?:" + "|".join(alternatives) + r")(?![A-Za-z0-9_-])"
+
+
+
+_VALUE = (r"(?:\"(?!\[REDACTED)([^\"\n]{4,300})\"|'(?!\[REDACTED)([^'\n]{4,300})'|"
+          r"(?!\[REDACTED)(?!-)([^\s\"'`,;&<>(){}\[\]|]{4,300}))")
+# The key words a name ends in (before suffixes such as _B64): stems that may run on ("tokens", "sessionid"), and
+# short words that end where a letter does not follow ("pass=", not "passed"; "sig=", not "design"), whose needles
+# are the word with each character the patterns allow after it.
+_KEY_STEMS_ANY = ("key", "secret", "token", "passw", "passphrase", "passcode", "pwd", "sess", "cookie", "signature",
+                  "signing", "authorization", "credential", "pepper", "jwt", "bearer", "mnemonic")
+_KEY_WORDS_ALONE = ("pass", "pw", "auth", "cred", "creds", "sig", "sid", "salt", "otp")
+_KEY_STEMS = _KEY_STEMS_ANY + tuple(word + char for word in _KEY_WORDS_ALONE for char in "0123456789_.-\"' \t:=")
+_KEY_NAME = "(?:" + trie(_KEY_STEMS_ANY) + "|" + trie(_KEY_WORDS_ALONE) + "(?![a-z]))"
+_STRONG_VALUE = r"(?!\[REDACTED)([^\s\"'`]{5,62}[^\s\"'`.,;:!?)\]])"
 
 
 _HIGH_ENTROPY = "high-entropy"
@@ -250,6 +618,19 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule("npm-token", ("npm_",), re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
     _Rule("huggingface-token", ("hf_",), re.compile(r"\bhf_[A-Za-z]{34}\b")),
+    _Rule(  # every token of the list has a digit (its prefix or, all but never, its random part) and 24+ characters
+        "vendor-token",
+        _DIGITS,
+        re.compile(_vendor_pattern(_VENDOR_TOKENS)),
+        accept=_has_digit,
+        possible=_run_of(_KEY_CHARS, 24),
+        any_text=True,
+    ),
+    # Tokens led by digits or hex, sought by the literal within them (grouped above, they were tried at every digit).
+    _Rule("vendor-token", (":AA",),  # Telegram bot
+          re.compile(r"(?<![A-Za-z0-9_.-])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])")),
+    _Rule("vendor-token", ("-us",),  # Mailchimp
+          re.compile(r"(?<![A-Za-z0-9_.-])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9_-])")),
     _Rule(
         "jwt",
         ("eyJ",),
@@ -261,6 +642,27 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@\[\]]{0,100}:(?!\[REDACTED)([^\s/\[\]]{1,200})"
                    r"@(?![^\s/]*@)"),  # the password runs to the last @ before the host: it may hold @ itself
         group=1,
+    ),
+    _Rule(
+        "url-credentials",
+        ("://",),
+        re.compile(r"(?<=[a-zA-Z0-9+.-])://([A-Za-z0-9_-]{16,128})@"),  # after a scheme; "://" first, to skip to
+        group=1,
+        accept=_dsn_user_key,
+    ),
+    _Rule(
+        "command-line-password",
+        ("curl", "mysql", "sshpass", "login"),  # sought in the lower-cased text, as words of letters are
+        re.compile(
+            r"\bcurl\b[^\n|;&]*?[ \t](?:-u|--user)[ \t]*[\"']?[^\s:\"']+:(?!\[REDACTED)([^\s\"']+)"
+            r"|\bmysql(?:dump|admin|sh)?\b[^\n|;&]*?[ \t]-p[\"']?(?!\[REDACTED)([^\s\"']+)"
+            r"|\bsshpass\b[^\n|;&]*?[ \t]-p[ \t]*(?:'(?!\[REDACTED)([^'\n]+)'|\"(?!\[REDACTED)([^\"\n]+)\""
+            r"|(?!\[REDACTED)([^\s'\"]+))"
+            r"|\b(?:docker|podman|buildah|helm|oras|skopeo)\b[^\n|;&]*?\blogin\b[^\n|;&]*?[ \t]-p[ \t]+[\"']?"
+            r"(?!\[REDACTED)([^\s\"']+)"
+        ),
+        accept=_password_value,
+        ignore_case=True,
     ),
     _Rule(
         "auth-header",
@@ -310,6 +712,45 @@ _RULES: tuple[_Rule, ...] = (
         ignore_case=True,
     ),
     _Rule(
+        "key-assignment",
+        _KEY_STEMS,
+        re.compile(r"(?ai)(?=[" + "".join(sorted({stem[0] for stem in _KEY_STEMS})) + r"])"  # a first letter to skip to
+                   r"(?P<name>" + _KEY_NAME + r"[a-z0-9_.-]{0,30}?)[\"']?[ \t]*(?:=>|:=|[:=])[ \t]*" + _VALUE),
+        ignore_case=True,
+        possible=_assigns,
+        check=_named_secret,
+        any_text=True,
+    ),
+    _Rule(
+        "key-assignment",
+        _KEY_STEMS,
+        re.compile(r"(?ai)-(?<![\w-]-)-?(?P<name>[a-z0-9-]{0,20}" + _KEY_NAME + r"[a-z0-9-]{0,20})"
+                   r"(?:=|[ \t]+)" + _VALUE),
+        ignore_case=True,
+        possible=_has_dash,
+        check=_flag_secret,
+        any_text=True,
+    ),
+    _Rule(
+        "key-phrase",
+        ("key", "token", "secret"),
+        re.compile(
+            r"(?ai)\b(?:private|secret|api|access|auth|wallet|signing|license|master|account|app|bot|session|"
+            r"encryption|recovery)[ \t]+(?:key|token|secret)s?" + _PHRASE_LEAD + _PHRASE_VERB
+            + r"(?!\[REDACTED)([^\s\"'`,;]{7,299}[^\s\"'`.,;:!?)\]])"
+        ),
+        group=1,
+        accept=lambda v: _secret_shape(v, False),
+        ignore_case=True,
+    ),
+    _Rule(
+        "card-cvv",
+        _CVV_WORDS,
+        re.compile(r"(?ai)\b(?:cvv2?|cvc2?|csc|cvn)\b[ \t]*(?:[:=#-]|is|was|code)?[ \t]*(?:is[ \t]+)?(\d{3,4})(?!\d)"),
+        group=1,
+        ignore_case=True,
+    ),
+    _Rule(
         "pin",
         ("pin",),
         re.compile(r"(?ai)\bpin(?:[ \t]+(?:code|number))?" + _PHRASE_LEAD + _PHRASE_VERB + r"(\d{3,12})(?!\w)"),
@@ -319,7 +760,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "ssn",
         ("ssn", "social"),
-        re.compile(r"(?ai)\b(?:ssn|social[ \t]+(?:security|insurance)(?:[ \t]+(?:number|no\.?|#))?)[^\d\n]{0,24}?"
+        re.compile(r"(?ai)\b(?:ssn|social(?:[ \t]+(?:security|insurance))?(?:[ \t]+(?:number|no\.?|#))?)[^\d\n]{0,24}?"
                    r"(?<!\d)(\d{3}[- ]?\d{2}[- ]?\d{4})(?![\d-])"),
         group=1,
         accept=_social_security_number,
@@ -353,9 +794,10 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password-phrase",
-        ("passw", "passc", "passp", "pass ", "pass\t"),
+        ("passw", "passc", "passp", "pass ", "pass\t", "pw", "key"),
         re.compile(
-            r"(?ai)\b(?:password|passcode|passphrase|passwd|pass[ \t]+code)" + _PHRASE_LEAD + _PHRASE_VERB
+            r"(?ai)\b(?:password|passcode|passphrase|passwd|pass[ \t]+code|pwd?|(?:wi-?fi|network|wpa2?|wlan)[ \t]+key)"
+            + _PHRASE_LEAD + _PHRASE_VERB
             + r"(?!\[REDACTED)([^\s\"'`]{2,63}[^\s\"'`.,;:!?)\]])"
         ),
         group=1,
@@ -364,29 +806,86 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password-phrase",
-        ("passw", "passc", "passp"),
+        ("passw", "passc", "passp", "pw", "login"),
         re.compile(
             r"(?ai)\b(?:changed|set|reset|updated|switched)[ \t]+(?:my[ \t]+|the[ \t]+|our[ \t]+)?"
-            r"(?:password|passcode|passphrase|passwd)(?:[ \t]+(?:for|on|of|at)[ \t]+[\w.@-]{1,40})?[ \t]+to[ \t]+"
+            r"(?:[\w-]{1,20}[ \t]+){0,2}?(?:password|passcode|passphrase|passwd|pwd?|login)"
+            r"(?:[ \t]+(?:for|on|of|at)[ \t]+[\w.@-]{1,40})?[ \t]+to[ \t]+"
             r"[\"'`]?(?!\[REDACTED)([^\s\"'`]{3,63}[^\s\"'`.,;:!?)\]])"
         ),
         group=1,
         accept=_changed_password,
         ignore_case=True,
     ),
-    _Rule("card-number", _DIGITS, re.compile(r"(?<![0-9-])[0-9](?:[ -]?[0-9]){14,15}(?![0-9-])"), accept=_card_number,
+    _Rule(
+        "password-phrase",
+        ("passw", "passc", "passp", "pw"),
+        re.compile(r"(?ai)\b(?:the|my|a|same|with|using|use|new|old)[ \t]+(?:same[ \t]+|new[ \t]+|old[ \t]+)?"
+                   r"(?:password|passcode|passphrase|pwd?)[ \t]+[\"'`]?" + _STRONG_VALUE),
+        group=1,
+        accept=_strong_password,
+        ignore_case=True,
+    ),
+    _Rule(
+        "password-phrase",
+        ("passw", "passc", "passp", "pw"),
+        re.compile(r"(?ai)\b(?:password|passcode|passphrase|pwd?)[ \t]*([,(])[ \t]*[\"'`]?"
+                   r"(?!\[REDACTED)([^\s\"'`,()]{6,63})[\"'`]?[ \t]*(?(1),|\))"),
+        group=2,
+        accept=_strong_password,
+        ignore_case=True,
+    ),
+    _Rule(
+        "password-phrase",
+        ("contrase", "clave", "passwort", "kennwort", "mot de passe", "mdp", "senha", "passw"),
+        re.compile(r"(?ai)(?=[cpkms])(?<![A-Za-z])"
+                   r"(?:contraseña|clave|passwort|kennwort|mot de passe|mdp|senha|password)"
+                   r"(?:[ \t]+[\w'-]{1,20}){0,2}?[ \t]+(?:es|ist|lautet|est|c'est|è|é|:)[ \t]+[\"'`]?"
+                   + _STRONG_VALUE),
+        group=1,
+        accept=_strong_password,
+        ignore_case=True,
+    ),
+    _Rule(
+        "seed-phrase",
+        _BLANKS,
+        re.compile(r"(?<![A-Za-z])" + _SEED_WORD + r"(?:(?:[ \t]+|[ \t]*\n[ \t]*)" + _SEED_WORD + "){11,23}"),
+        possible=_many_blanks,
+        any_text=True,
+        check=_seed_phrase,
+    ),
+    _Rule(
+        "totp-key",
+        ("2fa", "mfa", "otp", "authenticator", "setup key", "two-factor"),
+        re.compile(r"(?ai)\b(?:2fa|mfa|t?otp|authenticator|setup key|two-factor)\b[^\n]{0,40}?" + _TOTP_GROUPS),
+        group=1,
+        accept=lambda v: sum(c.isalpha() for c in v) >= 6,
+        ignore_case=True,
+    ),
+    _Rule(
+        "wrapped-key",
+        _DIGITS,
+        re.compile(r"(?m)^[ \t]*[A-Za-z0-9+/=_-]{16,100}[ \t]*(?:\n[ \t]*[A-Za-z0-9+/=_-]{16,100}[ \t]*)+$"),
+        accept=_wrapped_key,
+        possible=_wrapped_lines,
+        any_text=True,
+        check=lambda match: not _inside_public_block(match.string, match.start()),
+    ),
+    _Rule("card-number", _DIGITS, re.compile(r"(?<![0-9A-Za-z-])[0-9](?:[ -]?[0-9]){14,15}(?![0-9A-Za-z-])"),
+          accept=_card_number,
           possible=_CARD_DIGITS),
     _Rule("iban", _DIGITS, re.compile(r"(?a)\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b"), accept=_iban,
           possible=_IBAN_RUN),
     _Rule(_HIGH_ENTROPY, _DIGITS, re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{32,}={0,2}"),
-          accept=_looks_random, possible=_TOKEN_RUN),
+          accept=_looks_random, possible=_TOKEN_RUN, check=_random_token),
 )
 
 
-def _family(rule: _Rule) -> tuple[bool, bool]:
-    """Rules whose needles are sought alike (in the text or lower-cased; the digits, which most texts hold, apart):
+def _family(rule: _Rule) -> tuple[bool, tuple[str, ...]]:
+    """Rules whose needles are sought alike (in the text or lower-cased; the digits and the blanks, which most texts
+    hold, apart):
     a text without any needle of a family skips all its rules at once."""
-    return rule.ignore_case, rule.needles == _DIGITS
+    return rule.ignore_case, rule.needles if rule.needles in (_DIGITS, _BLANKS) else ()
 
 
 _FAMILIES = tuple(dict.fromkeys(_family(rule) for rule in _RULES if rule.needles))
@@ -396,32 +895,35 @@ _FAMILY_NEEDLES = tuple(
     for family in _FAMILIES
 )
 _FAMILY_BITS = tuple(
-    (1 << n, ignore_case, finder(needles)) for n, (ignore_case, needles) in enumerate(_FAMILY_NEEDLES)
+    (1 << n, ignore_case, finder(needles, letter_led=ignore_case))
+    for n, (ignore_case, needles) in enumerate(_FAMILY_NEEDLES)
 )
 _ALWAYS = any(not rule.needles for rule in _RULES)
 
 
+_RULE_FINDERS = {id(rule): finder(tuple(dict.fromkeys(rule.needles)), letter_led=rule.ignore_case)
+                 for rule in _RULES}
+
+
 @lru_cache(maxsize=None)
-def _candidates(families: int) -> tuple[tuple[_Rule, bool], ...]:
-    """The rules of those families (bit n for family n) and every rule without needles, in order, each with whether
-    its own needles must still be sought (not when they are all its family's)."""
-    chosen = []
+def _candidates(families: int) -> tuple[tuple[_Rule, Callable[[str], bool] | None], ...]:
+    """The rules of those families (bit n for family n) and every rule without needles, in order, each with the
+    finder of its own needles when they must still be sought (not when they are all its family's)."""
+    chosen: list[tuple[_Rule, Callable[[str], bool] | None]] = []
     for rule in _RULES:
         if not rule.needles:
-            chosen.append((rule, False))
+            chosen.append((rule, None))
             continue
         family = _FAMILIES.index(_family(rule))
         if families >> family & 1:
-            chosen.append((rule, tuple(dict.fromkeys(rule.needles)) != _FAMILY_NEEDLES[family][1]))
+            own = tuple(dict.fromkeys(rule.needles)) != _FAMILY_NEEDLES[family][1]
+            chosen.append((rule, _RULE_FINDERS[id(rule)] if own else None))
     return tuple(chosen)
 
 
 def _value_group(rule: _Rule, match: re.Match[str]) -> int:
-    if rule.group:
-        return rule.group
-    if match.re.groups >= 3 and rule.kind.endswith("assignment"):
-        return next(g for g in (1, 2, 3) if match.group(g) is not None)
-    return 0
+    """The rule's group, or else the last group that took part (a quoted or a bare value), or the whole match."""
+    return rule.group or match.lastindex or 0
 
 
 def _rules_in_play(text: str) -> tuple[_Rule, ...]:
@@ -433,12 +935,13 @@ def _rules_in_play(text: str) -> tuple[_Rule, ...]:
             families |= bit
     if not families and not _ALWAYS:
         return ()
-    data = text.encode() if text.isascii() else None
+    ascii = text.isascii()
+    data = text.encode()
     in_play = []
     for rule, seek in _candidates(families):
-        if seek and not contains_any(lowered if rule.ignore_case else text, rule.needles):
+        if seek is not None and not seek(lowered if rule.ignore_case else text):
             continue
-        if data is None or rule.possible is None or rule.possible(data):
+        if rule.possible is None or not (ascii or rule.any_text) or rule.possible(data):
             in_play.append(rule)
     return tuple(in_play)
 
@@ -455,6 +958,8 @@ def _spans(text: str, rules: tuple[_Rule, ...]) -> Iterator[tuple[int, int, str]
             group = _value_group(rule, match)
             value = match.group(group)
             if rule.accept is not None and not rule.accept(value):
+                continue
+            if rule.check is not None and not rule.check(match):
                 continue
             start, end = match.span(group)
             if free(start, end):
@@ -497,18 +1002,26 @@ def find_secret(text: str) -> str | None:
 # The last guard is stricter than redaction: a belief is short, so refusing one that merely looks like it carries a
 # credential costs little, where redacting a message that looks like one would damage what it says.
 _MARKER = re.compile(r"(?i)\[\s*REDACTED|\bREDACTED\s*:")
+# Vendor prefixes long or odd enough that 8 key characters after one mean a key (not "key-", "SK", "EAA": words).
+_GUARDED_PREFIXES = ("dop_v1_", "doo_v1_", "dor_v1_", "shpat_", "shpca_", "shppa_", "shpss_", "PMAK-",
+                     "AGE-SECRET-KEY-1", "SG.", "sq0atp-", "HRKU-", "pypi-AgEI", "dckr_pat_", "dckr_oat_", "lin_api_",
+                     "hvs.", "hvb.", "NRAK-", "xapp-", "ya29.", "tskey-", "figd_", "glc_", "dt0c01.", "FLWSECK",
+                     "rubygems_", "pscale_", "phx_", "sbp_", "rdme_", "bkua_", "shippo_", "CFPAT-")
 _KEY_PREFIX = re.compile(
     r"(?<![A-Za-z0-9])(?:sk-ant-|sk-or-|sk-proj-|sk-|sk_live_|sk_test_|rk_live_|rk_test_|whsec_|gh[pousr]_|"
-    r"github_pat_|gl(?:pat|dt|rt|cbt|ptt|ft|soat|oas)-|xox[abposre]-|AIza|AKIA|ASIA|npm_|hf_|eyJ)[A-Za-z0-9_-]{8,}"
+    r"github_pat_|gl(?:pat|dt|rt|cbt|ptt|ft|soat|oas)-|xox[abposre]-|AIza|AKIA|ASIA|npm_|hf_|eyJ|"
+    + "|".join(map(re.escape, _GUARDED_PREFIXES)) + r")[A-Za-z0-9_-]{8,}"
 )
 _CREDENTIAL_WORDS = (r"(?:pin|pin code|pin number|passwords?|passcodes?|passphrases?|passwd|cvv|cvc|cvv2|"
                      r"security code|(?:bank |credit |debit )?card(?: number)?|account(?: number)?|routing number|"
                      r"sort code|iban|social security number|ssn|tax id|passport number)")
 _CREDENTIAL_FACT = re.compile(
-    r"(?ai)\b" + _CREDENTIAL_WORDS + r"\b[^.;\n]{0,40}?(?:\bis\b|\bwas\b|\bare\b|:|=|\bof\b|\bending in\b)"
+    r"(?ai)\b" + _CREDENTIAL_WORDS + r"\b"
+    r"(?![ \t]+(?:managers?|vaults?|apps?|generators?|resets?|hints?|policy|policies|strength|length|rotation)\b)"
+    r"[^.;\n]{0,40}?(?:\bis\b|\bwas\b|\bare\b|:|=|\bof\b|\bending in\b)"
     r"\s*[\"'`]?(?=[^\s\"'`]*\d)[^\s\"'`]{3,}"
 )
-_DIGIT_RUN = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+_DIGIT_RUN = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")  # not a run inside a hex id
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,4})?\b")
 
 

@@ -36,15 +36,47 @@ def contains_any_anchored(text: str, groups: tuple[tuple[str, tuple[str, ...]], 
     return False
 
 
-def finder(needles: tuple[str, ...]) -> Callable[[str], bool]:
-    """`contains_any(text, needles)` the quickest way for those needles: by anchors when some needle holds a
-    character that is no lower-case letter or blank, else (words, where anchors would be as common as the
-    needles) by one alternation, which the engine tries only where a needle's first letter is."""
-    if not needles or any(not ("a" <= char <= "z" or char in " \t") for needle in needles for char in needle):
-        groups = anchored(needles)
+def trie(words: tuple[str, ...]) -> str:
+    """One alternation of the words as a trie ("s(?:e(?:cret|ss)|ig)"): the engine follows a word letter by letter
+    instead of trying each word, 2.7 times quicker than a flat alternation for 40 key words. A word that holds a
+    shorter one is dropped (finding the shorter one is enough)."""
+    trie: dict = {}
+    for word in sorted(words, key=len):
+        node = trie
+        for char in word:
+            if "" in node:
+                break
+            node = node.setdefault(char, {})
+        else:
+            node.clear()
+            node[""] = {}
+
+    def branch(node: dict) -> str:
+        if "" in node:
+            return ""
+        alternatives = [re.escape(char) + branch(child) for char, child in sorted(node.items())]
+        return alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
+
+    return branch(trie)
+
+
+def finder(needles: tuple[str, ...], letter_led: bool = False) -> Callable[[str], bool]:
+    """`contains_any(text, needles)` the quickest way for those needles: by one alternation (a trie, which the
+    engine tries only where a needle's first letter is) for the words of lower-case letters and blanks, where
+    anchors would be as common as the needles, and by anchors for the others. With `letter_led` (lower-cased
+    text, where capitals are no rarer anchors), every needle led by a lower-case letter joins the trie."""
+    # A needle that holds another is found by it ("passw" finds "password").
+    needles = tuple(n for n in needles if not any(other != n and other in n for other in needles))
+    words = tuple(n for n in needles if n and "a" <= n[0] <= "z" and (
+        letter_led or all("a" <= char <= "z" or char in " \t" for char in n)))
+    others = tuple(n for n in needles if n not in words)
+    groups = anchored(others)
+    if not words:
         return lambda text: contains_any_anchored(text, groups)
-    search = re.compile("|".join(map(re.escape, needles))).search
-    return lambda text: search(text) is not None
+    search = re.compile(trie(words)).search
+    if not others:
+        return lambda text: search(text) is not None
+    return lambda text: contains_any_anchored(text, groups) or search(text) is not None
 
 
 def blank_except(keep: str) -> bytes:

@@ -4,9 +4,11 @@ rules' needles (key words in any case, lookalike Unicode letters, markers of the
 from __future__ import annotations
 
 import base64
+import random
 import string
 
 from hypothesis import strategies as st
+from secretclasses import FORMS
 
 ALNUM = string.ascii_letters + string.digits
 
@@ -106,6 +108,39 @@ SECRETS: dict[str, st.SearchStrategy[str]] = {
                               st.permutations(string.digits)).map(
         lambda t: "".join(a + b + c for a, b, c in zip(t[0][:11], t[1][:11], t[2][:10] + ["Z"]))[:32]),
 }
+
+
+
+def _form(cls: str, name: str) -> st.SearchStrategy[str]:
+    """The text of one form of tests/secretclasses.py, from a drawn seed."""
+    draw = next(draw for form, _, draw in FORMS[cls] if form == name)
+    return st.integers(0, 2**32 - 1).map(lambda seed: draw(random.Random(seed))[0])
+
+
+# The rules of issue 22 (context and shape), each from the train forms it was written for.
+SECRETS.update({
+    "vendor-token": st.one_of(*[_form("vendor-prefix", name) for name, split, _ in FORMS["vendor-prefix"]
+                                if split == "train"]),
+    "key-assignment": st.one_of(_form("no-space-assignment", "ENV=value"),
+                                _form("caps-key-context", "LICENSE_KEY=CAPS"),
+                                _form("command-line", "PGPASSWORD= psql"),
+                                _form("env-unlisted", "MAILER_PASS"), _form("session-cookie", "Set-Cookie PHPSESSID"),
+                                _form("password-words", "login: jdoe / pass: X")),
+    "command-line-password": st.one_of(*[_form("command-line", name) for name in (
+        "curl -u user:pass", "mysql -pSECRET", "sshpass -p", "docker login -p")]),
+    "key-phrase": _form("ethereum-key", "prose metamask key"),
+    "card-cvv": _form("card-cvv", "CVV: before exp"),
+    "seed-phrase": _form("seed-phrase", "bare 24 in a fence"),
+    "totp-key": st.one_of(_form("totp-seed", "setup key spaced caps"),
+                          _form("totp-seed", "authenticator secret lower")),
+    "wrapped-key": st.one_of(_form("wrapped-key", "base64 wrapped at 24"),
+                             _form("wrapped-key", "api key wrapped at 20 after name")),
+})
+SECRETS["url-credentials"] = st.one_of(SECRETS["url-credentials"], _form("dsn-user-key", "Sentry DSN"))
+SECRETS["password-phrase"] = st.one_of(SECRETS["password-phrase"], *[
+    _form(cls, name) for cls in ("password-words", "password-other-language") for name, split, _ in FORMS[cls]
+    if split == "train" and name != "login: jdoe / pass: X"])
+SECRETS["ssn"] = st.one_of(SECRETS["ssn"], _form("ssn-words", "my social is"))
 
 # Prose that brushes against the needles and the clean stage's markers without being a secret by itself.
 _NEAR = ["sk-", "sk_", "AIza", "Bearer", "BASIC", "pass", "PIN", "pin", "key", "token", "secret", "://", "@",

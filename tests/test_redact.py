@@ -1,13 +1,18 @@
 import json
 from pathlib import Path
 
+import duckdb
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import append, distill, message_line, new_session
+from secretclasses import cases, lookalikes
 from secretgen import SECRETS, prose, texts_with_secrets
 
-from distiller.redact import _RULES, Redacted, _rules_in_play, _spans, find_secret, redact, redact_every_rule
+from distiller.redact import (_RULES, Redacted, _rules_in_play, _spans, find_secret, redact, redact_every_rule,
+                              refusal)
 from distiller.textscan import contains_any
 
 FIXTURE = Path(__file__).parent / "fixtures" / "labelled.jsonl"
@@ -105,7 +110,7 @@ def test_every_span_a_rule_reports_holds_a_needle_and_passes_its_shape_check(dat
     if any(True for _ in _spans(text, (rule,))):
         assert contains_any(text.lower() if rule.ignore_case else text, rule.needles), text
         assert rule in _rules_in_play(text), text
-    if rule.possible is not None and text.isascii():
+    if rule.possible is not None and (text.isascii() or rule.any_text):
         for match in rule.pattern.finditer(text):
             assert rule.possible(match.group().encode()), match.group()
     assert redact(text) == redact_every_rule(text)
@@ -170,7 +175,7 @@ def test_talk_about_passwords_is_not_a_secret(text):
         ("I always send Authorization: Bearer abcdefghijklmnopqrstuvwxyzABCDEFGH to the api", "auth-header"),
         ("Bearer QWERTYuiopASDFGhjklZXCVbnmQWERTYuiop", "auth-header"),
         ("cache at redis://:S3cretPass@localhost:6379", "url-credentials"),
-        ("my AWS secret key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "high-entropy"),
+        ("my AWS secret key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "key-phrase"),
         ("I changed my password to Xy9!kLmn yesterday", "password-phrase"),
         ("my card is 4111 1111 1111 1111, expires soon", "card-number"),
         ("pay to DE89370400440532013000 please", "iban"),
@@ -199,3 +204,129 @@ def test_words_timestamps_and_paths_near_those_shapes_are_kept(text):
 ])
 def test_key_words_split_by_any_blanks_still_reach_their_rule(text):
     assert redact(text) == redact_every_rule(text) and redact(text).counts
+
+
+# --- issue 22: secrets found by context and shape (tests/secretclasses.py; figures: tests/bench/secrets_report.py)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_every_train_form_of_every_class_leaves_no_secret_whole_and_the_last_guard_refuses_it(seed):
+    for case in cases(seed):
+        if case.split != "train":
+            continue
+        redacted = redact(case.text).text
+        assert not any(secret in redacted or "".join(secret.split()) in "".join(redacted.split())
+                       for secret in case.secrets if len(secret) >= 8), (case.form, redacted)
+        assert refusal(case.text) is not None, case.form
+        assert redact(redacted) == Redacted(redacted, ()), case.form
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_look_alikes_are_kept(seed):
+    changed = [look.form for look in lookalikes(seed) if redact(look.text).counts]
+    assert changed == []
+    refused = [look.form for look in lookalikes(seed) if refusal(look.text) is not None]
+    assert refused == []
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("ACCOUNT_KEY=Zq8vN3kLm2Pq9Rt5Wx7Yb4Cd", "key-assignment"),
+    ("DD_API_KEY=3f2a9c1b7e4d5a6f8b0c2d4e6f8a0b1c", "secret-assignment"),
+    ("LICENSE_KEY=QWERTYUIOPASDFGHJKLZ", "key-assignment"),
+    ("&sig=tvUyCVt4OHvgRPlqnVcSJDSi6H0IhNTjAOEC3W99Gpo%3D", "key-assignment"),
+    ("curl -u admin:Wintergreen.46303 https://ci", "command-line-password"),
+    ("mysql -u root -pTornado5896! shop", "command-line-password"),
+    ("AccountName=x;AccountKey=1LZ3kXTA+aBPskcj27w1KNV4kB9Vr3CyCULaHt0/pWGHILZm3N5P==;EndpointSuffix=y",
+     "key-assignment"),
+    ("https://2c0b1308974963deac5add4e4a465ebc@o548046.ingest.sentry.io/846039", "url-credentials"),
+    ("Cookie: sessionid=03d79135q4nvrccdkwasaie1oz9o3mvg", "key-assignment"),
+    ("The user uses key-84c6a9c161a7ae78b590b14b0f107107 for mail", "vendor-token"),
+    ("2FA setup key: S35M KARG YQM7 6QZI", "totp-key"),
+    ("I reuse the same password, Banjo.13458, on every site", "password-phrase"),
+    ("I set my laptop login to Pelican.51044", "password-phrase"),
+    ("mein Passwort ist Pelican.86733", "password-phrase"),
+    ("card 4318724531935611, exp 05/29, cvv 431", "card-cvv"),
+    ("my social is 277-21-4292", "ssn"),
+])
+def test_issue_22_shapes_are_redacted(text, kind):
+    assert kind in dict(redact(text).counts), redact(text)
+    assert redact(text) == redact_every_rule(text)
+
+
+@pytest.mark.parametrize("text", [
+    "my password manager is 1Password", "the key is to practise every day", "max_tokens: 4096, tokens_used=15234",
+    "primary_key: id", "KEY_FILE=/etc/ssl/private/server.key", "API_KEY=your-api-key-here", "TOKEN=${GITHUB_TOKEN}",
+    "my social is on Saturday at 5 pm", "the CVV is the 3-digit code on the back", "I reuse passwords, which is bad",
+    "room 2345 next week and more", "key: fresh ingredients",
+])
+def test_issue_22_talk_and_config_that_are_no_secrets_are_kept(text):
+    assert redact(text) == Redacted(text, ())
+
+
+def test_a_seed_phrase_needs_its_checksum_or_a_word_that_names_it():
+    phrase = "abandon " * 11 + "about"  # the list's test vector: a valid checksum
+    assert dict(redact(phrase).counts) == {"seed-phrase": 1}
+    shuffled = "about " + "abandon " * 10 + "abandon"
+    assert redact(shuffled).counts == ()
+    assert dict(redact("my recovery words: " + shuffled).counts) == {"seed-phrase": 1}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["abandon", "ability", "about", "zoo", "Able", "wrong", "1", ".", ",", "\n", "\t",
+                                 "  ", "-", "x", "words:"]), min_size=12, max_size=40))
+def test_the_seed_phrase_shortcut_holds_beside_marks_capitals_and_digits(pieces):
+    text = " ".join(pieces) + " " + "".join(pieces)  # "words:" names a seed phrase, so any run of 12 is one
+    assert redact(text) == redact_every_rule(text)
+
+
+def test_a_seed_phrase_that_ends_a_sentence_is_found_by_the_shortcut():
+    text = ("The recovery words are peasant foam differ woman slot candy vehicle amateur speed normal glare element. "
+            "Don't lose them")
+    assert redact(text) == redact_every_rule(text) and dict(redact(text).counts) == {"seed-phrase": 1}
+
+
+def _planted_lines(seed: int) -> tuple[bytes, list[str]]:
+    """Every train and held-out case of the generator, each in turn in a user turn, an assistant turn, a thinking
+    block, a tool call's arguments and a tool result (OpenClaw lines), with the secrets to look for."""
+    places = ["user", "assistant", "thinking", "toolCall", "toolResult"]
+    lines, secrets = [], []
+    for n, case in enumerate(cases(seed)):
+        place = places[n % len(places)]
+        if place in ("user", "assistant"):
+            lines.append(message_line(f"note: {case.text}", role=place))
+        elif place == "thinking":
+            lines.append(message_line("ok", role="assistant", content=[{"type": "thinking", "thinking": case.text},
+                                                                      {"type": "text", "text": "done"}]))
+        elif place == "toolCall":
+            lines.append(message_line("ok", role="assistant", content=[
+                {"type": "toolCall", "id": f"c{n}", "name": "exec", "arguments": {"command": case.text}}]))
+        else:
+            lines.append(message_line("ok", role="toolResult", toolCallId=f"c{n}", toolName="exec",
+                                      content=[{"type": "text", "text": case.text}]))
+        secrets.extend(s for s in case.secrets if len(s) >= 8)
+    return b"".join(lines), secrets
+
+
+def test_generated_secrets_reach_no_output_export_or_file_of_the_state_dir(tmp_path, agents):
+    """End to end, offline: a dry run's decisions, a run with the rules extractor, the export and every file of
+    the state dir (the database read back as text too) hold no generated secret whole, wherever it was planted.
+    Only the forms whose secrets redaction catches (train and held-out both) are planted here: what slips is
+    measured by tests/bench/secrets_report.py."""
+    data, _ = _planted_lines(0)
+    kept = [c for c in cases(0) if not any(s in redact(c.text).text for s in c.secrets if len(s) >= 8)]
+    secrets = [s for c in kept for s in c.secrets if len(s) >= 8]
+    path = new_session(agents)
+    append(path, b"".join(line for line in data.splitlines(keepends=True)
+                          if not any(s.encode() in line for c in cases(0) if c not in kept for s in c.secrets)))
+    state = tmp_path / "state"
+    outputs = [distill("--json", "run", "--source", str(agents), "--dry-run", "--show", "all", state_dir=state,
+                       check=True).stdout,
+               distill("--json", "run", "--source", str(agents), "--extractor", "rules", "--show", "all",
+                       state_dir=state, check=True).stdout,
+               distill("--json", "beliefs", "export", state_dir=state, check=True).stdout]
+    files = [p.read_bytes().decode("utf-8", "replace") for p in state.rglob("*") if p.is_file()]
+    with duckdb.connect(str(state / "distill.duckdb"), read_only=True) as con:
+        tables = [row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+        dumped = [str(con.execute(f'SELECT * FROM "{table}"').fetchall()) for table in tables]
+    leaked = [s for s in secrets for text in outputs + files + dumped if s in text or s in text.replace("\\n", "\n")]
+    assert leaked == []

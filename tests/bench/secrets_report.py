@@ -1,0 +1,209 @@
+"""Recall and precision of secret redaction on generated secrets by class, beside the PyPI detectors (not a test).
+
+    python tests/bench/secrets_report.py [--seeds 20] [--detectors ours,detect-secrets,credsweeper] [--persona]
+                                         [--show-misses N]
+
+Secrets come from tests/secretclasses.py: every class of issue 22's section 3, each in several forms marked train
+(looked at while writing the rules) or held-out (never looked at: their figures say how the rules generalise),
+fresh values per seed. A case is caught when none of its secrets survives whole in the redacted text (a short
+secret, such as a CVV, counts only as a whole token; a long one also counts when wrapped over lines). The texts
+are first put in canonical form as screening does (Unicode format characters removed, NFKC); `ours, raw` also
+plants a zero-width character inside each key and skips that step, to show what canonical text buys. A look-alike is a false positive when the detector changes
+anything in it. Speed is µs per message over the cases and look-alikes.
+
+detect-secrets and credsweeper are not dependencies: install them beside the project (`pip install
+detect-secrets credsweeper`) to compare; a detector that cannot be imported is skipped. For them a text is
+"redacted" by replacing every value they report.
+
+`--persona` also counts the lines of the labelled persona data (/work/shared/data/synthetic-persona-chat: persona
+sentences and conversation turns) on which any redaction rule fires.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import sys
+import time
+import unicodedata
+from collections import defaultdict
+from pathlib import Path
+from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from secretclasses import cases, lookalikes, split_across_messages  # noqa: E402
+
+from distiller.redact import redact  # noqa: E402
+
+PERSONA = Path("/work/shared/data/synthetic-persona-chat/valid.csv")
+
+
+def canonical(text: str) -> str:
+    """The stand-in for screening's canonical text: format characters (Cf) removed, then NFKC."""
+    return unicodedata.normalize("NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf"))
+
+
+def ours(text: str) -> str:
+    return redact(text).text
+
+
+def detect_secrets_redactor() -> Callable[[str], str]:
+    """detect-secrets as its CLI scans a file (its filters and entropy limits apply; `scan_line` alone reports
+    every fragment of every plugin), one message per temporary file."""
+    import os
+    import tempfile
+
+    from detect_secrets import SecretsCollection
+    from detect_secrets.settings import default_settings
+
+    folder = tempfile.mkdtemp(prefix="secrets-report-")
+
+    def run(text: str) -> str:
+        path = os.path.join(folder, "message.txt")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        collection = SecretsCollection()
+        with default_settings():
+            collection.scan_file(path)
+        return _replace(text, [s.secret_value for _, s in collection if s.secret_value])
+
+    return run
+
+
+def credsweeper_redactor() -> Callable[[str], str]:
+    import logging
+
+    from credsweeper.app import CredSweeper
+    from credsweeper.file_handler.string_content_provider import StringContentProvider
+
+    logging.disable(logging.WARNING)
+    sweeper = CredSweeper()
+
+    def run(text: str) -> str:
+        sweeper.credential_manager.set_credentials([])
+        provider = StringContentProvider(text.splitlines(), file_path="message.txt")
+        sweeper.credential_manager.extend_credentials(sweeper.file_scan(provider))
+        sweeper.post_processing(None)
+        values = [ld.value for c in sweeper.credential_manager.get_credentials() for ld in c.line_data_list
+                  if ld.value]
+        return _replace(text, values)
+
+    return run
+
+
+def _replace(text: str, values: list[str]) -> str:
+    for value in sorted(set(values), key=len, reverse=True):
+        text = text.replace(value, "[REDACTED]")
+    return text
+
+
+def survives(secret: str, text: str) -> bool:
+    """Whether secret is whole in text; a long one also when it is wrapped over lines or blanks (a key wrapped in a
+    fence, seed words on several lines are still whole to a reader)."""
+    if len(secret) >= 8:
+        return secret in text or "".join(secret.split()) in "".join(text.split())
+    return re.search(r"(?<![A-Za-z0-9])" + re.escape(secret) + r"(?![A-Za-z0-9])", text) is not None
+
+
+def evaluate(name: str, run: Callable[[str], str], seeds: int, raw: bool, show_misses: int) -> dict:
+    caught: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    misses: dict[str, str] = {}
+    fp_forms: dict[str, int] = defaultdict(int)
+    fp_total = looks = 0
+    texts = 0
+    started = time.perf_counter()
+    for seed in range(seeds):
+        for case in cases(seed, invisible=raw):
+            text = case.text if raw else canonical(case.text)
+            out = run(text)
+            texts += 1
+            seen = canonical(out)  # a secret with a zero-width character inside is still whole to a reader
+            ok = not any(survives(canonical(s), seen) for s in case.secrets)
+            tally = caught[(case.cls, case.split)]
+            tally[0] += ok
+            tally[1] += 1
+            if not ok and case.form not in misses:
+                misses[case.form] = f"{case.split}: {text!r} -> {out!r}"
+        for look in lookalikes(seed):
+            text = canonical(look.text)
+            out = run(text)
+            texts += 1
+            looks += 1
+            if out != text:
+                fp_total += 1
+                fp_forms[f"{look.form} ({look.split})"] += 1
+                misses.setdefault("FP " + look.form, f"{text!r} -> {out!r}")
+    elapsed = time.perf_counter() - started
+    split = {"train": [0, 0], "held-out": [0, 0]}
+    for (_, s), (a, b) in caught.items():
+        split[s][0] += a
+        split[s][1] += b
+    pairs = split_across_messages(seeds)
+    pair_leaks = sum(survives(key, run(first) + run(second)) or survives(key, (run(first) + run(second)).replace(
+        "and the rest: ", "").replace("here is the key, first half: ", "")) for first, second, key in pairs)
+    return {"name": name, "caught": dict(caught), "split": split, "fp_forms": dict(fp_forms), "fp_total": fp_total,
+            "looks": looks, "us": elapsed / texts * 1e6, "misses": list(misses.items())[:show_misses],
+            "pairs": (len(pairs) - pair_leaks, len(pairs))}
+
+
+def persona_lines() -> list[str]:
+    lines = []
+    with PERSONA.open(newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            for column in ("user 1 personas", "user 2 personas", "Best Generated Conversation"):
+                lines.extend(line.split(": ", 1)[-1] for line in row[column].splitlines() if line.strip())
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--detectors", default="ours,detect-secrets,credsweeper")
+    parser.add_argument("--persona", action="store_true")
+    parser.add_argument("--show-misses", type=int, default=0)
+    args = parser.parse_args()
+    makers = {"ours": lambda: ours, "detect-secrets": detect_secrets_redactor, "credsweeper": credsweeper_redactor}
+    results = []
+    for name in args.detectors.split(","):
+        try:
+            run = makers[name]()
+        except ImportError as error:
+            print(f"{name}: skipped ({error})", file=sys.stderr)
+            continue
+        results.append(evaluate(name, run, args.seeds, raw=False, show_misses=args.show_misses))
+        if name == "ours":
+            results.append(evaluate("ours, raw", run, args.seeds, raw=True, show_misses=args.show_misses))
+    classes = sorted({cls for r in results for cls, _ in r["caught"]})
+    width = max(map(len, classes)) + 2
+    print(f"{args.seeds} seeds; recall = cases with no secret left whole, train / held-out")
+    print(f"{'class':<{width}}" + "".join(f"{r['name']:>26}" for r in results))
+
+    def cell(r: dict, cls: str, split: str) -> str:
+        a, b = r["caught"].get((cls, split), (0, 0))
+        return f"{a}/{b}" if b else "-"
+
+    for cls in classes:
+        print(f"{cls:<{width}}" + "".join(f"{cell(r, cls, 'train') + ' | ' + cell(r, cls, 'held-out'):>26}"
+                                          for r in results))
+    print(f"{'ALL train | held-out':<{width}}" + "".join(
+        f"{'%d/%d | %d/%d' % (*r['split']['train'], *r['split']['held-out']):>26}" for r in results))
+    print(f"{'look-alikes changed':<{width}}" + "".join(
+        f"{'%d/%d (%d forms)' % (r['fp_total'], r['looks'], len(r['fp_forms'])):>26}" for r in results))
+    print(f"{'key split over 2 msgs':<{width}}" + "".join(f"{'%d/%d' % r['pairs']:>26}" for r in results))
+    print(f"{'µs per message':<{width}}" + "".join(f"{r['us']:>26.1f}" for r in results))
+    for r in results:
+        if r["fp_forms"]:
+            print(f"{r['name']} false positives by form: {r['fp_forms']}")
+        for form, example in r["misses"]:
+            print(f"  {r['name']} miss [{form}] {example[:300]}")
+    if args.persona and PERSONA.exists():
+        lines = persona_lines()
+        fired = [line for line in lines if redact(line).counts]
+        print(f"persona data: {len(fired)} of {len(lines)} lines redacted")
+        for line in fired[:10]:
+            print("  ", line[:160], "->", redact(line).text[:160])
+
+
+if __name__ == "__main__":
+    main()

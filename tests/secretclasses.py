@@ -1,0 +1,665 @@
+"""A generator of secrets by class, in the phrasings people and tools write them, and of harmless look-alikes.
+
+Each class of issue 22's section 3 has several *forms* (a phrasing, a command, a vendor's format), each marked
+`train` (the rules were written looking at these) or `held-out` (never looked at while writing the rules: the
+figures for them say how the rules generalise). Every call draws fresh values from its seed: nothing here is a
+fixed example to tune on.
+
+    cases(seed)       -> [Case]        one case per form, values fresh per seed
+    lookalikes(seed)  -> [Lookalike]   texts holding no secret, of the shapes secrets are confused with
+
+A Case's `secrets` are the values that must not survive whole; `text` is what a message would hold. `invisible`
+plants a zero-width character inside the first secret (canonical screening removes it before redaction: the
+report measures both the raw text and the canonical one).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import random
+import string
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+ALNUM = string.ascii_letters + string.digits
+HEX = "0123456789abcdef"
+B32 = string.ascii_uppercase + "234567"
+B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+BIP39 = (Path(__file__).resolve().parents[1] / "distiller" / "bip39_english.txt").read_text().split()
+INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\u00ad", "\ufeff", "\u202e")
+
+
+@dataclass(frozen=True)
+class Case:
+    cls: str
+    form: str
+    split: str  # train | held-out
+    text: str
+    secrets: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Lookalike:
+    form: str
+    split: str
+    text: str
+
+
+def token(r: random.Random, n: int, alphabet: str = ALNUM) -> str:
+    """n characters of alphabet; for ALNUM and n >= 8, two or more each of capitals, small letters and digits."""
+    while True:
+        value = "".join(r.choice(alphabet) for _ in range(n))
+        if alphabet != ALNUM or n < 8 or (sum(c.isupper() for c in value) >= 2 and sum(c.islower() for c in value) >= 2
+                                 and sum(c.isdigit() for c in value) >= 2):
+            return value
+
+
+def hexstr(r: random.Random, n: int) -> str:
+    while True:
+        value = token(r, n, HEX)
+        if any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
+            return value
+
+
+def password(r: random.Random) -> str:
+    """What people pick: a word with digits and a symbol, or a random string."""
+    words = ["sunflower", "Marmalade", "bluefish", "Tornado", "quietriver", "Pelican", "copperleaf", "Banjo",
+             "wintergreen", "Kestrel", "lemontree", "Gravel", "moonpie", "Saffron", "tangerine", "Otter"]
+    kind = r.randrange(3)
+    if kind == 0:
+        return r.choice(words) + str(r.randrange(10, 9999)) + r.choice("!#$%&*?@")
+    if kind == 1:
+        return r.choice(words).capitalize() + r.choice(".-_") + str(r.randrange(100, 99999))
+    return token(r, r.randrange(10, 18), ALNUM + "!#%*+-_")
+
+
+def b64(r: random.Random, nbytes: int) -> str:
+    return base64.b64encode(r.randbytes(nbytes)).decode()
+
+
+def mnemonic(r: random.Random, words: int) -> str:
+    """A BIP-39 mnemonic with a valid checksum, as wallets make them."""
+    entropy = r.randbytes(words * 4 // 3)
+    bits = bin(int.from_bytes(entropy, "big"))[2:].zfill(len(entropy) * 8)
+    bits += bin(hashlib.sha256(entropy).digest()[0])[2:].zfill(8)[: len(entropy) * 8 // 32]
+    return " ".join(BIP39[int(bits[i:i + 11], 2)] for i in range(0, len(bits), 11))
+
+
+def luhn_complete(body: str) -> str:
+    total = 0
+    for i, d in enumerate(map(int, reversed(body))):
+        v = d * 2 if i % 2 == 0 else d
+        total += v - 9 if v > 9 else v
+    return body + str(-total % 10)
+
+
+Form = tuple[str, str, Callable[[random.Random], tuple[str, tuple[str, ...]]]]  # name, split, draw
+
+
+def _one(text: str, *secrets: str) -> tuple[str, tuple[str, ...]]:
+    return text, secrets
+
+
+T, H = "train", "held-out"
+
+
+def _forms() -> dict[str, list[Form]]:
+    f: dict[str, list[Form]] = {}
+
+    def add(cls: str, name: str, split: str):
+        def wrap(draw):
+            f.setdefault(cls, []).append((name, split, draw))
+            return draw
+        return wrap
+
+    # --- a value right after = or : with no space
+    @add("no-space-assignment", "ENV=value", T)
+    def _(r):
+        v = token(r, r.randrange(24, 44))
+        return _one(f"set this before running: ACCOUNT_KEY={v} then restart", v)
+
+    @add("no-space-assignment", "export NAME=value", T)
+    def _(r):
+        v = token(r, 28, ALNUM + "_-")
+        return _one(f"export DEPLOY_SECRET={v}\nnpm run deploy", v)
+
+    @add("no-space-assignment", "yaml name:value", T)
+    def _(r):
+        v = token(r, 32)
+        return _one(f"config:\n  apiKey:{v}\n  region: eu-west-1", v)
+
+    @add("no-space-assignment", "windows set", H)
+    def _(r):
+        v = token(r, 30)
+        return _one(f"C:\\> set SERVICE_AUTH_TOKEN={v}", v)
+
+    @add("no-space-assignment", "powershell $env:", H)
+    def _(r):
+        v = token(r, 36)
+        return _one(f'$env:SIGNING_SECRET="{v}"; ./run.ps1', v)
+
+    @add("no-space-assignment", "json no blanks", H)
+    def _(r):
+        v = token(r, 40, ALNUM + "_-")
+        return _one(f'{{"client":"web","clientSecret":"{v}","scopes":["read"]}}', v)
+
+    # --- lower-case hex and ALL-CAPS in a key context
+    @add("hex-key-context", "DD_API_KEY=hex32", T)
+    def _(r):
+        v = hexstr(r, 32)
+        return _one(f"DD_API_KEY={v}", v)
+
+    @add("hex-key-context", "json secret hex40", T)
+    def _(r):
+        v = hexstr(r, 40)
+        return _one(f'{{"secret": "{v}", "id": 7}}', v)
+
+    @add("hex-key-context", "prose auth token hex", T)
+    def _(r):
+        v = hexstr(r, 32)
+        return _one(f"the twilio auth token: {v}", v)
+
+    @add("hex-key-context", "header X-Api-Key", H)
+    def _(r):
+        v = hexstr(r, 32)
+        return _one(f"curl -H 'X-Api-Key: {v}' https://api.example.org/v2/items", v)
+
+    @add("hex-key-context", "python hmac_secret", H)
+    def _(r):
+        v = hexstr(r, 64)
+        return _one(f"hmac_secret = '{v}'", v)
+
+    @add("caps-key-context", "LICENSE_KEY=CAPS", T)
+    def _(r):
+        v = token(r, 24, string.ascii_uppercase + string.digits)
+        return _one(f"LICENSE_KEY={v}", v)
+
+    @add("caps-key-context", "token: CAPS letters", T)
+    def _(r):
+        v = token(r, 26, string.ascii_uppercase)
+        return _one(f"token: {v}", v)
+
+    @add("caps-key-context", "product key dashed", H)
+    def _(r):
+        v = "-".join(token(r, 5, string.ascii_uppercase + string.digits) for _ in range(5))
+        return _one(f"REGISTRATION_KEY = {v}", v)
+
+    @add("caps-key-context", "accessKey json CAPS", H)
+    def _(r):
+        v = token(r, 20, string.ascii_uppercase + string.digits)
+        return _one(f'"accessKey": "{v}"', v)
+
+    # --- URL-encoded values
+    @add("url-encoded", "&token=%2B", T)
+    def _(r):
+        raw = "+" + b64(r, 24)
+        v = urllib.parse.quote(raw, safe="")
+        return _one(f"GET https://api.example.com/v1/feed?limit=20&token={v}&page=2", v)
+
+    @add("url-encoded", "SAS sig=", T)
+    def _(r):
+        v = urllib.parse.quote(b64(r, 32), safe="")
+        return _one(f"https://acme{r.randrange(99)}.blob.core.windows.net/backups/db.bak?sv=2022-11-02&ss=b&srt=o"
+                    f"&sp=r&se=2026-12-31T00:00:00Z&spr=https&sig={v}", v)
+
+    @add("url-encoded", "access_token= query", H)
+    def _(r):
+        v = urllib.parse.quote("/" + b64(r, 27), safe="")
+        return _one(f"https://graph.example.net/me?fields=id,name&access_token={v}", v)
+
+    @add("url-encoded", "X-Amz-Signature", H)
+    def _(r):
+        v = hexstr(r, 64)
+        return _one(f"https://bucket.s3.amazonaws.com/report.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=3600"
+                    f"&X-Amz-SignedHeaders=host&X-Amz-Signature={v}", v)
+
+    # --- command lines
+    @add("command-line", "curl -u user:pass", T)
+    def _(r):
+        p = password(r)
+        return _one(f"curl -u admin:{p} https://ci.example.com/api/json", p)
+
+    @add("command-line", "mysql -pSECRET", T)
+    def _(r):
+        p = password(r).replace("'", "")
+        return _one(f"mysql -h db.local -u root -p{p} shop < dump.sql", p)
+
+    @add("command-line", "sshpass -p", T)
+    def _(r):
+        p = password(r)
+        return _one(f"sshpass -p '{p}' ssh deploy@10.0.0.{r.randrange(2, 250)}", p)
+
+    @add("command-line", "PGPASSWORD= psql", T)
+    def _(r):
+        p = password(r)
+        return _one(f"PGPASSWORD={p} psql -h localhost -U app app_db", p)
+
+    @add("command-line", "docker login -p", T)
+    def _(r):
+        p = password(r)
+        return _one(f"docker login -u bob -p {p} registry.example.com", p)
+
+    @add("command-line", "redis-cli -a", H)
+    def _(r):
+        p = password(r)
+        return _one(f"redis-cli -h cache.internal -a {p} ping", p)
+
+    @add("command-line", "ldapsearch -w", H)
+    def _(r):
+        p = password(r)
+        return _one(f"ldapsearch -x -D 'cn=admin,dc=example,dc=org' -w {p} -b dc=example,dc=org", p)
+
+    @add("command-line", "openssl -passin pass:", H)
+    def _(r):
+        p = password(r)
+        return _one(f"openssl pkcs12 -in cert.p12 -passin pass:{p} -out cert.pem", p)
+
+    @add("command-line", "curl --user", H)
+    def _(r):
+        p = password(r)
+        return _one(f"curl --user ci-bot:{p} -X POST https://jenkins.local/job/x/build", p)
+
+    @add("command-line", "mongosh --password", H)
+    def _(r):
+        p = password(r)
+        return _one(f"mongosh --host db --username root --password {p}", p)
+
+    # --- .env lines with names outside any list
+    @add("env-unlisted", ".env block", T)
+    def _(r):
+        a, s, w = "base64:" + b64(r, 32), token(r, 40), "whsig_" + token(r, 30)
+        return _one(f"APP_ENV=production\nAPP_KEY={a}\nSESSION_DRIVER=redis\nSTRIPE_WEBHOOK_SIGNING={w}\n"
+                    f"JWT_SIGNING={s}", a, w, s)
+
+    @add("env-unlisted", "MAILER_PASS", T)
+    def _(r):
+        p = password(r)
+        return _one(f"MAILER_HOST=smtp.example.com\nMAILER_PASS={p}\n", p)
+
+    @add("env-unlisted", "NEXTAUTH_SECRET", H)
+    def _(r):
+        v = b64(r, 32)
+        return _one(f"NEXTAUTH_URL=http://localhost:3000\nNEXTAUTH_SECRET={v}", v)
+
+    @add("env-unlisted", "COOKIE_SIGNING_KEY lower", H)
+    def _(r):
+        v = token(r, 48, string.ascii_lowercase + string.digits)
+        return _one(f"COOKIE_SIGNING_KEY={v}", v)
+
+    # --- connection strings
+    @add("connection-string", "Azure storage AccountKey", T)
+    def _(r):
+        v = b64(r, 64)
+        return _one(f"DefaultEndpointsProtocol=https;AccountName=acme{r.randrange(99)};AccountKey={v};"
+                    f"EndpointSuffix=core.windows.net", v)
+
+    @add("connection-string", "Service Bus SharedAccessKey", T)
+    def _(r):
+        v = b64(r, 32)
+        return _one(f"Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;"
+                    f"SharedAccessKey={v}", v)
+
+    @add("connection-string", "ADO.NET Password=", T)
+    def _(r):
+        p = password(r).replace(";", "")
+        return _one(f"Server=tcp:sql.example.net,1433;Database=crm;User ID=crm_app;Password={p};Encrypt=True;", p)
+
+    @add("connection-string", "Pwd= ODBC", H)
+    def _(r):
+        p = password(r).replace(";", "")
+        return _one(f"Driver={{ODBC Driver 18}};Server=db;Uid=sa;Pwd={p};", p)
+
+    @add("connection-string", "JDBC ?password=", H)
+    def _(r):
+        p = token(r, 14)
+        return _one(f"jdbc:mysql://db.example.com:3306/shop?user=shop&password={p}&useSSL=true", p)
+
+    # --- DSN with the key in the user part
+    @add("dsn-user-key", "Sentry DSN", T)
+    def _(r):
+        v = hexstr(r, 32)
+        return _one(f"SENTRY_DSN=https://{v}@o{r.randrange(10**5, 10**6)}.ingest.sentry.io/{r.randrange(10**6)}", v)
+
+    @add("dsn-user-key", "token as URL user", H)
+    def _(r):
+        v = token(r, 40)
+        return _one(f"git remote add origin https://{v}@git.example.com/team/repo.git", v)
+
+    # --- session cookies
+    @add("session-cookie", "Cookie: sessionid=", T)
+    def _(r):
+        v = token(r, 32, string.ascii_lowercase + string.digits)
+        return _one(f"Cookie: sessionid={v}; csrftoken={token(r, 32)}", v)
+
+    @add("session-cookie", "Set-Cookie PHPSESSID", T)
+    def _(r):
+        v = token(r, 26, string.ascii_lowercase + string.digits)
+        return _one(f"Set-Cookie: PHPSESSID={v}; path=/; HttpOnly", v)
+
+    @add("session-cookie", "connect.sid", H)
+    def _(r):
+        v = "s%3A" + token(r, 32, ALNUM + "-_") + "." + token(r, 43)
+        return _one(f"cookie: connect.sid={v}", v)
+
+    @add("session-cookie", "_gitlab_session", H)
+    def _(r):
+        v = hexstr(r, 32)
+        return _one(f"_gitlab_session={v}", v)
+
+    # --- vendor prefixes (bare, in prose: no key word names them)
+    vendors_train: list[tuple[str, Callable[[random.Random], str]]] = [
+        ("mailgun key-", lambda r: "key-" + hexstr(r, 32)),
+        ("digitalocean dop_v1_", lambda r: "dop_v1_" + hexstr(r, 64)),
+        ("shopify shpat_", lambda r: "shpat_" + hexstr(r, 32)),
+        ("postman PMAK-", lambda r: "PMAK-" + hexstr(r, 24) + "-" + hexstr(r, 34)),
+        ("age AGE-SECRET-KEY-1", lambda r: "AGE-SECRET-KEY-1" + token(r, 58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L")),
+        ("twilio SK", lambda r: "SK" + hexstr(r, 32)),
+        ("sendgrid SG.", lambda r: "SG." + token(r, 22, ALNUM + "_-") + "." + token(r, 43, ALNUM + "_-")),
+        ("telegram bot", lambda r: f"{r.randrange(10**8, 10**10)}:AA" + token(r, 33, ALNUM + "_-")),
+        ("square sq0atp-", lambda r: "sq0atp-" + token(r, 22, ALNUM + "_-")),
+        ("heroku HRKU-", lambda r: "HRKU-AA" + token(r, 58, ALNUM + "_-")),
+        ("pypi-", lambda r: "pypi-AgEIcHlwaS5vcmc" + token(r, 70, ALNUM + "_-")),
+        ("docker dckr_pat_", lambda r: "dckr_pat_" + token(r, 27, ALNUM + "_-")),
+        ("linear lin_api_", lambda r: "lin_api_" + token(r, 40)),
+        ("vault hvs.", lambda r: "hvs." + token(r, 24, ALNUM + "_-")),
+        ("new relic NRAK-", lambda r: "NRAK-" + token(r, 27, string.ascii_uppercase + string.digits)),
+        ("mailchimp -us", lambda r: hexstr(r, 32) + "-us" + str(r.randrange(1, 21))),
+    ]
+    vendors_held: list[tuple[str, Callable[[random.Random], str]]] = [
+        ("discord bot", lambda r: "M" + token(r, 23) + "." + token(r, 6, ALNUM + "_-") + "."
+         + token(r, 27, ALNUM + "_-")),
+        ("doppler dp.pt.", lambda r: "dp.pt." + token(r, 43)),
+        ("databricks dapi", lambda r: "dapi" + hexstr(r, 32)),
+        ("groq gsk_", lambda r: "gsk_" + token(r, 52)),
+        ("replicate r8_", lambda r: "r8_" + token(r, 37)),
+        ("pulumi pul-", lambda r: "pul-" + hexstr(r, 40)),
+        ("sentry sntrys_", lambda r: "sntrys_eyJ" + token(r, 60)),
+        ("notion ntn_", lambda r: "ntn_" + token(r, 46)),
+        ("atlassian ATATT3", lambda r: "ATATT3xFfGF0" + token(r, 180, ALNUM + "_-")[:170] + "=" + hexstr(r, 8).upper()),
+        ("azure ad Q~", lambda r: token(r, 3) + "8Q~" + token(r, 34, ALNUM + "_~.-")),
+        ("grafana glsa_", lambda r: "glsa_" + token(r, 32) + "_" + hexstr(r, 8)),
+        ("square sq0csp-", lambda r: "sq0csp-" + token(r, 43, ALNUM + "_-")),
+    ]
+    prose = ["The user uses {} for the mailing domain.", "here you go: {}", "paste {} into the settings page",
+             "it finally worked with {} after I rotated it", "{}"]
+    for vendors, split in ((vendors_train, T), (vendors_held, H)):
+        for name, make in vendors:
+            def draw(r, make=make):
+                v = make(r)
+                return _one(r.choice(prose).format(v), v)
+            add("vendor-prefix", name, split)(draw)
+
+    @add("service-account-json", "GCP private_key", T)
+    def _(r):
+        body = b64(r, 600)
+        lines = "\\n".join(body[i:i + 64] for i in range(0, len(body), 64))
+        return _one('{\n  "type": "service_account",\n  "project_id": "acme-prod",\n  "private_key_id": "'
+                    + hexstr(r, 40) + '",\n  "private_key": "-----BEGIN PRIVATE KEY-----\\n' + lines
+                    + '\\n-----END PRIVATE KEY-----\\n",\n  "client_email": "svc@acme-prod.iam.gserviceaccount.com"\n}',
+                    body[:64], body[-64:])
+
+    @add("service-account-json", "private_key without BEGIN line", H)
+    def _(r):
+        v = b64(r, 300)
+        return _one(f'"private_key": "{v}"', v)
+
+    # --- Ethereum private key
+    @add("ethereum-key", "PRIVATE_KEY=0x", T)
+    def _(r):
+        v = "0x" + hexstr(r, 64)
+        return _one(f"PRIVATE_KEY={v}", v[2:])
+
+    @add("ethereum-key", "prose metamask key", T)
+    def _(r):
+        v = "0x" + hexstr(r, 64)
+        return _one(f"my metamask private key is {v}, keep it safe", v[2:])
+
+    @add("ethereum-key", "json privateKey no 0x", H)
+    def _(r):
+        v = hexstr(r, 64)
+        return _one(f'{{"address": "0x{hexstr(r, 40)}", "privateKey": "{v}"}}', v)
+
+    @add("ethereum-key", "wallet key: 0x", H)
+    def _(r):
+        v = "0x" + hexstr(r, 64)
+        return _one(f"wallet key — {v}", v[2:])
+
+    # --- TOTP setup keys
+    @add("totp-seed", "setup key spaced caps", T)
+    def _(r):
+        v = " ".join(token(r, 4, B32) for _ in range(4))
+        return _one(f"2FA setup key: {v}", v.replace(" ", ""), v)
+
+    @add("totp-seed", "authenticator secret lower", T)
+    def _(r):
+        v = " ".join(token(r, 4, B32.lower()) for _ in range(8))
+        return _one(f"the authenticator secret is {v}", v)
+
+    @add("totp-seed", "otpauth URI", H)
+    def _(r):
+        v = token(r, 32, B32)
+        return _one(f"otpauth://totp/Acme:me@example.com?secret={v}&issuer=Acme", v)
+
+    @add("totp-seed", "bare spaced groups", H)
+    def _(r):
+        v = " ".join(token(r, 4, B32) for _ in range(8))
+        return _one(f"if the QR code won't scan, type {v} by hand", v)
+
+    # --- passwords in words
+    phrasing_train = ["pw is {}", "my passcode is {}", "login: jdoe / pass: {}", "the wifi key is {}",
+                      "I use the password {} everywhere", "I reuse the same password, {}, on every site",
+                      "I set my laptop login to {}", "the password for the nas = {}"]
+    phrasing_held = ["my pwd: {}", "the wifi pw is {}", "I always log in with {} as the password",
+                     "the network key at home is {}", "use {} as your password for now",
+                     "user name alice, password {}"]
+    for phrasings, split in ((phrasing_train, T), (phrasing_held, H)):
+        for phrase in phrasings:
+            def draw(r, phrase=phrase):
+                p = password(r)
+                return _one(phrase.format(p), p)
+            add("password-words", phrase.format("X"), split)(draw)
+
+    languages_train = ["mi contraseña es {}", "la clave del wifi es {}", "mein Passwort ist {}",
+                       "das Kennwort lautet {}", "mon mot de passe est {}", "le mdp c'est {}",
+                       "la mia password è {}", "minha senha é {}"]
+    languages_held = ["mijn wachtwoord is {}", "moje hasło to {}", "mitt lösenord är {}", "min adgangskode er {}",
+                      "il codice del wifi è {}", "a palavra-passe é {}"]
+    for phrasings, split in ((languages_train, T), (languages_held, H)):
+        for phrase in phrasings:
+            def draw(r, phrase=phrase):
+                p = password(r)
+                return _one(phrase.format(p), p)
+            add("password-other-language", phrase.format("X"), split)(draw)
+
+    # --- seed phrases, CVV, SSN
+    @add("seed-phrase", "seed phrase: 12", T)
+    def _(r):
+        v = mnemonic(r, 12)
+        return _one(f"my seed phrase: {v}", v)
+
+    @add("seed-phrase", "bare 24 in a fence", T)
+    def _(r):
+        v = mnemonic(r, 24)
+        return _one(f"```\n{v}\n```", v)
+
+    @add("seed-phrase", "recovery words are 12", H)
+    def _(r):
+        v = mnemonic(r, 12)
+        return _one(f"The recovery words are {v}. Don't lose them", v)
+
+    @add("seed-phrase", "24 over lines", H)
+    def _(r):
+        words = mnemonic(r, 24).split()
+        v = "\n".join(" ".join(words[i:i + 6]) for i in range(0, 24, 6))
+        return _one(f"backup:\n{v}", " ".join(words))
+
+    @add("card-cvv", "exp MM/YY, cvv", T)
+    def _(r):
+        cvv = f"{r.randrange(100, 1000)}"
+        return _one(f"card {luhn_complete('4' + ''.join(r.choice(string.digits) for _ in range(14)))}, "
+                    f"exp {r.randrange(1, 13):02d}/{r.randrange(26, 32)}, cvv {cvv}", cvv)
+
+    @add("card-cvv", "CVV: before exp", T)
+    def _(r):
+        cvv = f"{r.randrange(100, 1000)}"
+        return _one(f"CVV: {cvv} exp {r.randrange(1, 13):02d}/{r.randrange(26, 32)}", cvv)
+
+    @add("card-cvv", "security code, expires", H)
+    def _(r):
+        cvv = f"{r.randrange(1000, 10000)}"
+        return _one(f"the security code is {cvv} and it expires {r.randrange(1, 13):02d}/20{r.randrange(26, 32)}",
+                    cvv)
+
+    @add("card-cvv", "CVC2 =", H)
+    def _(r):
+        cvv = f"{r.randrange(100, 1000)}"
+        return _one(f"valid thru {r.randrange(1, 13):02d}/{r.randrange(26, 32)} CVC2 = {cvv}", cvv)
+
+    def ssn(r):
+        return f"{r.randrange(1, 666):03d}-{r.randrange(1, 100):02d}-{r.randrange(1, 10000):04d}"
+
+    @add("ssn-words", "my social is", T)
+    def _(r):
+        v = ssn(r)
+        return _one(f"my social is {v}", v)
+
+    @add("ssn-words", "social: spaced", T)
+    def _(r):
+        v = ssn(r).replace("-", " ")
+        return _one(f"social: {v}", v)
+
+    @add("ssn-words", "soc sec #", H)
+    def _(r):
+        v = ssn(r)
+        return _one(f"my soc sec # is {v}", v)
+
+    @add("ssn-words", "SSN# no blank", H)
+    def _(r):
+        v = ssn(r)
+        return _one(f"SSN#{v}", v)
+
+    # --- keys wrapped over lines in a fence
+    @add("wrapped-key", "base64 wrapped at 24", T)
+    def _(r):
+        v = token(r, 96, ALNUM + "+/")
+        return _one("```\n" + "\n".join(v[i:i + 24] for i in range(0, 96, 24)) + "\n```", v)
+
+    @add("wrapped-key", "api key wrapped at 20 after name", T)
+    def _(r):
+        v = token(r, 60)
+        return _one("api key:\n```\n" + "\n".join(v[i:i + 20] for i in range(0, 60, 20)) + "\n```", v)
+
+    @add("wrapped-key", "hex wrapped at 16", H)
+    def _(r):
+        v = hexstr(r, 64)
+        return _one("```\n" + "\n".join(v[i:i + 16] for i in range(0, 64, 16)) + "\n```", v)
+
+    @add("wrapped-key", "github token wrapped", H)
+    def _(r):
+        v = "ghp_" + token(r, 36)
+        return _one("token\n```\n" + v[:20] + "\n" + v[20:] + "\n```", v)
+
+    return f
+
+
+FORMS = _forms()
+
+
+def cases(seed: int, invisible: bool = False) -> list[Case]:
+    """One case per form, fresh values from seed; with `invisible`, a format character inside the first secret."""
+    r = random.Random(seed)
+    out = []
+    for cls, forms in FORMS.items():
+        for name, split, draw in forms:
+            text, secrets = draw(r)
+            if invisible and len(secrets[0]) > 8 and secrets[0] in text:
+                cut = r.randrange(2, len(secrets[0]) - 2)
+                hidden = secrets[0][:cut] + r.choice(INVISIBLE) + secrets[0][cut:]
+                text = text.replace(secrets[0], hidden, 1)
+            out.append(Case(cls, name, split, text, secrets))
+    return out
+
+
+def split_across_messages(seed: int) -> list[tuple[str, str, str]]:
+    """A key pasted in two consecutive messages: (first message, second message, the key)."""
+    r = random.Random(seed)
+    out = []
+    for make in (lambda: "ghp_" + token(r, 36), lambda: token(r, 48), lambda: "sk-proj-" + token(r, 48)):
+        v = make()
+        cut = len(v) // 2
+        out.append((f"here is the key, first half: {v[:cut]}", f"and the rest: {v[cut:]}", v))
+    return out
+
+
+def _lookalike_forms() -> list[tuple[str, str, Callable[[random.Random], str]]]:
+    english = ["The quick brown fox jumps over the lazy dog while the cat sleeps on the warm windowsill.",
+               "Meeting notes: we agreed to move the launch to next Thursday and review the budget again.",
+               "Remember to water the plants and pick up some bread on the way home tonight please."]
+    out: list[tuple[str, str, Callable[[random.Random], str]]] = [
+        ("base64 of English", T, lambda r: "decoded this: " + base64.b64encode(r.choice(english).encode()).decode()),
+        ("npm sha512 integrity", T, lambda r: f'"integrity": "sha512-{b64(r, 64)}"'),
+        ("ssh-ed25519 public key", T, lambda r: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + token(r, 43, ALNUM + "+/")
+         + " me@laptop"),
+        ("IPFS CIDv0", T, lambda r: "pinned at ipfs://Qm" + token(r, 44, B58)),
+        ("IPFS CIDv1", H, lambda r: "bafybei" + token(r, 52, "abcdefghijklmnopqrstuvwxyz234567")),
+        ("Drive file id", T,
+         lambda r: f"https://drive.google.com/file/d/1{token(r, 32, ALNUM + '-_')}/view?usp=sharing"),
+        ("Luhn run inside container id", T, lambda r: "container " + hexstr(r, 20)
+         + luhn_complete("4" + "".join(r.choice(string.digits) for _ in range(14))) + hexstr(r, 28) + " restarted"),
+        ("git SHA", T, lambda r: f"commit {hexstr(r, 40)}"),
+        ("short SHAs", H, lambda r: f"fixed in {hexstr(r, 7)} and {hexstr(r, 12)}"),
+        ("UUID", T,
+         lambda r: f"request {hexstr(r, 8)}-{hexstr(r, 4)}-4{hexstr(r, 3)}-a{hexstr(r, 3)}-{hexstr(r, 12)} failed"),
+        ("semver", T, lambda r: f"upgraded to v{r.randrange(1, 20)}.{r.randrange(40)}.{r.randrange(40)}"
+         f"-rc.{r.randrange(9)}"
+         f"+build.{r.randrange(999)}"),
+        ("sha256 hash", T, lambda r: f"sha256sum: {hexstr(r, 64)}  release.tar.gz"),
+        ("md5 hash", H, lambda r: f"MD5 ({token(r, 6, string.ascii_lowercase)}.iso) = {hexstr(r, 32)}"),
+        ("docker digest", H, lambda r: f"image: nginx@sha256:{hexstr(r, 64)}"),
+        ("email and IPs", T, lambda r: f"mail {token(r, 6, string.ascii_lowercase)}@example.com from "
+         f"10.{r.randrange(255)}.{r.randrange(255)}.{r.randrange(255)} or fe80::{hexstr(r, 4)}:{hexstr(r, 4)}"),
+        ("street address", T, lambda r: f"I live at {r.randrange(1, 999)} Maple Street, Springfield, IL 62704"),
+        ("ethereum address", T, lambda r: f"send it to 0x{hexstr(r, 40)}"),
+        ("ethereum tx hash", H, lambda r: f"tx hash 0x{hexstr(r, 64)} confirmed"),
+        ("bitcoin address", H, lambda r: "bc1q" + token(r, 38, "023456789acdefghjklmnpqrstuvwxyz")),
+        ("password manager is 1Password", T, lambda r: "my password manager is 1Password"),
+        ("password talk", T, lambda r: r.choice(["I forgot my password again", "the password reset link expired",
+                                                 "I reuse passwords, which is bad"])),
+        ("key is prose", T, lambda r: "the key is to practise every day"),
+        ("placeholder env", T, lambda r: "API_KEY=your-api-key-here\nTOKEN=${GITHUB_TOKEN}"),
+        ("max_tokens", T, lambda r: f"max_tokens: {r.randrange(256, 8192)}, tokens_used={r.randrange(10**5)}"),
+        ("primary key yaml", H, lambda r: "primary_key: id\nsort_key: created_at\ncache_key: user:42:profile"),
+        ("key file path", T, lambda r: "KEY_FILE=/etc/ssl/private/server.key"),
+        ("public key json", H, lambda r: f'"publicKey": "B{token(r, 86, ALNUM + "-_")}"'),
+        ("stripe publishable", H, lambda r: "pk_live_" + token(r, 24)),
+        ("ssh fingerprint", T, lambda r: "SHA256:" + token(r, 43, ALNUM + "+/")),
+        ("utm query", T, lambda r: "https://shop.example.com/?utm_source=newsletter&utm_campaign=spring"
+         + str(r.randrange(2020, 2030))),
+        ("aws arn", H, lambda r: f"arn:aws:iam::{r.randrange(10**11, 10**12)}:role/DeployRole"),
+        ("long identifier", T, lambda r: "AbstractSingletonProxyFactoryBeanProviderImplementation"),
+        ("iso timestamp", T, lambda r: f"at 2026-0{r.randrange(1, 9)}-1{r.randrange(9)}T0{r.randrange(9)}:12:00.123Z"),
+        ("file path", H, lambda r: "/usr/local/lib/python3.11/site-packages/numpy/core/_multiarray_umath.so"),
+        ("social plans", T, lambda r: f"my social is on Saturday at {r.randrange(1, 12)} pm"),
+        ("shopping list words", T, lambda r: " ".join(r.sample(["milk", "bread", "butter", "cheese", "apple",
+                                                                "coffee", "water", "sugar", "rice", "salt", "egg",
+                                                                "lemon", "onion", "garlic"], 12))),
+        ("cvv explained", H, lambda r: "the CVV is the 3-digit code on the back"),
+        ("tracking number", H, lambda r: "1Z" + token(r, 16, string.ascii_uppercase + string.digits)),
+        ("youtube id", H, lambda r: "https://www.youtube.com/watch?v=" + token(r, 11, ALNUM + "-_")),
+        ("pgp public key", H, lambda r: "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBF" + b64(r, 90)
+         + "\n-----END PGP PUBLIC KEY BLOCK-----"),
+        ("hex color palette", T, lambda r: " ".join("#" + hexstr(r, 6) for _ in range(5))),
+        ("base64 image prefix", H, lambda r: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAA"),
+    ]
+    return out
+
+
+LOOKALIKE_FORMS = _lookalike_forms()
+
+
+def lookalikes(seed: int) -> list[Lookalike]:
+    r = random.Random(seed)
+    return [Lookalike(name, split, draw(r)) for name, split, draw in LOOKALIKE_FORMS]
