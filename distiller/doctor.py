@@ -145,8 +145,8 @@ def _lock(settings: Settings, report: Report) -> None:
 
 
 def _sources(settings: Settings, sources: Sequence[Path] | None, report: Report) -> None:
-    roots = pipeline.resolve_sources(sources)
-    found = registry.discover([Path(r) for r in roots], settings.excluded_agents)
+    roots = pipeline.resolve_sources(sources, settings)
+    found = registry.discover([Path(r) for r in roots], settings.excluded_agents, subagents=settings.read_subagents)
     for missing in found.missing:
         report.add("sources", PROBLEM, f"source not found: {missing}", "pass --source with an existing path")
     agents = Counter(c.agent for c in found.live)
@@ -158,13 +158,23 @@ def _sources(settings: Settings, sources: Sequence[Path] | None, report: Report)
             kinds[sniff.sniff(root)] += 1
     by_format = ", ".join(f"{sniff.label(k)} {n}" for k, n in kinds.most_common() if k != sniff.EMPTY)
     by_agent = ", ".join(f"{a} {n}" for a, n in sorted(agents.items()))
+    known = registry.formats()
     if found.live:
-        report.add("sources", OK, f"{len(found.live)} transcript(s) under {', '.join(roots)}; by agent: {by_agent}"
-                   + (f"; by format (sampled): {by_format}" if by_format else ""))
+        formats = Counter(c.format for c in found.live)
+        found_by_format = ", ".join(f"{fmt.label} {formats[fmt.name]}" for fmt in known if formats[fmt.name])
+        report.add("sources", OK, f"{len(found.live)} transcript(s) under {', '.join(roots)} ({found_by_format}); "
+                   f"by agent: {by_agent}" + (f"; first lines (sampled): {by_format}" if by_format else ""))
     elif not found.missing:
-        report.add("sources", PROBLEM, f"no OpenClaw transcripts under {', '.join(roots)}"
+        labels = " or ".join(fmt.label for fmt in known)
+        layouts = ", ".join(f"{fmt.label}: {fmt.layout}" for fmt in known if fmt.layout)
+        report.add("sources", PROBLEM, f"no {labels} transcripts under {', '.join(roots)}"
                    + (f" (found {by_format})" if by_format else ""),
-                   "pass --source with an OpenClaw agents dir (<agent>/sessions/*.jsonl)")
+                   f"pass --source with a dir of one of them ({layouts})")
+    for fmt in known:  # each default tree read, with its files
+        tree = fmt.default_source()
+        if any(os.path.abspath(tree) == root for root in roots):
+            files = sum(1 for c in found.live if c.path.startswith(os.path.abspath(tree) + os.sep))
+            report.add("sources", OK, f"{fmt.label}: {tree}, {files} transcript file(s)")
     if found.skipped.get("excluded_agent"):
         report.add("excluded_agents", OK, f"{found.skipped['excluded_agent']} agent dir(s) excluded "
                    f"({', '.join(settings.excluded_agents)})")

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import orjson
+
 from distiller.events import Tally
 from distiller.records import Cursor
 from distiller import sources
@@ -94,7 +96,22 @@ def look(path: str, agent: str, fmt: str) -> Look:
         return Unreadable(skip_reason(exc), exc.strerror or str(exc))
     if head is None:
         return Unreadable("header_incomplete" if stat.size else "empty")
+    fmt = _settled(head.line, fmt)
+    if fmt is None:
+        return Unreadable("unsupported_format", "an unrecognised JSONL: no known assistant wrote its first line")
     return Observed(path, agent, stat, head.fingerprint, *_read_header(head.line, path, fmt), fmt)
+
+
+def _settled(head_line: bytes | None, fmt: str) -> str | None:
+    """The format of a file by its first line (`sources.settle`): the discovery's guess is only a guess, since
+    one format's layout may hold another's files (a Claude Code project dir looks like an OpenClaw sessions dir)."""
+    if head_line is None:
+        return fmt
+    try:
+        entry = orjson.loads(head_line)
+    except orjson.JSONDecodeError:
+        return fmt
+    return sources.settle(fmt, entry)
 
 
 def _noted(seen: Look, path: str, tally: Tally) -> Observed | None:

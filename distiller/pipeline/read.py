@@ -50,6 +50,11 @@ class Reading:
     progress: Progress | None = None
 
     def __iter__(self) -> Iterator[tuple[Message | None, int]]:
+        if self.fmt.group is not None:
+            return self._grouped()
+        return self._lines()
+
+    def _lines(self) -> Iterator[tuple[Message | None, int]]:
         plan, tally, progress = self.plan, self.tally, self.progress
         target = plan.target
         stopping = stop.requested
@@ -91,6 +96,78 @@ class Reading:
                         message = result
             yield message, line.end
 
+    def _grouped(self) -> Iterator[tuple[Message | None, int]]:
+        """The lines of a format that writes one message over several lines (`Format.group`): the lines of one
+        group become one message, yielded with the offset after its last line, so no cursor ever falls inside it.
+
+        A group still open where the read stops (its last line may not be written yet) is held back: its lines are
+        not counted, and the cursor stays before it, so the next run reads the group whole. Where groups end
+        depends on the lines alone, never on where a read starts or stops, so any sequence of runs makes the same
+        messages as one run over the final file."""
+        plan, tally, progress = self.plan, self.tally, self.progress
+        target = plan.target
+        stopping = stop.requested
+        fmt = self.fmt
+        skip_line, to_message, entry_session_skip, group = (fmt.skip_line, fmt.to_message, fmt.entry_session_skip,
+                                                            fmt.group)
+        pending: Message | None = None  # the group's text so far (None while it has none)
+        key: str | None = None  # the open group's key; None when no group is open
+        first = held_lines = held_bytes = end = 0
+        for line in read_lines(self.file, plan.start, plan.stop, max_line_bytes=self.settings.max_line_bytes):
+            if stopping():
+                stop.check()
+            tally.lines += 1
+            tally.bytes_read += line.end - line.start
+            if progress is not None and not tally.lines & 1023:
+                progress.tick()
+            data = line.data
+            entry = skipped = None
+            if data is None:
+                skipped = "oversized_line"
+            elif not data or data.isspace():
+                skipped = "blank"
+            elif (skipped := skip_line(data)) is None:
+                try:
+                    entry = orjson.loads(data)
+                except orjson.JSONDecodeError:
+                    skipped = _decode_failure(data)
+            grouping = group(entry) if entry is not None else None
+            if key is not None and (grouping is None or grouping[0] != key):
+                if pending is None:
+                    tally.line_skipped("no_text", target.path, first)
+                yield pending, end
+                pending, key = None, None
+            if skipped is not None:
+                tally.line_skipped(skipped, target.path, line.start)
+                yield None, line.end
+                continue
+            result = to_message(entry, agent=target.agent, session_id=target.session_id, file=target.path,
+                                byte_start=line.start, byte_end=line.end)
+            if grouping is not None:
+                if key is None:
+                    key, first, held_lines, held_bytes = grouping[0], line.start, 0, 0
+                held_lines += 1
+                held_bytes += line.end - line.start
+                end = line.end
+                if not isinstance(result, str):
+                    pending = result if pending is None else _joined(pending, result)
+                if grouping[1]:  # the line that surely ends its group
+                    if pending is None:
+                        tally.line_skipped("no_text", target.path, first)
+                    yield pending, end
+                    pending, key = None, None
+                continue
+            if isinstance(result, str):
+                tally.line_skipped(result, target.path, line.start)
+                if self.skip is None:
+                    self.skip = entry_session_skip(entry)
+                yield None, line.end
+            else:
+                yield result, line.end
+        if key is not None:  # an open group at the end: read whole next time
+            tally.lines -= held_lines
+            tally.bytes_read -= held_bytes
+
     def cursor(self, offset: int, *, mid_file: bool = False) -> Cursor:
         """The cursor at `offset`; mid-file progress stores size = offset so the unchanged-file shortcut cannot
         skip the rest."""
@@ -130,6 +207,11 @@ def open_reading(plan: ReadPlan, settings: Settings, session_keys: dict[str, str
 def session_key(target: Cursor, session_keys: dict[str, str]) -> str | None:
     """The key an index gives the file's session (by its id, else by the file's name), which may skip it whole."""
     return session_keys.get(target.session_id) or session_keys.get(Path(target.path).name.split(".jsonl")[0])
+
+
+def _joined(first: Message, then: Message) -> Message:
+    """Two lines of one message as one: the first line's id and start, the texts in order, the last line's end."""
+    return replace(first, text=f"{first.text}\n\n{then.text}", byte_end=then.byte_end)
 
 
 def _decode_failure(data: bytes) -> str:

@@ -56,8 +56,9 @@ class RunSummary:
         return {"run_id": self.run_id, "dry_run": self.dry_run, "sources": list(self.sources), **self.tally.as_dict()}
 
 
-def resolve_sources(sources: Sequence[Path] | None) -> list[str]:
-    chosen = list(sources) if sources else registry.default_sources()
+def resolve_sources(sources: Sequence[Path] | None, settings: Settings | None = None) -> list[str]:
+    """The sources given, else the default tree of every format present (less the settings' `skip_formats`)."""
+    chosen = list(sources) if sources else registry.default_sources(settings.skip_formats if settings else ())
     return [os.path.abspath(Path(s).expanduser()) for s in chosen]
 
 
@@ -206,7 +207,7 @@ def run_once(
 
     `show` is called with every decision on a newly read message (the tool for tuning the filters); `progress`
     is shown while the run reads."""
-    roots = resolve_sources(sources)
+    roots = resolve_sources(sources, settings)
     extractor = extractor or (Estimator(settings.model) if dry_run else make_extractor(settings))
     _check_options(settings, extractor)
     try:
@@ -274,7 +275,8 @@ def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally:
             resume_batches(settings, run_id, extractor, tally, waiting, spent, pacer)
             with connect_for(settings, read_only=True) as con:
                 tracked = load_cursors(con)  # the resumed batches moved them
-        discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents)
+        discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents,
+                                      subagents=settings.read_subagents)
         if not tracked:  # a first run reads whole files: scan workers for them start now, and help plan them
             started = scan.early(settings, [found.path for found in discovery.live], start_hold.release)
         tally.files_skipped.update(discovery.skipped)

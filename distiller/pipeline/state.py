@@ -35,7 +35,8 @@ def _present_ends(roots: list[str], settings: Settings, known: dict[str, Cursor]
     """A cursor at the last complete line of every live file, with the offset it replaces (None when new)."""
     marks: dict[str, tuple[Cursor, int | None]] = {}
     by_path = {c.path: c for c in known.values() if c.state == "active"}
-    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents).live:
+    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents,
+                                       subagents=settings.read_subagents).live:
         seen = observe(candidate.path, candidate.agent, candidate.format, Tally())
         if seen is None:
             continue
@@ -57,7 +58,7 @@ def _present_ends(roots: list[str], settings: Settings, known: dict[str, Cursor]
 
 def init(settings: Settings, sources: Sequence[Path] | None = None, *, mode: str = "create") -> InitSummary:
     """Create the state; `from-now` marks every present complete line as read, `from-start` forgets all cursors."""
-    roots = resolve_sources(sources)
+    roots = resolve_sources(sources, settings)
     marks: list[tuple[Cursor, int | None]] = []
     reset = 0
     with run_lock(settings.lock_path):
@@ -114,7 +115,7 @@ def status(settings: Settings, sources: Sequence[Path] | None = None) -> StatusR
         recent = runs.recent(con, 1)
         ingested = messages.count(con)
     last = recent[0] if recent else None
-    roots = resolve_sources(sources) if sources or last is None else list(last.sources)
+    roots = resolve_sources(sources, settings) if sources or last is None else list(last.sources)
     behind = 0
     active = [c for c in tracked if c.state == "active"]
     for cursor in active:
@@ -124,7 +125,8 @@ def status(settings: Settings, sources: Sequence[Path] | None = None) -> StatusR
             continue
     known_paths = {c.path for c in active}
     untracked = 0
-    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents).live:
+    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents,
+                                       subagents=settings.read_subagents).live:
         if candidate.path not in known_paths:
             try:
                 behind += os.stat(candidate.path).st_size
