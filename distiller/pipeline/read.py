@@ -48,6 +48,7 @@ class Reading:
     settings: Settings
     tally: Tally
     progress: Progress | None = None
+    retracted: frozenset[int] = frozenset()  # offsets of lines a later line took back (Format.retracted)
 
     def __iter__(self) -> Iterator[tuple[Message | None, int]]:
         if self.fmt.group is not None:
@@ -59,6 +60,7 @@ class Reading:
         target = plan.target
         stopping = stop.requested
         skip_line, to_message, entry_session_skip = self.fmt.skip_line, self.fmt.to_message, self.fmt.entry_session_skip
+        retracted = self.retracted
         for line in read_lines(self.file, plan.start, plan.stop, max_line_bytes=self.settings.max_line_bytes):
             if stopping():
                 stop.check()  # a safe point: what was read but not committed is simply read again next run
@@ -92,6 +94,8 @@ class Reading:
                         tally.line_skipped(result, target.path, line.start)
                         if self.skip is None:  # a line that is no message may mark the session skipped
                             self.skip = entry_session_skip(entry)
+                    elif retracted and line.start in retracted:
+                        tally.line_skipped("rolled_back", target.path, line.start)
                     else:
                         message = result
             yield message, line.end
@@ -143,6 +147,9 @@ class Reading:
                 continue
             result = to_message(entry, agent=target.agent, session_id=target.session_id, file=target.path,
                                 byte_start=line.start, byte_end=line.end)
+            if not isinstance(result, str) and self.retracted and line.start in self.retracted:
+                tally.line_skipped("rolled_back", target.path, line.start)
+                result = "rolled_back"  # a part taken back: not joined to its group
             if grouping is not None:
                 if key is None:
                     key, first, held_lines, held_bytes = grouping[0], line.start, 0, 0
@@ -198,10 +205,42 @@ def open_reading(plan: ReadPlan, settings: Settings, session_keys: dict[str, str
     skip = target.session_skip or fmt.session_skip(session_key(target, session_keys))
     try:
         state = FileRead(_previous_user_text(f, plan, fmt, settings, skip))
+        retracted = _retracted(f, plan, fmt, settings, tally)
     except BaseException:
         f.close()
         raise
-    return Reading(plan, fmt, f, skip, state, settings, tally, progress)
+    return Reading(plan, fmt, f, skip, state, settings, tally, progress, retracted)
+
+
+def _retracted(f, plan: ReadPlan, fmt: Format, settings: Settings, tally: Tally) -> frozenset[int]:
+    """The lines of the file taken back by a line in this read's range (`Format.retracted`); only a range that
+    holds the format's marker costs a second look at the file."""
+    if fmt.retracted is None or not fmt.retraction_marker or not _holds(f, plan.start, plan.stop,
+                                                                        fmt.retraction_marker):
+        return frozenset()
+    f.seek(0)
+    lines = ((line.start, line.data) for line in read_lines(f, 0, plan.stop, max_line_bytes=settings.max_line_bytes)
+             if line.data is not None)
+    taken_back = fmt.retracted(lines)
+    for offset in sorted(o for o, by in taken_back.items() if o < plan.start <= by):
+        tally.line_skipped("rolled_back_after_read", plan.target.path, offset)
+    return frozenset(taken_back)
+
+
+def _holds(f, start: int, stop: int, marker: bytes) -> bool:
+    """Whether bytes [start, stop) of the file hold `marker`, read a chunk at a time."""
+    f.seek(start)
+    position, tail = start, b""
+    while position < stop:
+        block = f.read(min(CHUNK_BYTES, stop - position))
+        if not block:
+            return False
+        window = tail + block
+        if marker in window:
+            return True
+        tail = window[-(len(marker) - 1):] if len(marker) > 1 else b""
+        position += len(block)
+    return False
 
 
 def session_key(target: Cursor, session_keys: dict[str, str]) -> str | None:

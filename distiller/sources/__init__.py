@@ -17,9 +17,9 @@ _loaded = False
 
 
 def _builtin() -> list[Format]:
-    from distiller.sources import claude_code, openclaw
+    from distiller.sources import claude_code, codex, openclaw
 
-    return [openclaw.FORMAT, claude_code.FORMAT]
+    return [openclaw.FORMAT, claude_code.FORMAT, codex.FORMAT]
 
 
 def formats() -> tuple[Format, ...]:

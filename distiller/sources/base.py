@@ -9,7 +9,8 @@ A format is a `Format` of plain functions, made by its own package (`sources/<na
   where parsing would be waste);
 - which sessions are skipped whole (`session_skip` by the key an index gives, `entry_session_skip` by a line);
 - its own envelopes and noise (`cleaning`), applied by screening to every message of the format;
-- for a format that writes one message over several lines, which lines belong together (`group`).
+- for a format that writes one message over several lines, which lines belong together (`group`);
+- for a format whose later lines take turns back, which lines are taken back (`retracted`).
 """
 
 from __future__ import annotations
@@ -108,3 +109,11 @@ class Format:
     # or None for a line of no group. The reader joins a group's lines into one message and never puts a cursor
     # inside a group (`pipeline.read.Reading`); the format's `to_message` makes each line's part (or a skip).
     group: Callable[[object], tuple[str, bool] | None] | None = None
+    # A format whose later lines take earlier turns back (Codex's `thread_rolled_back`, Gemini's `$rewindTo`):
+    # when a read's range holds `retraction_marker`, `retracted` gets every complete line of the file up to the
+    # read's end, as (offset, bytes), and returns the offset of each line whose message is taken back, mapped to
+    # the offset of the line that took it back. The
+    # reader skips those (`rolled_back`); any it read in an earlier run is counted (`rolled_back_after_read`), since
+    # what was committed stays (forget it with `distill beliefs forget --source`).
+    retraction_marker: bytes = b""
+    retracted: Callable[[Iterable[tuple[int, bytes]]], dict[int, int]] | None = None
