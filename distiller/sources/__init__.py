@@ -17,9 +17,9 @@ _loaded = False
 
 
 def _builtin() -> list[Format]:
-    from distiller.sources import claude_code, codex, openclaw
+    from distiller.sources import claude_code, codex, gemini, openclaw
 
-    return [openclaw.FORMAT, claude_code.FORMAT, codex.FORMAT]
+    return [openclaw.FORMAT, claude_code.FORMAT, codex.FORMAT, gemini.FORMAT]
 
 
 def formats() -> tuple[Format, ...]:
