@@ -1,0 +1,140 @@
+"""The spine's guarantees for every format: a transcript written in pieces (cut anywhere, mid-line and between
+the lines of one Claude Code response included), renamed or rewritten in place between runs, is distilled exactly
+once — the same ledger as one run over the final file, nothing twice."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from agent_lines import (cc_assistant_blocks, cc_bookkeeping, cc_tool_turn, cc_user, cx_meta, cx_scaffolding,
+                         cx_turn, dumps, gm_header, gm_message)
+from conftest import ingested
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from distiller.config import Settings
+from distiller.pipeline import run as pipeline
+
+SESSION = "5e55a0b1-0000-4000-8000-000000000001"
+FACTS = ["I moved to Lisbon in 2021 with my wife.", "My favourite drink is green tea.", "I teach chemistry.",
+         "I have two dogs named Rex and Kit.", "I started learning the cello last spring."]
+
+
+def claude_code(turns: int) -> tuple[str, str, bytes]:
+    lines = []
+    for n in range(turns):
+        lines.append(cc_user(SESSION, FACTS[n % len(FACTS)]))
+        if n % 2:
+            lines += cc_tool_turn(SESSION, "output " * 20)
+        blocks = cc_assistant_blocks(SESSION, {"type": "thinking", "thinking": "hm", "signature": "s"},
+                                     {"type": "text", "text": f"Reply {n}, part one."},
+                                     {"type": "text", "text": f"Reply {n}, part two."})
+        for line in blocks[:-1]:
+            line["message"]["stop_reason"] = None
+        lines += blocks
+        lines += cc_bookkeeping(SESSION)
+    return "projects/-Users-alice-app", f"{SESSION}.jsonl", dumps(*lines)
+
+
+def codex(turns: int) -> tuple[str, str, bytes]:
+    lines = [cx_meta(SESSION), *cx_scaffolding()]
+    for n in range(turns):
+        lines += cx_turn(FACTS[n % len(FACTS)], f"Reply {n}.", newer=bool(n % 2))
+    return "sessions/2026/04/29", f"rollout-2026-04-29T10-58-39-{SESSION}.jsonl", dumps(*lines)
+
+
+def gemini(turns: int) -> tuple[str, str, bytes]:
+    lines = [gm_header(SESSION)]
+    for n in range(turns):
+        lines.append(gm_message("user", [{"text": FACTS[n % len(FACTS)]}], f"u{n}"))
+        lines.append(gm_message("gemini", f"Reply {n}.", f"g{n}"))
+        lines.append(gm_message("gemini", f"Reply {n}.", f"g{n}", tokens={"input": n}))
+        lines.append({"$set": {"lastUpdated": f"t{n}"}})
+    return f"tmp/{'9f2c' * 16}/chats", "session-2026-10-02T10-00-5e55a0b1.jsonl", dumps(*lines)
+
+
+FORMATS = {"claude-code": claude_code, "codex": codex, "gemini": gemini}
+
+
+def _replace_in_place(path: Path) -> None:
+    """The same bytes under a new inode (write a temp copy, rename it over): the file is read again from 0."""
+    temp = path.with_name(path.name + ".tmp")
+    shutil.copyfile(path, temp)
+    os.replace(temp, path)
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_sequence_of_runs_reads_each_message_exactly_once(name, data):
+    turns = data.draw(st.integers(1, 4))
+    sub, filename, content = FORMATS[name](turns)
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, len(content) - 1), max_size=4))))
+    root = Path(tempfile.mkdtemp(prefix="distill-spine-"))
+    try:
+        directory = root / "tree" / sub
+        directory.mkdir(parents=True)
+        path = directory / filename
+        state = Settings(state_dir=root / "state", commit_every_bytes=data.draw(st.sampled_from([200, 1 << 22])))
+        written = 0
+        for cut in [*cuts, len(content)]:
+            with open(path, "ab") as f:
+                f.write(content[written:cut])
+            written = cut
+            action = data.draw(st.sampled_from(["run", "run", "rename", "rewrite"]))
+            if action == "rename":
+                moved = path.with_name(path.name.replace(SESSION[:8], SESSION[:8] + "m", 1))
+                os.rename(path, moved)
+                path = moved
+            elif action == "rewrite":
+                _replace_in_place(path)
+            pipeline.run_once(state, [root / "tree"])
+        rows = [message_id for _, message_id in ingested(state)]
+        assert not [m for m, n in Counter(rows).items() if n > 1], "emitted twice"
+
+        once = Settings(state_dir=root / "once")
+        pipeline.run_once(once, [root / "tree"])
+        assert sorted(rows) == sorted(message_id for _, message_id in ingested(once))
+        assert len(rows) == 2 * turns
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _one_user_turn(name: str, text: str) -> tuple[str, str, bytes]:
+    if name == "claude-code":
+        return "projects/-Users-alice-app", f"{SESSION}.jsonl", dumps(cc_user(SESSION, text))
+    if name == "codex":
+        return ("sessions/2026/04/29", f"rollout-2026-04-29T10-58-39-{SESSION}.jsonl",
+                dumps(cx_meta(SESSION), *cx_turn(text, "ok")))
+    return f"tmp/{'9f2c' * 16}/chats", "session-2026-10-02T10-00-5e55a0b1.jsonl", dumps(
+        gm_header(SESSION), gm_message("user", text, "u1"))
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_screening_is_the_same_whatever_the_format(name, tmp_path):
+    """Injected memory and secrets are stripped from every format's messages, by the same rules."""
+    key = "AKIA" + "Q3EGRJ5Z7XLPM2VN"
+    text = (f"<bee-recall>\n- [fact] The user lives in Reykjavik.\n</bee-recall>\n"
+            f"<relevant-memories>The user loves opera.</relevant-memories>\n"
+            f"I moved to Lisbon in 2021 with my wife. My key is {key} for the deploy.")
+    sub, filename, content = _one_user_turn(name, text)
+    directory = tmp_path / "tree" / sub
+    directory.mkdir(parents=True)
+    (directory / filename).write_bytes(content)
+    seen = []
+    state = Settings(state_dir=tmp_path / "state")
+
+    tally = pipeline.run_once(state, [tmp_path / "tree"], show=seen.append).tally
+
+    user = [d for d in seen if d.message.role == "user"]
+    assert len(user) == 1 and user[0].decision == "keep"
+    assert "Lisbon" in user[0].text and key not in user[0].text and "[REDACTED:" in user[0].text
+    assert "Reykjavik" not in user[0].text and "opera" not in user[0].text
+    assert tally.cleaned["stripped:bee-recall"] == 1 and tally.cleaned["stripped:relevant-memories"] == 1
+    assert sum(tally.redactions.values()) == 1
