@@ -335,8 +335,9 @@ def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> 
             elif kind != sniff.EMPTY:
                 discovery.live[:] = [c for c in discovery.live if c.path != root]
                 tally.file_skipped("unsupported_format", root)
-                log.warning("not read: %s is a %s transcript, not an %s one (not supported yet)", root,
-                            sniff.label(kind), labels)
+                log.warning("not read: %s is %s, not a transcript of %s", root,
+                            "an unrecognised JSONL file" if kind == sniff.UNKNOWN else f"a {sniff.label(kind)} file",
+                            labels)
         elif not any(p.startswith(root.rstrip(os.sep) + os.sep) for p in found):
             kinds = sniff.survey(Path(root))
             if any(kinds[fmt.name] for fmt in known):
@@ -345,7 +346,7 @@ def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> 
             layouts = ", ".join(fmt.layout for fmt in known if fmt.layout)
             tally.file_skipped("no_transcripts", root)
             log.warning("no %s transcripts under %s (expected %s)%s", labels, root, layouts,
-                        f"; it holds {held}, which are not supported yet" if held else "")
+                        f"; it holds {held}" if held else "")
 
 
 def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:

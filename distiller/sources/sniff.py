@@ -1,6 +1,6 @@
 """Which assistant wrote a transcript, told from its first line: so an unsupported file is named, not misread.
 
-The registered formats recognise their own headers; the formats below are only known well enough to be named."""
+The registered formats recognise their own first lines (`Format.recognises`); any other JSONL is `unknown`."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import orjson
 
 from distiller import sources
 
-CLAUDE_CODE, CODEX, UNKNOWN, EMPTY = "claude-code", "codex", "unknown", "empty"
-_UNSUPPORTED_LABELS = {CLAUDE_CODE: "Claude Code", CODEX: "Codex", UNKNOWN: "unrecognised JSONL"}
+UNKNOWN, EMPTY = "unknown", "empty"
+_UNSUPPORTED_LABELS = {UNKNOWN: "unrecognised JSONL"}
 FIRST_LINE_BYTES = 64 * 1024
 SURVEY_FILES = 50
 
@@ -31,13 +31,6 @@ def sniff_line(line: bytes) -> str:
     for fmt in sources.formats():
         if fmt.recognises(entry):
             return fmt.name
-    kind = entry.get("type")
-    if kind in ("session_meta", "response_item", "event_msg", "turn_context") or (
-            "payload" in entry and "timestamp" in entry and kind is not None):
-        return CODEX
-    if "sessionId" in entry and ("uuid" in entry or "parentUuid" in entry) or kind in (
-            "summary", "file-history-snapshot"):
-        return CLAUDE_CODE
     return UNKNOWN
 
 

@@ -40,12 +40,15 @@ def claims(name: str) -> bool:
     return name.endswith(".jsonl")
 
 
-def _entries(directory: Path, found: Discovery) -> list[os.DirEntry]:
+def _entries(directory: Path, found: Discovery, counted: bool = True) -> list[os.DirEntry]:
+    """A dir's entries; one that cannot be read is counted only where no other format looks (a source itself, or
+    a dir OpenClaw's discovery also tries, is counted by it)."""
     try:
         with os.scandir(directory) as listing:
             return sorted(listing, key=lambda e: e.name)
     except OSError:
-        found.skipped["unreadable_dir"] += 1
+        if counted:
+            found.skipped["unreadable_dir"] += 1
         return []
 
 
@@ -69,7 +72,7 @@ def _project(directory: Path, found: Discovery, excluded: frozenset[str],
     if agent in excluded:
         found.skipped["excluded_agent"] += 1
         return
-    for entry in entries if entries is not None else _entries(directory, found):
+    for entry in entries if entries is not None else _entries(directory, found, counted=False):
         if _is_file(entry):
             if entry.name.endswith(".jsonl"):
                 found.live.append(SourceFile(entry.path, agent, FORMAT, entry.name.startswith("agent-")))
@@ -99,7 +102,7 @@ def discover(sources: Iterable[Path], excluded_agents: Iterable[str]) -> Discove
                 source = source / "projects"
         except OSError:
             continue
-        entries = _entries(source, found)
+        entries = _entries(source, found, counted=False)
         if any(e.name.endswith(".jsonl") and _is_file(e) for e in entries):
             _project(source, found, excluded, entries)
         elif source.name == "projects" or source == default_source():

@@ -32,12 +32,13 @@ def _walk(directory: Path, found: Discovery, depth: int) -> None:
         with os.scandir(directory) as listing:
             entries = sorted(listing, key=lambda e: e.name)
     except OSError:
-        found.skipped["unreadable_dir"] += 1
+        if depth:  # a source itself that cannot be read is counted by OpenClaw's discovery, which tries every one
+            found.skipped["unreadable_dir"] += 1
         return
     for entry in entries:
         try:
             if entry.is_dir(follow_symlinks=False):
-                if depth < 4:
+                if depth < 3 and entry.name.isdigit():  # YYYY/MM/DD: no other dir is Codex's
                     _walk(Path(entry.path), found, depth + 1)
             elif entry.is_file(follow_symlinks=False) and entry.name.startswith("rollout-"):
                 if entry.name.endswith(".jsonl"):

@@ -28,12 +28,13 @@ def claims(name: str) -> bool:
     return name.startswith("session-") and name.endswith(".jsonl")
 
 
-def _entries(directory: Path, found: Discovery) -> list[os.DirEntry]:
+def _entries(directory: Path, found: Discovery, counted: bool = True) -> list[os.DirEntry]:
     try:
         with os.scandir(directory) as listing:
             return sorted(listing, key=lambda e: e.name)
     except OSError:
-        found.skipped["unreadable_dir"] += 1
+        if counted:  # a source itself is counted by OpenClaw's discovery, which tries every one
+            found.skipped["unreadable_dir"] += 1
         return []
 
 
@@ -72,7 +73,7 @@ def discover(sources: Iterable[Path], excluded_agents: Iterable[str]) -> Discove
             elif (source / "chats").is_dir():
                 _chats(source / "chats", found)
             elif source.name == "tmp":
-                for project in _entries(source, found):
+                for project in _entries(source, found, counted=False):
                     if project.is_dir(follow_symlinks=False) and (Path(project.path) / "chats").is_dir():
                         _chats(Path(project.path) / "chats", found)
         except OSError:
