@@ -13,6 +13,7 @@ import stat
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from distiller import pipeline
@@ -22,6 +23,7 @@ from distiller.errors import DistillError
 from distiller.lock import lock_holder
 from distiller import sources as registry
 from distiller.sources import sniff
+from distiller.sources.claude_code import discover as cc_discover
 from distiller.store.db import open_existing
 from distiller.store.migrations import MIGRATIONS
 
@@ -184,6 +186,7 @@ def _behind_and_batches(settings: Settings, sources: Sequence[Path] | None, repo
     status = pipeline.status(settings, sources)
     report.add("bytes_behind", OK, f"{status.bytes_behind:,} byte(s) not yet read "
                f"({status.files_tracked} tracked, {status.files_untracked} untracked file(s))")
+    _claude_code_retention(settings, sources, status.last_run, report)
     waiting = Counter(b.status for b in batches_admin.list_batches(settings))
     if waiting.get("staged"):
         report.add("batches", PROBLEM, f"{waiting['staged']} batch(es) staged for an external agent block every run",
@@ -196,6 +199,28 @@ def _behind_and_batches(settings: Settings, sources: Sequence[Path] | None, repo
         report.add("batches", OK, "waiting for the next run: " + ", ".join(f"{k} {v}" for k, v in others.items()))
     if not waiting:
         report.add("batches", OK, "none waiting")
+
+
+def _claude_code_retention(settings: Settings, sources: Sequence[Path] | None, last_run, report: Report) -> None:
+    """Claude Code deletes transcripts older than `cleanupPeriodDays`: runs further apart than that lose turns."""
+    tree = cc_discover.default_source()
+    if not any(os.path.abspath(tree) == root for root in pipeline.resolve_sources(sources, settings)):
+        return
+    days = cc_discover.cleanup_period_days(tree)
+    if last_run is None:
+        return
+    try:
+        started = datetime.strptime(last_run.started_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except (TypeError, ValueError):
+        return
+    age = (datetime.now(timezone.utc) - started).days
+    if age >= days:
+        report.add("claude_code_retention", WARN, f"the last run was {age} day(s) ago; Claude Code deletes "
+                   f"transcripts after {days} day(s) (cleanupPeriodDays), so turns may have gone unread",
+                   "schedule runs more often than that (`distill schedule install …`)")
+    else:
+        report.add("claude_code_retention", OK, f"Claude Code keeps transcripts {days} day(s); the last run was "
+                   f"{age} day(s) ago")
 
 
 def _api_key(settings: Settings, report: Report) -> None:

@@ -14,6 +14,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+import orjson
+
 from distiller.sources.base import Discovery, SourceFile
 
 FORMAT = "claude-code"
@@ -22,6 +24,20 @@ FORMAT = "claude-code"
 def default_source() -> Path:
     config = os.environ.get("CLAUDE_CONFIG_DIR")
     return (Path(config).expanduser() if config else Path.home() / ".claude") / "projects"
+
+
+DEFAULT_CLEANUP_DAYS = 30
+
+
+def cleanup_period_days(projects: Path | None = None) -> int:
+    """How many days Claude Code keeps a transcript: `cleanupPeriodDays` in the settings.json of its config dir
+    (the parent of `projects/`), 30 when unset or unreadable."""
+    settings = (projects or default_source()).parent / "settings.json"
+    try:
+        days = orjson.loads(settings.read_bytes()).get("cleanupPeriodDays")
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        return DEFAULT_CLEANUP_DAYS
+    return days if isinstance(days, int) and not isinstance(days, bool) and days > 0 else DEFAULT_CLEANUP_DAYS
 
 
 def agent_of_slug(slug: str) -> str:
