@@ -22,7 +22,8 @@ from distiller.records import Cursor
 from distiller import sources
 from distiller.sources.base import Discovery
 from distiller.store import cursors as cursor_rows
-from distiller.tail import Stat, open_regular, read_head, skip_reason, stat_of, tail_digest
+from distiller import compressed
+from distiller.tail import HEADER_PROBE_BYTES, Stat, open_regular, read_head, skip_reason, stat_of, tail_digest
 
 
 def load_cursors(con) -> list[Cursor]:
@@ -89,11 +90,13 @@ def look(path: str, agent: str, fmt: str) -> Look:
     try:
         with open_regular(path) as f:
             stat = stat_of(os.fstat(f.fileno()))
-            head = read_head(f)
+            head = read_head(compressed.head(f, HEADER_PROBE_BYTES) if compressed.is_compressed(path) else f)
     except FileNotFoundError:
         return None
     except OSError as exc:
         return Unreadable(skip_reason(exc), exc.strerror or str(exc))
+    except compressed.Unreadable as exc:
+        return Unreadable(exc.reason, str(exc))
     if head is None:
         return Unreadable("header_incomplete" if stat.size else "empty")
     fmt = _settled(head.line, fmt)

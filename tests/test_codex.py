@@ -36,9 +36,10 @@ def test_discovery_takes_the_home_its_sessions_a_day_or_a_file(tmp_path, monkeyp
     home = tmp_path / "codex"
     path = rollout(home, cx_session(SESSION, [("hi", "hello")]))
     (path.parent / "rollout-2026-04-29T11-00-00-x.jsonl.zst").write_bytes(b"(\xb5/\xfd")
-    for root in (home, home / "sessions", path.parent, path):
-        assert [c.path for c in discover.discover([root], frozenset()).live] == [str(path)]
-    assert discover.discover([home], frozenset()).skipped["compressed_rollout"] == 1
+    for root in (home, home / "sessions", path.parent):
+        assert [c.path for c in discover.discover([root], frozenset()).live] == [
+            str(path), str(path.parent / "rollout-2026-04-29T11-00-00-x.jsonl.zst")]
+    assert [c.path for c in discover.discover([path], frozenset()).live] == [str(path)]
     monkeypatch.setenv("CODEX_HOME", str(home))
     assert discover.default_source() == home / "sessions"
     assert sniff.sniff(path) == parse.FORMAT
@@ -119,3 +120,45 @@ def test_the_shortcut_agrees_with_parsing(tmp_path):
                                   byte_end=1)
         if quick is not None:
             assert parsed == quick, line
+
+
+def _zst(data: bytes, content_size: bool = True) -> bytes:
+    import zstandard
+    return zstandard.ZstdCompressor(write_content_size=content_size).compress(data)
+
+
+@pytest.mark.parametrize("content_size", [True, False])
+def test_a_compressed_rollout_is_read_whole_once(settings, tmp_path, content_size):
+    plain = cx_session(SESSION, [("I moved to Lisbon in 2021 with my wife.", "ok"), ("I teach chemistry.", "ok")])
+    path = rollout(tmp_path / "codex", _zst(plain, content_size), f"rollout-2026-04-29T10-58-39-{SESSION}.jsonl.zst")
+    assert sniff.sniff(path) == parse.FORMAT
+    tally, seen = run(settings, tmp_path / "codex")
+    assert tally.files == 1 and tally.messages == 4 and tally.bytes_read == len(plain)
+    again, _ = run(settings, tmp_path / "codex")
+    assert (again.files, again.messages, again.bytes_read) == (0, 0, 0)
+    given, _ = run(settings, path)  # the file itself as the source: still the one cursor
+    assert given.messages == 0
+    assert {d.message.message_id for d in seen} == {f"{SESSION}@{d.message.byte_start}" for d in seen}
+
+
+def test_a_rollout_compressed_after_it_was_read_is_not_counted_twice(settings, tmp_path):
+    plain = cx_session(SESSION, [("I moved to Lisbon in 2021 with my wife.", "ok")])
+    path = rollout(tmp_path / "codex", plain)
+    first, _ = run(settings, tmp_path / "codex")
+    assert first.messages == 2
+    squeezed = path.with_name(path.name + ".zst")
+    squeezed.write_bytes(_zst(plain))
+    path.unlink()
+    later, _ = run(settings, tmp_path / "codex")
+    assert later.messages == 0  # the same ids: the ledger has them
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM ingested").fetchone()[0] == 2
+
+
+def test_the_plain_file_wins_and_a_corrupt_one_is_counted(settings, tmp_path):
+    plain = cx_session(SESSION, [("I teach chemistry.", "ok")])
+    path = rollout(tmp_path / "codex", plain)
+    path.with_name(path.name + ".zst").write_bytes(_zst(plain))
+    rollout(tmp_path / "codex", b"(\xb5/\xfd garbage", "rollout-2026-04-29T11-00-00-bad.jsonl.zst")
+    tally, _ = run(settings, tmp_path / "codex")
+    assert tally.messages == 2 and tally.files_skipped["corrupt_compressed"] == 1

@@ -16,7 +16,7 @@ from typing import BinaryIO
 
 import orjson
 
-from distiller import stop
+from distiller import compressed, stop
 from distiller.config import Settings
 from distiller.events import Tally
 from distiller.progress import Progress
@@ -200,6 +200,15 @@ def open_reading(plan: ReadPlan, settings: Settings, session_keys: dict[str, str
         f.close()
         tally.file_skipped("changed_during_read", target.path)
         return None
+    if compressed.is_compressed(target.path):  # read whole, once: its offsets are the plain file's
+        try:
+            raw, f = f, compressed.whole(f)
+        except compressed.Unreadable as exc:
+            f.close()
+            tally.file_skipped(exc.reason, target.path, str(exc))
+            return None
+        raw.close()
+        plan = replace(plan, stop=len(f.getbuffer()))
     tally.files += 1
     fmt = registry.named(plan.format)
     skip = target.session_skip or fmt.session_skip(session_key(target, session_keys))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import orjson
 
-from distiller import sources
+from distiller import compressed, sources
 
 UNKNOWN, EMPTY = "unknown", "empty"
 _UNSUPPORTED_LABELS = {UNKNOWN: "unrecognised JSONL"}
@@ -55,8 +55,12 @@ def sniff(path: str | Path) -> str:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return UNKNOWN
-        head = os.read(fd, FIRST_LINE_BYTES)
-    except OSError:
+        if compressed.is_compressed(str(path)):
+            with os.fdopen(os.dup(fd), "rb") as f:
+                head = compressed.head(f, FIRST_LINE_BYTES).read()
+        else:
+            head = os.read(fd, FIRST_LINE_BYTES)
+    except (OSError, compressed.Unreadable):
         return UNKNOWN
     finally:
         os.close(fd)
@@ -76,7 +80,7 @@ def survey(root: Path, depth: int = 3) -> Counter[str]:
         for entry in entries:
             if entry.is_dir(follow_symlinks=False) and level < depth:
                 pending.append((Path(entry.path), level + 1))
-            elif entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
+            elif entry.name.endswith((".jsonl", ".jsonl.zst")) and entry.is_file(follow_symlinks=False):
                 kind = sniff(entry.path)
                 if kind != EMPTY:
                     found[kind] += 1

@@ -3,7 +3,8 @@
 A source may be the Codex home, its `sessions/` dir (or `archived_sessions/`, which is read only when given: the
 default reads `sessions/`), any dir below them, or one file. The agent is `codex`: a rollout names its working
 directory only inside, and one agent keeps a user's Codex beliefs together. A compressed rollout (`.jsonl.zst`)
-is counted (`compressed_rollout`) and not read.
+is read whole, once (`distiller.compressed`), unless its plain file is beside it (the plain file wins, as in Codex:
+`compressed_duplicate`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def default_source() -> Path:
 
 
 def claims(name: str) -> bool:
-    return name.startswith("rollout-") and name.endswith(".jsonl")
+    return name.startswith("rollout-") and name.endswith((".jsonl", ".jsonl.zst"))
 
 
 def _walk(directory: Path, found: Discovery, depth: int) -> None:
@@ -44,7 +45,10 @@ def _walk(directory: Path, found: Discovery, depth: int) -> None:
                 if entry.name.endswith(".jsonl"):
                     found.live.append(SourceFile(entry.path, AGENT, FORMAT))
                 elif entry.name.endswith(".jsonl.zst"):
-                    found.skipped["compressed_rollout"] += 1
+                    if os.path.exists(entry.path[: -len(".zst")]):
+                        found.skipped["compressed_duplicate"] += 1  # the plain file wins, as in Codex
+                    else:
+                        found.live.append(SourceFile(entry.path, AGENT, FORMAT))
         except OSError:
             continue
 
