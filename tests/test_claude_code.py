@@ -202,3 +202,26 @@ def test_a_claude_code_project_given_where_openclaw_would_look_is_read_as_claude
         assert tally.messages == 2 and "unknown_type" not in tally.skipped, source
         with duckdb.connect(str(state.db_path), read_only=True) as con:
             assert con.execute("SELECT DISTINCT agent FROM ingested").fetchall() == [("Users-alice-src-app",)]
+
+
+GOLDEN = Path(__file__).parent / "fixtures" / "claude_code"
+
+
+def test_a_transcript_written_by_the_real_cli_is_read_as_typed(settings, tmp_path):
+    """Written by Claude Code 2.1.197 itself (`claude -p`, then `--resume`, against a fake API:
+    tests/golden/record_claude_code.py): every line is a message or a named skip."""
+    (golden,) = sorted(GOLDEN.glob("*.jsonl"))
+    assert sniff.sniff(golden) == parse.FORMAT
+    app = project(tmp_path / "claude")
+    (app / golden.name).write_bytes(golden.read_bytes())
+
+    tally, cleaned, raw = run(settings, tmp_path / "claude")
+
+    assert tally.messages == 6 and tally.lines == len(golden.read_bytes().splitlines())
+    assert set(tally.skipped) <= {"bookkeeping", "attachment"} and tally.skipped["attachment"] == 2
+    assert cleaned[::2] == ["I moved to Lisbon in 2021 with my wife, and I teach chemistry at a high school.",
+                            "My favourite drink is green tea.", "I have two dogs named Rex and Kit."]
+    assert raw[1::2] == ["Lisbon is lovely.", "Noted: green tea.", "Two dogs!"]
+    assert tally.cleaned["stripped:bee-recall"] == 1
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        assert con.execute("SELECT DISTINCT session_id FROM ingested").fetchall() == [(golden.stem,)]
