@@ -162,3 +162,24 @@ def test_the_plain_file_wins_and_a_corrupt_one_is_counted(settings, tmp_path):
     rollout(tmp_path / "codex", b"(\xb5/\xfd garbage", "rollout-2026-04-29T11-00-00-bad.jsonl.zst")
     tally, _ = run(settings, tmp_path / "codex")
     assert tally.messages == 2 and tally.files_skipped["corrupt_compressed"] == 1
+
+
+GOLDEN = Path(__file__).parent / "fixtures" / "codex"
+
+
+def test_a_rollout_written_by_the_real_cli_is_read_as_typed(settings, tmp_path):
+    """Written by codex-cli 0.171.0 itself (`codex exec`, then `codex exec resume --last`, against a fake
+    Responses API: tests/golden/record_codex.py): each turn once, the scaffolding left out."""
+    (golden,) = sorted(GOLDEN.glob("rollout-*.jsonl"))
+    assert sniff.sniff(golden) == parse.FORMAT
+    rollout(tmp_path / "codex", golden.read_bytes(), golden.name)
+
+    tally, seen = run(settings, tmp_path / "codex")
+
+    assert [(d.message.role, d.text) for d in seen] == [
+        ("user", "I moved to Lisbon in 2021 with my wife, and I teach chemistry at a high school."),
+        ("assistant", "Lisbon is lovely."), ("user", "My favourite drink is green tea."),
+        ("assistant", "Noted: green tea.")]
+    assert tally.skipped["developer"] == 1 and tally.skipped["scaffolding"] == 1
+    assert tally.skipped["duplicate_turn"] == 4 and "unknown_type" not in tally.skipped
+    assert tally.lines == len(golden.read_bytes().splitlines())
