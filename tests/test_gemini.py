@@ -84,3 +84,23 @@ def test_a_rewind_after_the_messages_were_read_is_counted(settings, tmp_path):
     append(path, dumps({"$rewindTo": "m-c"}))
     tally, _ = run(settings, tmp_path / ".gemini")
     assert tally.skipped["rolled_back_after_read"] == 1
+
+
+GOLDEN = Path(__file__).parent / "fixtures" / "gemini"
+
+
+def test_a_recording_written_by_the_real_cli_is_read_as_typed(settings, tmp_path):
+    """Written by Gemini CLI 0.61.0 itself (`gemini -p`, then `--resume latest`, against a fake Gemini API:
+    tests/golden/record_gemini.py): the turns as typed; the session context in `$set.messages` and the header
+    written again on resume are not turns."""
+    (golden,) = sorted(GOLDEN.glob("session-*.jsonl"))
+    assert sniff.sniff(golden) == parse.FORMAT
+    chat(tmp_path / ".gemini", golden.read_bytes(), golden.name)
+
+    tally, seen = run(settings, tmp_path / ".gemini")
+
+    assert [(d.message.role, d.text) for d in seen] == [
+        ("user", "I moved to Lisbon in 2021 with my wife, and I teach chemistry at a high school."),
+        ("assistant", "Lisbon is lovely."), ("user", "My favourite drink is green tea."),
+        ("assistant", "Noted: green tea.")]
+    assert set(tally.skipped) == {"metadata"} and tally.lines == len(golden.read_bytes().splitlines())
