@@ -100,7 +100,7 @@ def discover(roots: Iterable[Path], excluded_agents: Iterable[str], *, subagents
     for path, candidates in by_path.items():
         candidate = candidates[0]
         if len(candidates) > 1:
-            from distiller.sources import sniff
+            from distiller.sources import sniff  # here: sniff asks the registry, which must be loaded first
 
             kind = sniff.sniff(path)
             candidate = next((c for c in candidates if c.format == kind), candidate)

@@ -112,8 +112,8 @@ class Format:
     # A format whose later lines take earlier turns back (Codex's `thread_rolled_back`, Gemini's `$rewindTo`):
     # when a read's range holds `retraction_marker`, `retracted` gets every complete line of the file up to the
     # read's end, as (offset, bytes), and returns the offset of each line whose message is taken back, mapped to
-    # the offset of the line that took it back. The
-    # reader skips those (`rolled_back`); any it read in an earlier run is counted (`rolled_back_after_read`), since
-    # what was committed stays (forget it with `distill beliefs forget --source`).
+    # the offset of the line that took it back. The reader skips those (`rolled_back`); one an earlier run read is
+    # counted (`rolled_back_after_read`): what was committed stays, as the store keeps no undo of a commit
+    # (`distill beliefs forget` removes what it taught).
     retraction_marker: bytes = b""
     retracted: Callable[[Iterable[tuple[int, bytes]]], dict[int, int]] | None = None
