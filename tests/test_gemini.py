@@ -104,3 +104,18 @@ def test_a_recording_written_by_the_real_cli_is_read_as_typed(settings, tmp_path
         ("assistant", "Lisbon is lovely."), ("user", "My favourite drink is green tea."),
         ("assistant", "Noted: green tea.")]
     assert set(tally.skipped) == {"metadata"} and tally.lines == len(golden.read_bytes().splitlines())
+
+
+def test_the_shortcut_agrees_with_parsing():
+    """skip_line names a line only where to_message gives the same reason (the golden file's lines included)."""
+    import orjson
+    lines = [orjson.dumps(entry) for entry in (gm_header(SESSION), gm_message("user", "hi"), {"$set": {"x": 1}},
+                                               {"$set": {"messages": [gm_message("user", "hi")]}},
+                                               {"$rewindTo": "a"})]
+    lines += sorted(GOLDEN.glob("session-*.jsonl"))[0].read_bytes().splitlines()
+    for data in lines:
+        quick = parse.skip_line(data)
+        if quick is not None:
+            assert parse.to_message(orjson.loads(data), agent="a", session_id="s", file="f", byte_start=0,
+                                    byte_end=1) == quick, data[:80]
+    assert sum(parse.skip_line(data) is not None for data in lines) >= 5

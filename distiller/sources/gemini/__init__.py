@@ -15,6 +15,7 @@ FORMAT = Format(
     default_source=discover.default_source,
     header=parse.header,
     to_message=parse.to_message,
+    skip_line=parse.skip_line,
     retraction_marker=b'"$rewindTo"',
     retracted=parse.retracted,
 )

@@ -38,6 +38,12 @@ def header(line: bytes | None) -> base.Header:
     return base.Header(bounded_id(entry["sessionId"]), True)
 
 
+def skip_line(data: bytes) -> str | None:
+    """A `$set` patch without parsing it: after a compression or on resume it holds the whole model context
+    (`messages`), the biggest lines of a recording, and never a turn."""
+    return "metadata" if data.startswith(b'{"$set":') else None
+
+
 def _text(content: object) -> str:
     if isinstance(content, str):
         return content
