@@ -161,3 +161,48 @@ def gm_session(session: str, turns: list[tuple[str, str]]) -> bytes:
         lines.append(gm_message("gemini", reply, reply_id, model="gemini-2.5-pro", tokens={"input": 10}))
         lines.append({"$set": {"lastUpdated": TS}})
     return dumps(*lines)
+
+
+# --- whole transcripts for the spine's tests (tests/test_format_spine.py, tests/test_crash.py) -----------------------
+# Each returns (its dir below the tree, its file name, its bytes); a Claude Code response is three lines, the
+# earlier two with stop_reason null as older builds write them.
+
+SPINE_SESSION = "5e55a0b1-0000-4000-8000-000000000001"
+FACTS = ["I moved to Lisbon in 2021 with my wife.", "My favourite drink is green tea.", "I teach chemistry.",
+         "I have two dogs named Rex and Kit.", "I started learning the cello last spring."]
+
+
+def claude_code_transcript(turns: int, session: str = SPINE_SESSION) -> tuple[str, str, bytes]:
+    lines = []
+    for n in range(turns):
+        lines.append(cc_user(session, FACTS[n % len(FACTS)]))
+        if n % 2:
+            lines += cc_tool_turn(session, "output " * 20)
+        blocks = cc_assistant_blocks(session, {"type": "thinking", "thinking": "hm", "signature": "s"},
+                                     {"type": "text", "text": f"Reply {n}, part one."},
+                                     {"type": "text", "text": f"Reply {n}, part two."})
+        for line in blocks[:-1]:
+            line["message"]["stop_reason"] = None
+        lines += blocks
+        lines += cc_bookkeeping(session)
+    return "projects/-Users-alice-app", f"{session}.jsonl", dumps(*lines)
+
+
+def codex_transcript(turns: int, session: str = SPINE_SESSION) -> tuple[str, str, bytes]:
+    lines = [cx_meta(session), *cx_scaffolding()]
+    for n in range(turns):
+        lines += cx_turn(FACTS[n % len(FACTS)], f"Reply {n}.", newer=bool(n % 2))
+    return "sessions/2026/04/29", f"rollout-2026-04-29T10-58-39-{session}.jsonl", dumps(*lines)
+
+
+def gemini_transcript(turns: int, session: str = SPINE_SESSION) -> tuple[str, str, bytes]:
+    lines = [gm_header(session)]
+    for n in range(turns):
+        lines.append(gm_message("user", [{"text": FACTS[n % len(FACTS)]}], f"u{n}"))
+        lines.append(gm_message("gemini", f"Reply {n}.", f"g{n}"))
+        lines.append(gm_message("gemini", f"Reply {n}.", f"g{n}", tokens={"input": n}))
+        lines.append({"$set": {"lastUpdated": f"t{n}"}})
+    return f"tmp/{'9f2c' * 16}/chats", f"session-2026-10-02T10-00-{session[:8]}.jsonl", dumps(*lines)
+
+
+TRANSCRIPTS = {"claude-code": claude_code_transcript, "codex": codex_transcript, "gemini": gemini_transcript}

@@ -11,55 +11,14 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from agent_lines import (cc_assistant_blocks, cc_bookkeeping, cc_tool_turn, cc_user, cx_meta, cx_scaffolding,
-                         cx_turn, dumps, gm_header, gm_message)
+from agent_lines import (SPINE_SESSION, TRANSCRIPTS, cc_user, cx_meta, cx_turn, dumps, gm_header,
+                         gm_message)
 from conftest import ingested
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from distiller.config import Settings
 from distiller.pipeline import run as pipeline
-
-SESSION = "5e55a0b1-0000-4000-8000-000000000001"
-FACTS = ["I moved to Lisbon in 2021 with my wife.", "My favourite drink is green tea.", "I teach chemistry.",
-         "I have two dogs named Rex and Kit.", "I started learning the cello last spring."]
-
-
-def claude_code(turns: int, session: str = SESSION) -> tuple[str, str, bytes]:
-    lines = []
-    for n in range(turns):
-        lines.append(cc_user(session, FACTS[n % len(FACTS)]))
-        if n % 2:
-            lines += cc_tool_turn(session, "output " * 20)
-        blocks = cc_assistant_blocks(session, {"type": "thinking", "thinking": "hm", "signature": "s"},
-                                     {"type": "text", "text": f"Reply {n}, part one."},
-                                     {"type": "text", "text": f"Reply {n}, part two."})
-        for line in blocks[:-1]:
-            line["message"]["stop_reason"] = None
-        lines += blocks
-        lines += cc_bookkeeping(session)
-    return "projects/-Users-alice-app", f"{session}.jsonl", dumps(*lines)
-
-
-def codex(turns: int, session: str = SESSION) -> tuple[str, str, bytes]:
-    lines = [cx_meta(session), *cx_scaffolding()]
-    for n in range(turns):
-        lines += cx_turn(FACTS[n % len(FACTS)], f"Reply {n}.", newer=bool(n % 2))
-    return "sessions/2026/04/29", f"rollout-2026-04-29T10-58-39-{session}.jsonl", dumps(*lines)
-
-
-def gemini(turns: int, session: str = SESSION) -> tuple[str, str, bytes]:
-    lines = [gm_header(session)]
-    for n in range(turns):
-        lines.append(gm_message("user", [{"text": FACTS[n % len(FACTS)]}], f"u{n}"))
-        lines.append(gm_message("gemini", f"Reply {n}.", f"g{n}"))
-        lines.append(gm_message("gemini", f"Reply {n}.", f"g{n}", tokens={"input": n}))
-        lines.append({"$set": {"lastUpdated": f"t{n}"}})
-    return f"tmp/{'9f2c' * 16}/chats", f"session-2026-10-02T10-00-{session[:8]}.jsonl", dumps(*lines)
-
-
-FORMATS = {"claude-code": claude_code, "codex": codex, "gemini": gemini}
-
 
 def _replace_in_place(path: Path) -> None:
     """The same bytes under a new inode (write a temp copy, rename it over): the file is read again from 0."""
@@ -68,13 +27,13 @@ def _replace_in_place(path: Path) -> None:
     os.replace(temp, path)
 
 
-@pytest.mark.parametrize("name", sorted(FORMATS))
+@pytest.mark.parametrize("name", sorted(TRANSCRIPTS))
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_any_sequence_of_runs_reads_each_message_exactly_once(name, data):
     turns = data.draw(st.integers(1, 4))
-    sub, filename, content = FORMATS[name](turns)
+    sub, filename, content = TRANSCRIPTS[name](turns)
     cuts = sorted(set(data.draw(st.lists(st.integers(1, len(content) - 1), max_size=4))))
     root = Path(tempfile.mkdtemp(prefix="distill-spine-"))
     try:
@@ -89,7 +48,7 @@ def test_any_sequence_of_runs_reads_each_message_exactly_once(name, data):
             written = cut
             action = data.draw(st.sampled_from(["run", "run", "rename", "rewrite"]))
             if action == "rename":
-                moved = path.with_name(path.name.replace(SESSION[:8], SESSION[:8] + "m", 1))
+                moved = path.with_name(path.name.replace(SPINE_SESSION[:8], SPINE_SESSION[:8] + "m", 1))
                 os.rename(path, moved)
                 path = moved
             elif action == "rewrite":
@@ -108,15 +67,15 @@ def test_any_sequence_of_runs_reads_each_message_exactly_once(name, data):
 
 def _one_user_turn(name: str, text: str) -> tuple[str, str, bytes]:
     if name == "claude-code":
-        return "projects/-Users-alice-app", f"{SESSION}.jsonl", dumps(cc_user(SESSION, text))
+        return "projects/-Users-alice-app", f"{SPINE_SESSION}.jsonl", dumps(cc_user(SPINE_SESSION, text))
     if name == "codex":
-        return ("sessions/2026/04/29", f"rollout-2026-04-29T10-58-39-{SESSION}.jsonl",
-                dumps(cx_meta(SESSION), *cx_turn(text, "ok")))
+        return ("sessions/2026/04/29", f"rollout-2026-04-29T10-58-39-{SPINE_SESSION}.jsonl",
+                dumps(cx_meta(SPINE_SESSION), *cx_turn(text, "ok")))
     return f"tmp/{'9f2c' * 16}/chats", "session-2026-10-02T10-00-5e55a0b1.jsonl", dumps(
-        gm_header(SESSION), gm_message("user", text, "u1"))
+        gm_header(SPINE_SESSION), gm_message("user", text, "u1"))
 
 
-@pytest.mark.parametrize("name", sorted(FORMATS))
+@pytest.mark.parametrize("name", sorted(TRANSCRIPTS))
 def test_screening_is_the_same_whatever_the_format(name, tmp_path):
     """Injected memory and secrets are stripped from every format's messages, by the same rules."""
     key = "AKIA" + "Q3EGRJ5Z7XLPM2VN"
@@ -140,13 +99,13 @@ def test_screening_is_the_same_whatever_the_format(name, tmp_path):
     assert sum(tally.redactions.values()) == 1
 
 
-@pytest.mark.parametrize("name", sorted(FORMATS))
+@pytest.mark.parametrize("name", sorted(TRANSCRIPTS))
 def test_scan_workers_read_every_format_as_the_main_process_does(name, tmp_path):
     """The parallel scan (forked workers reading whole files, replayed in plan order) against the plain reading:
     the same decisions shown and the same ledger, responses held open at a file's end included."""
     for n in range(6):
-        session = f"{n:08d}{SESSION[8:]}"
-        sub, filename, content = FORMATS[name](n % 3 + 1, session)
+        session = f"{n:08d}{SPINE_SESSION[8:]}"
+        sub, filename, content = TRANSCRIPTS[name](n % 3 + 1, session)
         directory = tmp_path / "tree" / sub
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / filename
