@@ -66,7 +66,8 @@ def header(line: bytes | None) -> base.Header:
 
 
 def recognises(entry: dict) -> bool:
-    return entry.get("type") == "session" and "version" in entry
+    """A pi session header: `type: session` with its format `version` (v2 on) or, in v1 headers, only its `id`."""
+    return entry.get("type") == "session" and ("version" in entry or "id" in entry)
 
 
 _MESSAGE_LINE = b'{"type":"message",'
