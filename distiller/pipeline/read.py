@@ -148,8 +148,9 @@ class Reading:
             result = to_message(entry, agent=target.agent, session_id=target.session_id, file=target.path,
                                 byte_start=line.start, byte_end=line.end)
             if not isinstance(result, str) and self.retracted and line.start in self.retracted:
-                tally.line_skipped("rolled_back", target.path, line.start)
-                result = "rolled_back"  # a part taken back: not joined to its group
+                result = "rolled_back"
+                if grouping is not None:  # a part taken back: counted here, and not joined to its group
+                    tally.line_skipped(result, target.path, line.start)
             if grouping is not None:
                 if key is None:
                     key, first, held_lines, held_bytes = grouping[0], line.start, 0, 0
