@@ -119,3 +119,40 @@ def test_scan_workers_read_every_format_as_the_main_process_does(name, tmp_path)
                          dict(tally.skipped)))
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][0]
+
+
+_SCALARS = st.none() | st.booleans() | st.integers(-2**63, 2**63 - 1) | st.floats(allow_nan=False) | st.text(
+    max_size=12)
+_KEYS = st.sampled_from(["type", "payload", "message", "content", "role", "id", "uuid", "sessionId", "text",
+                         "stop_reason", "phase", "metadata", "source", "num_turns", "$rewindTo", "$set", "item",
+                         "projectHash", "displayContent", "timestamp", "isMeta", "toolUseResult", "attachment"]) | st.text(
+    max_size=6)
+_JSON = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=6),
+                     max_leaves=25)
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries=st.lists(_JSON, min_size=1, max_size=6))
+def test_hostile_lines_never_raise_in_any_format(entries):
+    """Whatever JSON a line holds, every format answers a Message or a skip (and its other functions an answer):
+    transcripts are input."""
+    import orjson
+
+    from distiller import sources
+
+    lines = [(n * 100, orjson.dumps(entry)) for n, entry in enumerate(entries)]
+    for fmt in sources.formats():
+        for offset, data in lines:
+            entry = orjson.loads(data)
+            fmt.skip_line(data)
+            fmt.header(data)
+            fmt.entry_session_skip(entry)
+            if isinstance(entry, dict):
+                fmt.recognises(entry)
+            if fmt.group is not None:
+                fmt.group(entry)
+            result = fmt.to_message(entry, agent="a", session_id="s", file="f", byte_start=offset,
+                                    byte_end=offset + len(data))
+            assert isinstance(result, str) or result.text.strip()
+        if fmt.retracted is not None:
+            assert set(fmt.retracted(iter(lines))) <= {offset for offset, _ in lines}

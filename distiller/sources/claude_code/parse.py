@@ -32,6 +32,8 @@ _LINE_IDS = ("uuid", "messageId", "leafUuid")
 def recognises(entry: dict) -> bool:
     """A Claude Code line: its session id beside a line id, or one of its own bookkeeping types."""
     kind = entry.get("type")
+    if not isinstance(kind, str):  # hostile input: an unhashable value is in no set
+        return False
     if isinstance(entry.get("sessionId"), str) and kind in _MARKING_TYPES:
         return True
     return kind in ("summary", "file-history-snapshot", "file-history-delta", "queue-operation", "last-prompt",
@@ -67,7 +69,8 @@ def group(entry: object) -> tuple[str, bool] | None:
         return None
     content = message.get("content")
     last = content[-1] if isinstance(content, list) and content else None
-    ends = (isinstance(last, dict) and last.get("type") == "text" and message.get("stop_reason") in _ENDING_STOPS)
+    stop = message.get("stop_reason")
+    ends = isinstance(last, dict) and last.get("type") == "text" and isinstance(stop, str) and stop in _ENDING_STOPS
     return bounded_id(message["id"]), ends
 
 
@@ -108,7 +111,7 @@ def to_message(
             attachment = entry.get("attachment")
             hook = isinstance(attachment, dict) and attachment.get("type") == "hook_additional_context"
             return "hook_context" if hook else "attachment"
-        return "bookkeeping" if kind in BOOKKEEPING_TYPES else "unknown_type"
+        return "bookkeeping" if isinstance(kind, str) and kind in BOOKKEEPING_TYPES else "unknown_type"
     if entry.get("isMeta") is True:
         return "meta"
     if entry.get("isCompactSummary") is True:

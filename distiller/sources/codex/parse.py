@@ -39,7 +39,8 @@ ROLLBACK = "thread_rolled_back"
 
 def recognises(entry: dict) -> bool:
     payload = entry.get("payload")
-    return entry.get("type") in ENVELOPE_TYPES and isinstance(payload, dict) and "timestamp" in entry
+    kind = entry.get("type")
+    return isinstance(kind, str) and kind in ENVELOPE_TYPES and isinstance(payload, dict) and "timestamp" in entry
 
 
 def header(line: bytes | None) -> base.Header:
@@ -94,7 +95,7 @@ def skip_line(data: bytes) -> str | None:
 def _item_skip(kind: object) -> str | None:
     if kind == "reasoning":
         return "reasoning"
-    if kind in TOOL_ITEMS:
+    if isinstance(kind, str) and kind in TOOL_ITEMS:
         return "tool_call"
     return None
 
@@ -147,13 +148,15 @@ def to_message(
         return "not_an_object"
     kind = entry.get("type")
     payload = entry.get("payload")
+    if not isinstance(kind, str):  # hostile input: an unhashable value is in no set
+        return "unknown_type"
     if kind in BOOKKEEPING_TYPES:
         return "bookkeeping"
     if kind == "event_msg":
         event = payload.get("type") if isinstance(payload, dict) else None
         if event == ROLLBACK:
             return "rollback"
-        return "duplicate_turn" if event in DUPLICATE_EVENTS else "event"
+        return "duplicate_turn" if isinstance(event, str) and event in DUPLICATE_EVENTS else "event"
     if kind != "response_item":
         return "unknown_type"
     if not isinstance(payload, dict):

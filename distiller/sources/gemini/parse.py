@@ -68,7 +68,7 @@ def to_message(
     if not isinstance(message_id, str) or not message_id:
         return "metadata" if "sessionId" in entry else "unknown_type"
     kind = entry.get("type")
-    role = ROLES.get(kind)
+    role = ROLES.get(kind) if isinstance(kind, str) else None
     if role is None:
         return "notice" if kind in ("info", "error", "warning") else "unknown_type"
     # What the user typed is `displayContent` when the CLI expanded it (an @file's contents in `content`).

@@ -154,7 +154,7 @@ def to_message(
         return "not_an_object"
     entry_type = entry.get("type")
     if entry_type != "message":
-        return "non_message" if entry_type in NON_MESSAGE_TYPES else "unknown_type"
+        return "non_message" if isinstance(entry_type, str) and entry_type in NON_MESSAGE_TYPES else "unknown_type"
     message = entry.get("message")
     if not isinstance(message, dict):
         return "malformed_message"
