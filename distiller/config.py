@@ -60,6 +60,10 @@ class Settings:
     # Worker processes a big scan is spread over: "auto" (the usable cores, when there are two or more, for a scan
     # of 8 MiB or more), 0 (always in the main process) or that many for any scan.
     scan_workers: int | str = AUTO
+    # Subagents' transcripts (Claude Code): read as their project's agent, their turns context only; false: not read.
+    read_subagents: bool = True
+    # Formats whose default tree is not read when no --source is given (every present one is, by default).
+    skip_formats: tuple[str, ...] = ()
     # Where each value came from: "default", "file PATH", "env NAME" or "flag --name".
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -129,6 +133,8 @@ RULES: dict[str, Rule] = {
     "batch_api": Rule("bool"),
     "concurrency": Rule("int", MIN_CONCURRENCY, MAX_CONCURRENCY),
     "scan_workers": Rule("int", 0, MAX_SCAN_WORKERS, choices=(AUTO,)),
+    "read_subagents": Rule("bool"),
+    "skip_formats": Rule("names", pattern=_AGENT),
 }
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 _INT_TEXT = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*")

@@ -13,6 +13,7 @@ import stat
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from distiller import pipeline
@@ -23,6 +24,7 @@ from distiller.errors import DistillError
 from distiller.lock import lock_holder
 from distiller import sources as registry
 from distiller.sources import sniff
+from distiller.sources.claude_code import discover as cc_discover
 from distiller.store.db import open_existing
 from distiller.store.migrations import MIGRATIONS
 
@@ -159,8 +161,8 @@ def agent_summary(agents: Counter[str]) -> str:
 
 
 def _sources(settings: Settings, sources: Sequence[Path] | None, report: Report) -> None:
-    roots = pipeline.resolve_sources(sources)
-    found = registry.discover([Path(r) for r in roots], settings.excluded_agents)
+    roots = pipeline.resolve_sources(sources, settings)
+    found = registry.discover([Path(r) for r in roots], settings.excluded_agents, subagents=settings.read_subagents)
     for missing in found.missing:
         report.add("sources", PROBLEM, f"source not found: {missing}", "pass --source with an existing path")
     agents = Counter(c.agent for c in found.live)
@@ -171,14 +173,23 @@ def _sources(settings: Settings, sources: Sequence[Path] | None, report: Report)
         elif os.path.isfile(root):
             kinds[sniff.sniff(root)] += 1
     by_format = ", ".join(f"{sniff.label(k)} {n}" for k, n in kinds.most_common() if k != sniff.EMPTY)
+    known = registry.formats()
     if found.live:
-        report.add("sources", OK, f"{len(found.live)} transcript(s) under {', '.join(roots)}; "
-                   f"{agent_summary(agents)}"
-                   + (f"; by format (sampled): {by_format}" if by_format else ""))
+        formats = Counter(c.format for c in found.live)
+        found_by_format = ", ".join(f"{fmt.label} {formats[fmt.name]}" for fmt in known if formats[fmt.name])
+        report.add("sources", OK, f"{len(found.live)} transcript(s) under {', '.join(roots)} ({found_by_format}); "
+                   f"{agent_summary(agents)}")
     elif not found.missing:
-        report.add("sources", PROBLEM, f"no OpenClaw transcripts under {', '.join(roots)}"
+        labels = " or ".join(fmt.label for fmt in known)
+        layouts = ", ".join(f"{fmt.label}: {fmt.layout}" for fmt in known if fmt.layout)
+        report.add("sources", PROBLEM, f"no {labels} transcripts under {', '.join(roots)}"
                    + (f" (found {by_format})" if by_format else ""),
-                   "pass --source with an OpenClaw agents dir (<agent>/sessions/*.jsonl)")
+                   f"pass --source with a dir of one of them ({layouts})")
+    for fmt in known:  # each default tree read, with its files
+        tree = fmt.default_source()
+        if any(os.path.abspath(tree) == root for root in roots):
+            files = sum(1 for c in found.live if c.path.startswith(os.path.abspath(tree) + os.sep))
+            report.add("sources", OK, f"{fmt.label}: {tree}, {files} transcript file(s)")
     if found.skipped.get("excluded_agent"):
         report.add("excluded_agents", OK, f"{found.skipped['excluded_agent']} agent dir(s) excluded "
                    f"({', '.join(settings.excluded_agents)})")
@@ -188,6 +199,7 @@ def _behind_and_batches(settings: Settings, sources: Sequence[Path] | None, repo
     status = pipeline.status(settings, sources)
     report.add("bytes_behind", OK, f"{status.bytes_behind:,} byte(s) not yet read "
                f"({status.files_tracked} tracked, {status.files_untracked} untracked file(s))")
+    _claude_code_retention(settings, sources, status.last_run, report)
     waiting = Counter(b.status for b in batches_admin.list_batches(settings))
     if waiting.get("staged"):
         report.add("batches", PROBLEM, f"{waiting['staged']} batch(es) staged for an external agent block every run",
@@ -200,6 +212,28 @@ def _behind_and_batches(settings: Settings, sources: Sequence[Path] | None, repo
         report.add("batches", OK, "waiting for the next run: " + ", ".join(f"{k} {v}" for k, v in others.items()))
     if not waiting:
         report.add("batches", OK, "none waiting")
+
+
+def _claude_code_retention(settings: Settings, sources: Sequence[Path] | None, last_run, report: Report) -> None:
+    """Claude Code deletes transcripts older than `cleanupPeriodDays`: runs further apart than that lose turns."""
+    tree = cc_discover.default_source()
+    if not any(os.path.abspath(tree) == root for root in pipeline.resolve_sources(sources, settings)):
+        return
+    days = cc_discover.cleanup_period_days(tree)
+    if last_run is None:
+        return
+    try:
+        started = datetime.strptime(last_run.started_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except (TypeError, ValueError):
+        return
+    age = (datetime.now(timezone.utc) - started).days
+    if age >= days:
+        report.add("claude_code_retention", WARN, f"the last run was {age} day(s) ago; Claude Code deletes "
+                   f"transcripts after {days} day(s) (cleanupPeriodDays), so turns may have gone unread",
+                   "schedule runs more often than that (`distill schedule install …`)")
+    else:
+        report.add("claude_code_retention", OK, f"Claude Code keeps transcripts {days} day(s); the last run was "
+                   f"{age} day(s) ago")
 
 
 def _api_key(settings: Settings, report: Report) -> None:

@@ -116,7 +116,7 @@ class Tally:
             return
         self._skipped_files.add((reason, path))
         self.files_skipped[reason] += 1
-        if reason in ("unreadable", "changed_during_read"):
+        if reason in ("unreadable", "changed_during_read", "unsupported_format"):
             log.warning("skipped %s (%s)%s", path, reason, f": {detail}" if detail else "")
         else:
             log.info("skipped %s (%s)", path, reason)

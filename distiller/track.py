@@ -15,12 +15,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import orjson
+
 from distiller.events import Tally
 from distiller.records import Cursor
 from distiller import sources
 from distiller.sources.base import Discovery
 from distiller.store import cursors as cursor_rows
-from distiller.tail import Stat, open_regular, read_head, skip_reason, stat_of, tail_digest
+from distiller import compressed
+from distiller.tail import HEADER_PROBE_BYTES, Stat, open_regular, read_head, skip_reason, stat_of, tail_digest
 
 
 def load_cursors(con) -> list[Cursor]:
@@ -87,14 +90,31 @@ def look(path: str, agent: str, fmt: str) -> Look:
     try:
         with open_regular(path) as f:
             stat = stat_of(os.fstat(f.fileno()))
-            head = read_head(f)
+            head = read_head(compressed.head(f, HEADER_PROBE_BYTES) if compressed.is_compressed(path) else f)
     except FileNotFoundError:
         return None
     except OSError as exc:
         return Unreadable(skip_reason(exc), exc.strerror or str(exc))
+    except compressed.Unreadable as exc:
+        return Unreadable(exc.reason, str(exc))
     if head is None:
         return Unreadable("header_incomplete" if stat.size else "empty")
+    fmt = _settled(head.line, fmt)
+    if fmt is None:
+        return Unreadable("unsupported_format", "an unrecognised JSONL: no known assistant wrote its first line")
     return Observed(path, agent, stat, head.fingerprint, *_read_header(head.line, path, fmt), fmt)
+
+
+def _settled(head_line: bytes | None, fmt: str) -> str | None:
+    """The format of a file by its first line (`sources.settle`): the discovery's guess is only a guess, since
+    one format's layout may hold another's files (a Claude Code project dir looks like an OpenClaw sessions dir)."""
+    if head_line is None:
+        return fmt
+    try:
+        entry = orjson.loads(head_line)
+    except orjson.JSONDecodeError:
+        return fmt
+    return sources.settle(fmt, entry)
 
 
 def _noted(seen: Look, path: str, tally: Tally) -> Observed | None:

@@ -56,6 +56,10 @@ def _process_state() -> tuple:
 def isolated_env(process_left_as_found, tmp_path, monkeypatch):
     monkeypatch.setenv("DISTILL_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("OPENCLAW_STATE_DIR", str(tmp_path / "openclaw"))
+    # every other assistant's default tree too: a tree of this machine's own must never be read by a test
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "gemini-home"))
     for name in list(os.environ):
         if (name.startswith("DISTILL_") and name != "DISTILL_STATE_DIR") or name.startswith("ANTHROPIC_"):
             monkeypatch.delenv(name)

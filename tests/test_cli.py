@@ -12,6 +12,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import orjson
+
+from distiller import sources
 import pytest
 from conftest import distill, distill_process, invoke, new_session
 
@@ -211,25 +213,33 @@ CLAUDE_CODE_LINE = orjson.dumps({"parentUuid": None, "isSidechain": False, "user
                                  "timestamp": "2026-03-01T22:38:47.557Z"}) + b"\n"
 
 
-def test_a_claude_code_file_is_named_not_misread(tmp_path):
+def test_a_claude_code_file_is_read_as_claude_code_and_an_unknown_jsonl_is_named(tmp_path):
     path = tmp_path / "projects" / "-w" / "2ff46cd5.jsonl"
     path.parent.mkdir(parents=True)
-    path.write_bytes(CLAUDE_CODE_LINE * 3)
+    path.write_bytes(CLAUDE_CODE_LINE)
     result = invoke("--json", "run", "--source", str(path))
     assert result.exit_code == 0, result.stderr
     summary = orjson.loads(result.stdout)
-    assert summary["files_skipped"] == {"unsupported_format": 1} and "unknown_type" not in summary["skipped"]
-    assert "is a Claude Code transcript" in result.stderr
-    tree = invoke("--json", "run", "--source", str(tmp_path / "projects"))
+    assert summary["files"] == 1 and summary["messages"] == 1 and "unknown_type" not in summary["skipped"]
+    other = tmp_path / "other" / "log.jsonl"
+    other.parent.mkdir()
+    other.write_bytes(b'{"level": "info", "msg": "started"}\n' * 3)
+    result = invoke("--json", "run", "--source", str(other))
+    assert result.exit_code == 0, result.stderr
+    summary = orjson.loads(result.stdout)
+    assert summary["files_skipped"] == {"unsupported_format": 1} and summary["lines"] == 0
+    assert "is a unrecognised JSONL transcript" in result.stderr or "unrecognised JSONL" in result.stderr
+    tree = invoke("--json", "run", "--source", str(tmp_path / "other"))
     assert tree.exit_code == 0, tree.stderr
-    assert "no OpenClaw transcripts under" in tree.stderr and "1 Claude Code file(s)" in tree.stderr
+    assert "unrecognised JSONL" in tree.stderr and orjson.loads(tree.stdout)["lines"] == 0
 
 
 def test_an_empty_source_dir_says_so(tmp_path):
     (tmp_path / "empty").mkdir()
     result = invoke("run", "--source", str(tmp_path / "empty"))
     assert result.exit_code == 0
-    assert f"no OpenClaw transcripts under {tmp_path / 'empty'}" in result.stderr
+    labels = " or ".join(fmt.label for fmt in sources.formats())
+    assert f"no {labels} transcripts under {tmp_path / 'empty'}" in result.stderr
 
 
 def test_global_options_after_the_command(agents):

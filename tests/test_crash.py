@@ -12,6 +12,7 @@ from collections import Counter
 
 import pytest
 
+from agent_lines import TRANSCRIPTS
 from conftest import append, distill, distill_process, ingested, message_line, new_session
 
 from distiller.config import Settings
@@ -54,3 +55,37 @@ def test_sigkill_at_random_moments_converges(tmp_path, agents):
         status = distill("--json", "status", state_dir=state, check=True)
         assert '"bytes_behind":0' in status.stdout
     assert killed_mid_run >= 5, "too few kills landed while a run was still working"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(TRANSCRIPTS))
+def test_sigkill_converges_for_every_format(tmp_path, name):
+    """The same for Claude Code, Codex and Gemini CLI transcripts: killed runs, then one more, give the ledger of
+    an uninterrupted run, nothing twice, nothing behind."""
+    tree = tmp_path / "tree"
+    for s in range(8):
+        sub, filename, content = TRANSCRIPTS[name](40, f"{s:08d}-0000-4000-8000-000000000001")
+        directory = tree / sub
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / filename).write_bytes(content)
+    reference_state = tmp_path / "reference"
+    started = time.monotonic()
+    distill_process("run", "--source", str(tree), state_dir=reference_state, env=CHUNK_ENV, check=True)
+    full_run = time.monotonic() - started
+    reference = ingested(Settings(state_dir=reference_state))
+    assert len(reference) == 8 * 40 * 2
+
+    rng = random.Random(20261203)
+    for trial in range(4):
+        state = tmp_path / f"trial{trial}"
+        for _ in range(rng.randint(1, 2)):
+            proc = _start(state, tree)
+            time.sleep(rng.uniform(0.0, full_run))
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        distill("run", "--source", str(tree), state_dir=state, env=CHUNK_ENV, check=True)
+        rows = ingested(Settings(state_dir=state))
+        assert not [key for key, n in Counter(rows).items() if n > 1], f"trial {trial}: duplicates"
+        assert rows == reference, f"trial {trial}: {len(rows)} rows vs {len(reference)}"
+        status = distill("--json", "status", "--source", str(tree), state_dir=state, check=True)
+        assert '"bytes_behind":0' in status.stdout

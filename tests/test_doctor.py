@@ -104,3 +104,28 @@ def test_doctor_says_when_an_installed_schedule_will_not_see_the_key(tmp_path, a
     assert seen.startswith("ok") and f"reads the key from {env}" in seen
     other = invoke("--state-dir", str(tmp_path / "elsewhere"), "doctor").stdout
     assert f"runs on state dir {tmp_path / 'state'}, not this one" in other
+
+
+def test_doctor_lists_each_default_tree_and_warns_when_runs_are_further_apart_than_claude_codes_retention(
+        tmp_path, monkeypatch):
+    import duckdb
+    from agent_lines import cc_session
+
+    config = tmp_path / "claude"
+    project = config / "projects" / "-w"
+    project.mkdir(parents=True)
+    (project / "s1.jsonl").write_bytes(cc_session("s1", [("I live in Lisbon.", "ok")]))
+    (config / "settings.json").write_text('{"cleanupPeriodDays": 7}')
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no other assistant's tree
+    assert invoke("run").exit_code == 0
+    _, report = doctor()
+    checks = by_name(report)
+    assert any(c["detail"].startswith("Claude Code: ") and "1 transcript file(s)" in c["detail"]
+               for c in checks["sources"])
+    assert checks["claude_code_retention"][0]["level"] == "ok"
+    with duckdb.connect(str(tmp_path / "state" / "distill.duckdb")) as con:
+        con.execute("UPDATE runs SET started_at = started_at - INTERVAL 9 DAY")
+    _, report = doctor()
+    retention = by_name(report)["claude_code_retention"][0]
+    assert retention["level"] == "warning" and "7 day(s)" in retention["detail"]

@@ -184,3 +184,18 @@ def test_a_recall_echo_in_any_format_is_stripped(settings, tmp_path, toy_without
     assert "Lisbon" in stored
     for echoed in ("Reykjavik", "opera"):
         assert echoed not in stored and echoed not in quotes
+
+
+def test_a_file_is_read_by_the_format_its_first_line_names_whatever_dir_it_is_in(settings, tmp_path):
+    """An OpenClaw v1 header (no version, an id) is OpenClaw's; a JSONL no known assistant wrote is named and not
+    read, even inside an OpenClaw sessions dir."""
+    sessions = tmp_path / "agents" / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    v1 = {"type": "session", "id": "v1-session", "timestamp": "2026-01-05T10:00:00.000Z", "cwd": "/w"}
+    turn = {"type": "message", "id": "m1", "parentId": None, "timestamp": "2026-01-05T10:00:01.000Z",
+            "message": {"role": "user", "content": [{"type": "text", "text": "I moved to Lisbon in 2021."}]}}
+    (sessions / "v1-session.jsonl").write_bytes(orjson.dumps(v1) + b"\n" + orjson.dumps(turn) + b"\n")
+    (sessions / "app-log.jsonl").write_bytes(b'{"level": "info", "msg": "started"}\n')
+    tally = pipeline.run_once(settings, [tmp_path / "agents"]).tally
+    assert (tally.files, tally.messages) == (1, 1)
+    assert tally.files_skipped["unsupported_format"] == 1 and "unknown_type" not in tally.skipped

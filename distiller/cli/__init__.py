@@ -172,8 +172,9 @@ source_option = click.option(
     "sources",
     multiple=True,
     type=click.Path(path_type=Path, readable=False),  # an unreadable source is skipped with a reason, not fatal
-    help="Agents dir, sessions dir or one transcript file (repeatable). "
-    "Default: $OPENCLAW_STATE_DIR/agents or ~/.openclaw/agents.",
+    help="A tree of OpenClaw, Claude Code, Codex or Gemini CLI transcripts, a dir in one, or one transcript file "
+    "(repeatable). Default: every such tree present (~/.openclaw/agents, ~/.claude/projects, ~/.codex/sessions, "
+    "~/.gemini/tmp).",
 )
 
 

@@ -16,7 +16,7 @@ from typing import BinaryIO
 
 import orjson
 
-from distiller import stop
+from distiller import compressed, stop
 from distiller.config import Settings
 from distiller.events import Tally
 from distiller.progress import Progress
@@ -48,12 +48,19 @@ class Reading:
     settings: Settings
     tally: Tally
     progress: Progress | None = None
+    retracted: frozenset[int] = frozenset()  # offsets of lines a later line took back (Format.retracted)
 
     def __iter__(self) -> Iterator[tuple[Message | None, int]]:
+        if self.fmt.group is not None:
+            return self._grouped()
+        return self._lines()
+
+    def _lines(self) -> Iterator[tuple[Message | None, int]]:
         plan, tally, progress = self.plan, self.tally, self.progress
         target = plan.target
         stopping = stop.requested
         skip_line, to_message, entry_session_skip = self.fmt.skip_line, self.fmt.to_message, self.fmt.entry_session_skip
+        retracted = self.retracted
         for line in read_lines(self.file, plan.start, plan.stop, max_line_bytes=self.settings.max_line_bytes):
             if stopping():
                 stop.check()  # a safe point: what was read but not committed is simply read again next run
@@ -87,9 +94,87 @@ class Reading:
                         tally.line_skipped(result, target.path, line.start)
                         if self.skip is None:  # a line that is no message may mark the session skipped
                             self.skip = entry_session_skip(entry)
+                    elif retracted and line.start in retracted:
+                        tally.line_skipped("rolled_back", target.path, line.start)
                     else:
                         message = result
             yield message, line.end
+
+    def _grouped(self) -> Iterator[tuple[Message | None, int]]:
+        """The lines of a format that writes one message over several lines (`Format.group`): the lines of one
+        group become one message, yielded with the offset after its last line, so no cursor ever falls inside it.
+
+        A group still open where the read stops (its last line may not be written yet) is held back: its lines are
+        not counted, and the cursor stays before it, so the next run reads the group whole. Where groups end
+        depends on the lines alone, never on where a read starts or stops, so any sequence of runs makes the same
+        messages as one run over the final file."""
+        plan, tally, progress = self.plan, self.tally, self.progress
+        target = plan.target
+        stopping = stop.requested
+        fmt = self.fmt
+        skip_line, to_message, entry_session_skip, group = (fmt.skip_line, fmt.to_message, fmt.entry_session_skip,
+                                                            fmt.group)
+        pending: Message | None = None  # the group's text so far (None while it has none)
+        key: str | None = None  # the open group's key; None when no group is open
+        first = held_lines = held_bytes = end = 0
+        for line in read_lines(self.file, plan.start, plan.stop, max_line_bytes=self.settings.max_line_bytes):
+            if stopping():
+                stop.check()
+            tally.lines += 1
+            tally.bytes_read += line.end - line.start
+            if progress is not None and not tally.lines & 1023:
+                progress.tick()
+            data = line.data
+            entry = skipped = None
+            if data is None:
+                skipped = "oversized_line"
+            elif not data or data.isspace():
+                skipped = "blank"
+            elif (skipped := skip_line(data)) is None:
+                try:
+                    entry = orjson.loads(data)
+                except orjson.JSONDecodeError:
+                    skipped = _decode_failure(data)
+            grouping = group(entry) if entry is not None else None
+            if key is not None and (grouping is None or grouping[0] != key):
+                if pending is None:
+                    tally.line_skipped("no_text", target.path, first)
+                yield pending, end
+                pending, key = None, None
+            if skipped is not None:
+                tally.line_skipped(skipped, target.path, line.start)
+                yield None, line.end
+                continue
+            result = to_message(entry, agent=target.agent, session_id=target.session_id, file=target.path,
+                                byte_start=line.start, byte_end=line.end)
+            if not isinstance(result, str) and self.retracted and line.start in self.retracted:
+                result = "rolled_back"
+                if grouping is not None:  # a part taken back: counted here, and not joined to its group
+                    tally.line_skipped(result, target.path, line.start)
+            if grouping is not None:
+                if key is None:
+                    key, first, held_lines, held_bytes = grouping[0], line.start, 0, 0
+                held_lines += 1
+                held_bytes += line.end - line.start
+                end = line.end
+                if not isinstance(result, str):
+                    pending = result if pending is None else _joined(pending, result)
+                if grouping[1]:  # the line that surely ends its group
+                    if pending is None:
+                        tally.line_skipped("no_text", target.path, first)
+                    yield pending, end
+                    pending, key = None, None
+                continue
+            if isinstance(result, str):
+                tally.line_skipped(result, target.path, line.start)
+                if self.skip is None:
+                    self.skip = entry_session_skip(entry)
+                yield None, line.end
+            else:
+                yield result, line.end
+        if key is not None:  # an open group at the end: read whole next time
+            tally.lines -= held_lines
+            tally.bytes_read -= held_bytes
 
     def cursor(self, offset: int, *, mid_file: bool = False) -> Cursor:
         """The cursor at `offset`; mid-file progress stores size = offset so the unchanged-file shortcut cannot
@@ -116,20 +201,66 @@ def open_reading(plan: ReadPlan, settings: Settings, session_keys: dict[str, str
         f.close()
         tally.file_skipped("changed_during_read", target.path)
         return None
+    if compressed.is_compressed(target.path):  # read whole, once: its offsets are the plain file's
+        try:
+            raw, f = f, compressed.whole(f)
+        except compressed.Unreadable as exc:
+            f.close()
+            tally.file_skipped(exc.reason, target.path, str(exc))
+            return None
+        raw.close()
+        plan = replace(plan, stop=len(f.getbuffer()))
     tally.files += 1
     fmt = registry.named(plan.format)
     skip = target.session_skip or fmt.session_skip(session_key(target, session_keys))
     try:
         state = FileRead(_previous_user_text(f, plan, fmt, settings, skip))
+        retracted = _retracted(f, plan, fmt, settings, tally)
     except BaseException:
         f.close()
         raise
-    return Reading(plan, fmt, f, skip, state, settings, tally, progress)
+    return Reading(plan, fmt, f, skip, state, settings, tally, progress, retracted)
+
+
+def _retracted(f, plan: ReadPlan, fmt: Format, settings: Settings, tally: Tally) -> frozenset[int]:
+    """The lines of the file taken back by a line in this read's range (`Format.retracted`); only a range that
+    holds the format's marker costs a second look at the file."""
+    if fmt.retracted is None or not fmt.retraction_marker or not _holds(f, plan.start, plan.stop,
+                                                                        fmt.retraction_marker):
+        return frozenset()
+    f.seek(0)
+    lines = ((line.start, line.data) for line in read_lines(f, 0, plan.stop, max_line_bytes=settings.max_line_bytes)
+             if line.data is not None)
+    taken_back = fmt.retracted(lines)
+    for offset in sorted(o for o, by in taken_back.items() if o < plan.start <= by):
+        tally.line_skipped("rolled_back_after_read", plan.target.path, offset)
+    return frozenset(taken_back)
+
+
+def _holds(f, start: int, stop: int, marker: bytes) -> bool:
+    """Whether bytes [start, stop) of the file hold `marker`, read a chunk at a time."""
+    f.seek(start)
+    position, tail = start, b""
+    while position < stop:
+        block = f.read(min(CHUNK_BYTES, stop - position))
+        if not block:
+            return False
+        window = tail + block
+        if marker in window:
+            return True
+        tail = window[-(len(marker) - 1):] if len(marker) > 1 else b""
+        position += len(block)
+    return False
 
 
 def session_key(target: Cursor, session_keys: dict[str, str]) -> str | None:
     """The key an index gives the file's session (by its id, else by the file's name), which may skip it whole."""
     return session_keys.get(target.session_id) or session_keys.get(Path(target.path).name.split(".jsonl")[0])
+
+
+def _joined(first: Message, then: Message) -> Message:
+    """Two lines of one message as one: the first line's id and start, the texts in order, the last line's end."""
+    return replace(first, text=f"{first.text}\n\n{then.text}", byte_end=then.byte_end)
 
 
 def _decode_failure(data: bytes) -> str:

@@ -156,7 +156,8 @@ def job_id_of(scope: Scope, extractor: Extractor) -> str:
 
 def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally) -> tuple[list[ReadPlan], dict]:
     """Every file in scope, whole (from the job's progress on), each session once."""
-    discovery = registry.discover([Path(s) for s in scope.sources], settings.excluded_agents)
+    discovery = registry.discover([Path(s) for s in scope.sources], settings.excluded_agents,
+                                  subagents=settings.read_subagents)
     tally.files_skipped.update(discovery.skipped)
     for missing in discovery.missing:
         tally.file_skipped("missing_source", missing)
@@ -237,7 +238,7 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
     With `settings.batch_api` the requests are submitted through the Message Batches API (half price) and the job
     stays `submitted`; every later invocation of the same job (or `collect`, which only collects) commits the
     batches the API has ended, in order, and reads on only once none is waiting there."""
-    scope = Scope(tuple(resolve_sources(sources)), since, until, tuple(agents), include_archives)
+    scope = Scope(tuple(resolve_sources(sources, settings)), since, until, tuple(agents), include_archives)
     missing = [source for source in scope.sources if not Path(source).exists()]
     if missing:
         raise DistillError(f"source not found: {', '.join(missing)}")

@@ -65,8 +65,9 @@ def echo_index(con: duckdb.DuckDBPyConnection) -> echo.EchoIndex:
     return echo.index([*store_terms.live_statements(con), *recall.HEADERS.values(), recall.PROFILE_HEADER])
 
 
-def resolve_sources(sources: Sequence[Path] | None) -> list[str]:
-    chosen = list(sources) if sources else registry.default_sources()
+def resolve_sources(sources: Sequence[Path] | None, settings: Settings | None = None) -> list[str]:
+    """The sources given, else the default tree of every format present (less the settings' `skip_formats`)."""
+    chosen = list(sources) if sources else registry.default_sources(settings.skip_formats if settings else ())
     return [os.path.abspath(Path(s).expanduser()) for s in chosen]
 
 
@@ -215,7 +216,7 @@ def run_once(
 
     `show` is called with every decision on a newly read message (the tool for tuning the filters); `progress`
     is shown while the run reads."""
-    roots = resolve_sources(sources)
+    roots = resolve_sources(sources, settings)
     extractor = extractor or (Estimator(settings.model) if dry_run else make_extractor(settings))
     check_options(settings, extractor)
     try:
@@ -305,7 +306,8 @@ def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally:
             resume_batches(settings, run_id, extractor, tally, waiting, spent, pacer)
             with connect_for(settings, read_only=True) as con:
                 tracked = load_cursors(con)  # the resumed batches moved them
-        discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents)
+        discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents,
+                                      subagents=settings.read_subagents)
         if not tracked:  # a first run reads whole files: scan workers for them start now, and help plan them
             started = scan.early(settings, [found.path for found in discovery.live], start_hold.release)
         tally.files_skipped.update(discovery.skipped)
@@ -365,8 +367,9 @@ def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> 
             elif kind != sniff.EMPTY:
                 discovery.live[:] = [c for c in discovery.live if c.path != root]
                 tally.file_skipped("unsupported_format", root)
-                log.warning("not read: %s is a %s transcript, not an %s one (not supported yet)", root,
-                            sniff.label(kind), labels)
+                log.warning("not read: %s is %s, not a transcript of %s", root,
+                            "an unrecognised JSONL file" if kind == sniff.UNKNOWN else f"a {sniff.label(kind)} file",
+                            labels)
         elif not any(p.startswith(root.rstrip(os.sep) + os.sep) for p in found):
             kinds = sniff.survey(Path(root))
             if any(kinds[fmt.name] for fmt in known):
@@ -375,7 +378,7 @@ def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> 
             layouts = ", ".join(fmt.layout for fmt in known if fmt.layout)
             tally.file_skipped("no_transcripts", root)
             log.warning("no %s transcripts under %s (expected %s)%s", labels, root, layouts,
-                        f"; it holds {held}, which are not supported yet" if held else "")
+                        f"; it holds {held}" if held else "")
 
 
 def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:

@@ -36,7 +36,8 @@ def _present_ends(roots: list[str], settings: Settings, known: dict[str, Cursor]
     """A cursor at the last complete line of every live file, with the offset it replaces (None when new)."""
     marks: dict[str, tuple[Cursor, int | None]] = {}
     by_path = {c.path: c for c in known.values() if c.state == "active"}
-    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents).live:
+    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents,
+                                       subagents=settings.read_subagents).live:
         seen = observe(candidate.path, candidate.agent, candidate.format, Tally())
         if seen is None:
             continue
@@ -61,10 +62,10 @@ def init(settings: Settings, sources: Sequence[Path] | None = None, *, mode: str
 
     `from-now` with a source that does not exist is refused before anything is created: marking nothing as read
     would make the first real run read (and pay for) the whole history it was meant to skip."""
-    roots = resolve_sources(sources)
+    roots = resolve_sources(sources, settings)
     missing = [root for root in roots if not os.path.exists(root)]
     if mode == "from-now" and missing:
-        given = "" if sources else " (the default: $OPENCLAW_STATE_DIR/agents, else ~/.openclaw/agents)"
+        given = "" if sources else " (the default: every known assistant's tree, see README)"
         raise DistillError(f"source not found: {', '.join(missing)}{given}; nothing marked as read: pass --source "
                            f"with the directory that holds your transcripts")
     marks: list[tuple[Cursor, int | None]] = []
@@ -123,7 +124,7 @@ def status(settings: Settings, sources: Sequence[Path] | None = None) -> StatusR
         recent = runs.recent(con, 1)
         ingested = messages.count(con)
     last = recent[0] if recent else None
-    roots = resolve_sources(sources) if sources or last is None else list(last.sources)
+    roots = resolve_sources(sources, settings) if sources or last is None else list(last.sources)
     behind = 0
     active = [c for c in tracked if c.state == "active"]
     for cursor in active:
@@ -133,7 +134,8 @@ def status(settings: Settings, sources: Sequence[Path] | None = None) -> StatusR
             continue
     known_paths = {c.path for c in active}
     untracked = 0
-    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents).live:
+    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents,
+                                       subagents=settings.read_subagents).live:
         if candidate.path not in known_paths:
             try:
                 behind += os.stat(candidate.path).st_size

@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from distiller.sources.base import Discovery, Format
+from distiller.sources.base import Discovery, Format, SourceFile
 
 _registered: list[Format] = []
 _by_name: dict[str, Format] = {}
@@ -17,9 +17,9 @@ _loaded = False
 
 
 def _builtin() -> list[Format]:
-    from distiller.sources import openclaw
+    from distiller.sources import claude_code, codex, gemini, openclaw
 
-    return [openclaw.FORMAT]
+    return [openclaw.FORMAT, claude_code.FORMAT, codex.FORMAT, gemini.FORMAT]
 
 
 def formats() -> tuple[Format, ...]:
@@ -77,14 +77,51 @@ def for_path(path: str) -> Format:
     return default()
 
 
-def default_sources() -> list[Path]:
-    return list(dict.fromkeys(fmt.default_source() for fmt in formats()))
+def default_sources(skip: Iterable[str] = ()) -> list[Path]:
+    """The default tree of every format not skipped that is present on this machine; when none is, the first
+    format's (so a run names what it expected)."""
+    chosen = [fmt for fmt in formats() if fmt.name not in set(skip)]
+    present = [fmt.default_source() for fmt in chosen if fmt.default_source().exists()]
+    return list(dict.fromkeys(present or [fmt.default_source() for fmt in chosen[:1] or formats()[:1]]))
 
 
-def discover(roots: Iterable[Path], excluded_agents: Iterable[str]) -> Discovery:
-    """What every format finds under the roots, in registration order."""
+def discover(roots: Iterable[Path], excluded_agents: Iterable[str], *, subagents: bool = True) -> Discovery:
+    """What every format finds under the roots, in registration order, each file once: a file two formats'
+    layouts both take is listed by the first, and its own first line settles which format reads it
+    (`track.look`). Subagents' transcripts are left out (counted) unless `subagents`."""
     roots, excluded = list(roots), frozenset(excluded_agents)
     found = Discovery()
     for fmt in formats():
         found.extend(fmt.discover(roots, excluded))
+    by_path: dict[str, list[SourceFile]] = {}
+    for candidate in found.live:
+        by_path.setdefault(candidate.path, []).append(candidate)
+    live = []
+    for path, candidates in by_path.items():
+        candidate = candidates[0]
+        if len(candidates) > 1:
+            from distiller.sources import sniff  # here: sniff asks the registry, which must be loaded first
+
+            kind = sniff.sniff(path)
+            candidate = next((c for c in candidates if c.format == kind), candidate)
+        if candidate.subagent and not subagents:
+            found.skipped["subagent"] += 1
+            continue
+        live.append(candidate)
+    found.live = live
     return found
+
+
+def settle(name: str, first_line: object) -> str | None:
+    """The format that reads a file whose first line parsed to `first_line`, when `name` was the guess of the
+    discovery that found it: that one if it recognises the line, else the registered format that does, else None
+    (no registered format wrote it). A line that is no JSON object says nothing: the guess stands."""
+    if not isinstance(first_line, dict):
+        return name
+    guess = named(name)
+    if guess.recognises(first_line):
+        return name
+    for fmt in formats():
+        if fmt.recognises(first_line):
+            return fmt.name
+    return None

@@ -8,7 +8,9 @@ A format is a `Format` of plain functions, made by its own package (`sources/<na
 - one parsed JSONL line → a `Message` or a `Skip` (`to_message`, with `skip_line` deciding on the raw bytes first
   where parsing would be waste);
 - which sessions are skipped whole (`session_skip` by the key an index gives, `entry_session_skip` by a line);
-- its own envelopes and noise (`cleaning`), applied by screening to every message of the format.
+- its own envelopes and noise (`cleaning`), applied by screening to every message of the format;
+- for a format that writes one message over several lines, which lines belong together (`group`);
+- for a format whose later lines take turns back, which lines are taken back (`retracted`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class SourceFile:
     path: str
     agent: str
     format: str
+    subagent: bool = False  # a subagent's transcript (Claude Code): left out when `read_subagents` is off
 
 
 @dataclass(slots=True)
@@ -101,3 +104,16 @@ class Format:
     entry_session_skip: Callable[[object], Skip | None] = no_entry_session_skip  # any parsed line that is no message
     continuations: Callable[[str, int, int], list[str]] = no_continuations  # path, device, inode
     cleaning: Cleaning | None = None  # its envelope and noise rules; None: only our own blocks are stripped
+    # A format that writes one message over several lines (Claude Code: one line per content block, sharing the
+    # API message's id) says which group a parsed line belongs to: (key, whether this line surely ends the group),
+    # or None for a line of no group. The reader joins a group's lines into one message and never puts a cursor
+    # inside a group (`pipeline.read.Reading`); the format's `to_message` makes each line's part (or a skip).
+    group: Callable[[object], tuple[str, bool] | None] | None = None
+    # A format whose later lines take earlier turns back (Codex's `thread_rolled_back`, Gemini's `$rewindTo`):
+    # when a read's range holds `retraction_marker`, `retracted` gets every complete line of the file up to the
+    # read's end, as (offset, bytes), and returns the offset of each line whose message is taken back, mapped to
+    # the offset of the line that took it back. The reader skips those (`rolled_back`); one an earlier run read is
+    # counted (`rolled_back_after_read`): what was committed stays, as the store keeps no undo of a commit
+    # (`distill beliefs forget` removes what it taught).
+    retraction_marker: bytes = b""
+    retracted: Callable[[Iterable[tuple[int, bytes]]], dict[int, int]] | None = None

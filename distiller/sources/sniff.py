@@ -1,6 +1,6 @@
 """Which assistant wrote a transcript, told from its first line: so an unsupported file is named, not misread.
 
-The registered formats recognise their own headers; the formats below are only known well enough to be named."""
+The registered formats recognise their own first lines (`Format.recognises`); any other JSONL is `unknown`."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import orjson
 
-from distiller import sources
+from distiller import compressed, sources
 
-CLAUDE_CODE, CODEX, UNKNOWN, EMPTY = "claude-code", "codex", "unknown", "empty"
-_UNSUPPORTED_LABELS = {CLAUDE_CODE: "Claude Code", CODEX: "Codex", UNKNOWN: "unrecognised JSONL"}
+UNKNOWN, EMPTY = "unknown", "empty"
+_UNSUPPORTED_LABELS = {UNKNOWN: "unrecognised JSONL"}
 FIRST_LINE_BYTES = 64 * 1024
 SURVEY_FILES = 50
 
@@ -31,13 +31,6 @@ def sniff_line(line: bytes) -> str:
     for fmt in sources.formats():
         if fmt.recognises(entry):
             return fmt.name
-    kind = entry.get("type")
-    if kind in ("session_meta", "response_item", "event_msg", "turn_context") or (
-            "payload" in entry and "timestamp" in entry and kind is not None):
-        return CODEX
-    if "sessionId" in entry and ("uuid" in entry or "parentUuid" in entry) or kind in (
-            "summary", "file-history-snapshot"):
-        return CLAUDE_CODE
     return UNKNOWN
 
 
@@ -62,8 +55,12 @@ def sniff(path: str | Path) -> str:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return UNKNOWN
-        head = os.read(fd, FIRST_LINE_BYTES)
-    except OSError:
+        if compressed.is_compressed(str(path)):
+            with os.fdopen(os.dup(fd), "rb") as f:
+                head = compressed.head(f, FIRST_LINE_BYTES).read()
+        else:
+            head = os.read(fd, FIRST_LINE_BYTES)
+    except (OSError, compressed.Unreadable):
         return UNKNOWN
     finally:
         os.close(fd)
@@ -83,7 +80,7 @@ def survey(root: Path, depth: int = 3) -> Counter[str]:
         for entry in entries:
             if entry.is_dir(follow_symlinks=False) and level < depth:
                 pending.append((Path(entry.path), level + 1))
-            elif entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
+            elif entry.name.endswith((".jsonl", ".jsonl.zst")) and entry.is_file(follow_symlinks=False):
                 kind = sniff(entry.path)
                 if kind != EMPTY:
                     found[kind] += 1

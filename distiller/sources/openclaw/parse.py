@@ -66,7 +66,8 @@ def header(line: bytes | None) -> base.Header:
 
 
 def recognises(entry: dict) -> bool:
-    return entry.get("type") == "session" and "version" in entry
+    """A pi session header: `type: session` with its format `version` (v2 on) or, in v1 headers, only its `id`."""
+    return entry.get("type") == "session" and ("version" in entry or "id" in entry)
 
 
 _MESSAGE_LINE = b'{"type":"message",'
@@ -153,7 +154,7 @@ def to_message(
         return "not_an_object"
     entry_type = entry.get("type")
     if entry_type != "message":
-        return "non_message" if entry_type in NON_MESSAGE_TYPES else "unknown_type"
+        return "non_message" if isinstance(entry_type, str) and entry_type in NON_MESSAGE_TYPES else "unknown_type"
     message = entry.get("message")
     if not isinstance(message, dict):
         return "malformed_message"
