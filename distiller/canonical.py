@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from distiller.textscan import trie
+
 # Every Cf character of Unicode 15.1 (a test checks this against the running Python's database), the Hangul fillers
 # (letters that render as nothing), the combining grapheme joiner and the ideographic variation selectors (both
 # invisible; the selectors are a known way to smuggle bytes). Variation selectors 1-16 stay: emoji need them.
@@ -35,11 +37,28 @@ INVISIBLE_CLASS = "".join(_INVISIBLE_RANGES)  # the body of a character class: `
 INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]+")
 
 
+def _utf8_finder() -> re.Pattern[bytes]:
+    """The UTF-8 encodings of the invisible characters as one trie of bytes: whether a text holds one, asked of its
+    UTF-8 bytes, where the engine skips to the dozen lead bytes they start with (7.7 µs → about 0.5 µs for a
+    200-character message that is not ASCII; the class above is a list of ranges the engine tries in turn at
+    every character, as it must for one that reaches past U+FFFF). Exact: a lead byte is never a continuation."""
+    codes: list[int] = []
+    for part in _INVISIBLE_RANGES:
+        first, last = (part[0], part[-1]) if len(part) == 3 else (part, part)
+        codes.extend(range(ord(first), ord(last) + 1))
+    encoded = tuple(chr(code).encode().decode("latin-1") for code in codes)
+    return re.compile(trie(encoded).encode("latin-1"))
+
+
+_INVISIBLE_UTF8 = _utf8_finder()
+
+
 def canonical(text: str) -> tuple[str, int]:
     """The text without invisible characters, NFKC-normalised, and how many characters were removed."""
     if text.isascii():
         return text, 0
-    visible = INVISIBLE.sub("", text) if INVISIBLE.search(text) else text
+    held = _INVISIBLE_UTF8.search(text.encode("utf-8", "surrogatepass")) is not None
+    visible = INVISIBLE.sub("", text) if held else text
     removed = len(text) - len(visible)
     if not unicodedata.is_normalized("NFKC", visible):
         visible = unicodedata.normalize("NFKC", visible)

@@ -585,7 +585,7 @@ def cases(seed: int, invisible: bool = False) -> list[Case]:
 
 def split_across_messages(seed: int) -> list[tuple[str, str, str]]:
     """A key pasted in two consecutive messages: (first message, second message, the key)."""
-    r = random.Random(seed)
+    r = random.Random(f"split-{seed}")  # a stream of its own: no value of cases() or lookalikes() comes back
     out = []
     for make in (lambda: "ghp_" + token(r, 36), lambda: token(r, 48), lambda: "sk-proj-" + token(r, 48)):
         v = make()
@@ -661,5 +661,5 @@ LOOKALIKE_FORMS = _lookalike_forms()
 
 
 def lookalikes(seed: int) -> list[Lookalike]:
-    r = random.Random(seed)
+    r = random.Random(f"lookalike-{seed}")  # a stream of its own: a look-alike never repeats a planted secret
     return [Lookalike(name, split, draw(r)) for name, split, draw in LOOKALIKE_FORMS]

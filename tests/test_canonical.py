@@ -60,3 +60,23 @@ def test_canonical_text_is_stable_and_holds_nothing_invisible(text):
     assert INVISIBLE.search(once) is None
     assert len(skeleton(once)) == len(once)
     assert visible(text) == once
+
+
+def test_the_utf8_shortcut_finds_every_invisible_character():
+    from distiller.canonical import _INVISIBLE_UTF8
+
+    listed = [chr(c) for c in range(sys.maxunicode + 1) if INVISIBLE.fullmatch(chr(c))]
+    assert all(_INVISIBLE_UTF8.fullmatch(char.encode()) for char in listed)
+
+
+_MIXED = st.text(st.sampled_from(["a", "é", "’", "—", "\u200b", "\u2060", "\ufeff", "\u00ad", "😀", "\U000e0041",
+                                  "\U0001d173", "\u2028", "\u0600", "\ud800", "Я"]), max_size=30)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(_MIXED, st.text(max_size=30)))
+def test_the_utf8_shortcut_equals_the_plain_search(text):
+    from distiller.canonical import _INVISIBLE_UTF8
+
+    found = _INVISIBLE_UTF8.search(text.encode("utf-8", "surrogatepass")) is not None
+    assert found == (INVISIBLE.search(text) is not None)
