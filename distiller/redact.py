@@ -546,6 +546,9 @@ def _vendor_pattern(tokens: tuple[tuple[str, str], ...]) -> str:
 
 _VALUE = (r"(?:\"(?!\[REDACTED)([^\"\n]{4,300})\"|'(?!\[REDACTED)([^'\n]{4,300})'|"
           r"(?!\[REDACTED)(?!-)([^\s\"'`,;&<>(){}\[\]|]{4,300}))")
+# After `=` or `:` a value may start with a dash (`PGPASSWORD=-x7…`); after a flag and a blank, a dash starts the
+# next flag, and a dash and a blank a list item.
+_ASSIGNED_VALUE = _VALUE.replace("(?!-)", r"(?!-[-\s])")
 # The key words a name ends in (before suffixes such as _B64): stems that may run on ("tokens", "sessionid"), and
 # short words that end where a letter does not follow ("pass=", not "passed"; "sig=", not "design"), whose needles
 # are the word with each character the patterns allow after it.
@@ -715,7 +718,7 @@ _RULES: tuple[_Rule, ...] = (
         "key-assignment",
         _KEY_STEMS,
         re.compile(r"(?ai)(?=[" + "".join(sorted({stem[0] for stem in _KEY_STEMS})) + r"])"  # a first letter to skip to
-                   r"(?P<name>" + _KEY_NAME + r"[a-z0-9_.-]{0,30}?)[\"']?[ \t]*(?:=>|:=|[:=])[ \t]*" + _VALUE),
+                   r"(?P<name>" + _KEY_NAME + r"[a-z0-9_.-]{0,30}?)[\"']?[ \t]*(?:=>|:=|[:=])[ \t]*" + _ASSIGNED_VALUE),
         ignore_case=True,
         possible=_assigns,
         check=_named_secret,

@@ -330,3 +330,9 @@ def test_generated_secrets_reach_no_output_export_or_file_of_the_state_dir(tmp_p
         dumped = [str(con.execute(f'SELECT * FROM "{table}"').fetchall()) for table in tables]
     leaked = [s for s in secrets for text in outputs + files + dumped if s in text or s in text.replace("\\n", "\n")]
     assert leaked == []
+
+
+def test_a_value_after_equals_may_start_with_a_dash_but_a_flag_after_a_blank_is_no_value():
+    assert redact("PGPASSWORD=-x7Gq2LmN9pR psql -h db").text == "PGPASSWORD=[REDACTED:key-assignment] psql -h db"
+    assert redact("api_token: --verbose").counts == ()
+    assert redact("secrets: - first item").counts == ()
