@@ -560,6 +560,24 @@ _KEY_NAME = "(?:" + trie(_KEY_STEMS_ANY) + "|" + trie(_KEY_WORDS_ALONE) + "(?![a
 _STRONG_VALUE = r"(?!\[REDACTED)([^\s\"'`]{5,62}[^\s\"'`.,;:!?)\]])"
 
 
+# "Password" in other languages, as written (an ASCII letter's case is folded, the others' are listed), and the
+# words that say "is" after it: the value must still look like a password (`_strong_password`), so "hasło jest
+# długie" is prose. A language no list here names is covered when it writes ":" or "=".
+_PASSWORD_WORDS = (
+    "wachtwoord", "has[łl]o", "l[öo]senord", "adgangskode", "passord", "salasana", "heslo", "[şs]ifre", "parola",
+    "jelsz[óo]", "palavra-passe", "contrasenya", "kata sandi", "kata laluan", "m[ậa]t kh[ẩa]u", "[пП]ароль",
+    "[κΚ]ωδικ[όο]ς", "パスワード", "暗証番号", "密码", "密碼", "비밀번호", "סיסמה", "كلمة المرور", "पासवर्ड", "lozinka",
+    "geslo", "salasõna", "parole", "slaptažodis",
+)
+_PASSWORD_WORDS_NEEDLES = (
+    "wachtwoord", "hasło", "haslo", "lösenord", "losenord", "adgangskode", "passord", "salasana", "heslo", "şifre",
+    "sifre", "parola", "jelszó", "jelszo", "palavra-passe", "contrasenya", "kata sandi", "kata laluan", "mật khẩu",
+    "mat khau", "mật khau", "mat khẩu", "пароль", "κωδικός", "κωδικος", "パスワード", "暗証番号", "密码", "密碼",
+    "비밀번호", "סיסמה", "كلمة المرور", "पासवर्ड", "lozinka", "geslo", "salasõna", "parole", "slaptažodis",
+)
+_COPULAS = ("is", "es", "est", "ist", "lautet", "è", "é", "to", "jest", "är", "er", "on", "je", "este", "adalah",
+            "ialah", "là", "это", "είναι", "olur", "je", "ir", "yra", "van", "al")
+
 _HIGH_ENTROPY = "high-entropy"
 _PHRASE_LEAD = r"(?:\s+(?:for|to|on|of|at)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w.@-]{1,40}(?:\s+[\w.@-]{1,40})?)?"
 _PHRASE_VERB = r"\s*(?:\s(?:is|was|are|is\s+now|is\s+still|will\s+be)(?:\s*[:=])?\s|[:=])\s*[\"'`]?"
@@ -845,6 +863,26 @@ _RULES: tuple[_Rule, ...] = (
                    r"(?:contraseña|clave|passwort|kennwort|mot de passe|mdp|senha|password)"
                    r"(?:[ \t]+[\w'-]{1,20}){0,2}?[ \t]+(?:es|ist|lautet|est|c'est|è|é|:)[ \t]+[\"'`]?"
                    + _STRONG_VALUE),
+        group=1,
+        accept=_strong_password,
+        ignore_case=True,
+    ),
+    _Rule(
+        "password-phrase",
+        _PASSWORD_WORDS_NEEDLES,
+        re.compile(r"(?ai)(?<![A-Za-z])(?:" + "|".join(_PASSWORD_WORDS) + r")(?:[ \t]+[^\s:=]{1,20}){0,3}?"
+                   r"(?:[ \t]*[:=]|[ \t]+(?:[—–-]|" + "|".join(_COPULAS) + r")(?=[ \t]))[ \t]*[\"'`]?"
+                   + _STRONG_VALUE),
+        group=1,
+        accept=_strong_password,
+        ignore_case=True,
+    ),
+    _Rule(
+        "password-phrase",
+        (" as ",),
+        re.compile(r"(?ai)(?<![^\s\"'`(])[\"'`]?(?!\[REDACTED)([^\s\"'`]{6,63})[\"'`]?[ \t]* as [ \t]*"
+                   r"(?:the|my|your|our|a|his|her|their)[ \t]+(?:new[ \t]+|login[ \t]+|account[ \t]+)?"
+                   r"(?:password|passcode|passphrase|passwd|pin|login)\b"),
         group=1,
         accept=_strong_password,
         ignore_case=True,

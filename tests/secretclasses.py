@@ -449,12 +449,16 @@ def _forms() -> dict[str, list[Form]]:
         return _one(f"if the QR code won't scan, type {v} by hand", v)
 
     # --- passwords in words
+    # The forms a rule was written from are train; "as the password" and four languages became train when the
+    # rules for them were written (after the first report), and the held-out forms below them were added then,
+    # before any rule was tried on them.
     phrasing_train = ["pw is {}", "my passcode is {}", "login: jdoe / pass: {}", "the wifi key is {}",
                       "I use the password {} everywhere", "I reuse the same password, {}, on every site",
-                      "I set my laptop login to {}", "the password for the nas = {}"]
-    phrasing_held = ["my pwd: {}", "the wifi pw is {}", "I always log in with {} as the password",
-                     "the network key at home is {}", "use {} as your password for now",
-                     "user name alice, password {}"]
+                      "I set my laptop login to {}", "the password for the nas = {}",
+                      "I always log in with {} as the password", "use {} as your password for now"]
+    phrasing_held = ["my pwd: {}", "the wifi pw is {}", "the network key at home is {}",
+                     "user name alice, password {}", "{} is my password", "my router's admin password → {}",
+                     "for the vpn I picked {} as the passphrase"]
     for phrasings, split in ((phrasing_train, T), (phrasing_held, H)):
         for phrase in phrasings:
             def draw(r, phrase=phrase):
@@ -464,9 +468,10 @@ def _forms() -> dict[str, list[Form]]:
 
     languages_train = ["mi contraseña es {}", "la clave del wifi es {}", "mein Passwort ist {}",
                        "das Kennwort lautet {}", "mon mot de passe est {}", "le mdp c'est {}",
-                       "la mia password è {}", "minha senha é {}"]
-    languages_held = ["mijn wachtwoord is {}", "moje hasło to {}", "mitt lösenord är {}", "min adgangskode er {}",
-                      "il codice del wifi è {}", "a palavra-passe é {}"]
+                       "la mia password è {}", "minha senha é {}", "mijn wachtwoord is {}", "moje hasło to {}",
+                       "mitt lösenord är {}", "min adgangskode er {}"]
+    languages_held = ["il codice del wifi è {}", "a palavra-passe é {}", "salasanani on {}", "moje heslo je {}",
+                      "пароль от почты: {}", "şifrem {}", "mitt passord er {}", "a jelszavam {}"]
     for phrasings, split in ((languages_train, T), (languages_held, H)):
         for phrase in phrasings:
             def draw(r, phrase=phrase):

@@ -88,6 +88,12 @@ SECRETS: dict[str, st.SearchStrategy[str]] = {
                   _with_digit(ALNUM + "!#", 6, 16)).map(lambda t: f"my {t[0]} for the {t[1]} is {t[2]}"),
         st.tuples(_any_case("changed my password"), _with_digit(ALNUM + "!#", 6, 16)).map(
             lambda t: f"I {t[0]} to {t[1]} today"),
+        st.tuples(st.sampled_from(["wachtwoord", "Hasło", "LÖSENORD", "adgangskode", "Пароль", "κωδικός", "パスワード",
+                                   "şifre", "mật khẩu", "HASŁO"]),
+                  st.sampled_from([" is ", " to ", " är ", ": ", "=", " — ", "\tjest\t"]),
+                  _with_digit(ALNUM + "!#", 6, 16)).map(lambda t: f"mijn {t[0]}{t[1]}{t[2]}"),
+        st.tuples(_with_digit(ALNUM + "!#", 6, 16), st.sampled_from([" as ", "\tas ", "  as  "]),
+                  _any_case("the password")).map(lambda t: f"log in with {t[0]}{t[1]}{t[2]}"),
     ),
     "passphrase": st.one_of(
         st.tuples(_any_case("passphrase"), st.lists(_chars(string.ascii_lowercase, 3, 9), min_size=3, max_size=6)).map(
