@@ -564,9 +564,9 @@ _STRONG_VALUE = r"(?!\[REDACTED)([^\s\"'`]{5,62}[^\s\"'`.,;:!?)\]])"
 # words that say "is" after it: the value must still look like a password (`_strong_password`), so "hasło jest
 # długie" is prose. A language no list here names is covered when it writes ":" or "=".
 _PASSWORD_WORDS = (
-    "wachtwoord", "has[łl]o", "l[öo]senord", "adgangskode", "passord", "salasana", "heslo", "[şs]ifre", "parola",
-    "jelsz[óo]", "palavra-passe", "contrasenya", "kata sandi", "kata laluan", "m[ậa]t kh[ẩa]u", "[пП]ароль",
-    "[κΚ]ωδικ[όο]ς", "パスワード", "暗証番号", "密码", "密碼", "비밀번호", "סיסמה", "كلمة المرور", "पासवर्ड", "lozinka",
+    "wachtwoord", "has[łŁl]o", "l[öÖo]senord", "adgangskode", "passord", "salasana", "heslo", "[şŞs]ifre", "parola",
+    "jelsz[óÓo]", "palavra-passe", "contrasenya", "kata sandi", "kata laluan", "m[ậẬa]t kh[ẩẨa]u", "[пП]ароль",
+    "[κΚ]ωδικ[όοΌΟ]ς", "パスワード", "暗証番号", "密码", "密碼", "비밀번호", "סיסמה", "كلمة المرور", "पासवर्ड", "lozinka",
     "geslo", "salasõna", "parole", "slaptažodis",
 )
 _PASSWORD_WORDS_NEEDLES = (
@@ -870,7 +870,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "password-phrase",
         _PASSWORD_WORDS_NEEDLES,
-        re.compile(r"(?ai)(?<![A-Za-z])(?:" + "|".join(_PASSWORD_WORDS) + r")(?:[ \t]+[^\s:=]{1,20}){0,3}?"
+        re.compile(r"(?ai)(?<![A-Za-z])(?:" + "|".join(_PASSWORD_WORDS) + r")(?:[ \t]+[^\s:=\[]{1,20}){0,3}?"
                    r"(?:[ \t]*[:=]|[ \t]+(?:[—–-]|" + "|".join(_COPULAS) + r")(?=[ \t]))[ \t]*[\"'`]?"
                    + _STRONG_VALUE),
         group=1,

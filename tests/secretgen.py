@@ -92,7 +92,7 @@ SECRETS: dict[str, st.SearchStrategy[str]] = {
                                    "şifre", "mật khẩu", "HASŁO"]),
                   st.sampled_from([" is ", " to ", " är ", ": ", "=", " — ", "\tjest\t"]),
                   _with_digit(ALNUM + "!#", 6, 16)).map(lambda t: f"mijn {t[0]}{t[1]}{t[2]}"),
-        st.tuples(_with_digit(ALNUM + "!#", 6, 16), st.sampled_from([" as ", "\tas ", "  as  "]),
+        st.tuples(_with_digit(ALNUM + "!#", 6, 16), st.sampled_from([" as ", "  as  "]),
                   _any_case("the password")).map(lambda t: f"log in with {t[0]}{t[1]}{t[2]}"),
     ),
     "passphrase": st.one_of(
