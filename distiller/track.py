@@ -94,6 +94,8 @@ def look(path: str, agent: str, fmt: str) -> Look:
         return Unreadable(skip_reason(exc), exc.strerror or str(exc))
     if head is None:
         return Unreadable("header_incomplete" if stat.size else "empty")
+    if head.encoding is not None:  # never read line by line as garbage: skipped whole, by name
+        return Unreadable(f"encoding_{head.encoding}")
     return Observed(path, agent, stat, head.fingerprint, *_read_header(head.line, path, fmt), fmt)
 
 
