@@ -146,7 +146,8 @@ def _lock(settings: Settings, report: Report) -> None:
 
 def _sources(settings: Settings, sources: Sequence[Path] | None, report: Report) -> None:
     roots = pipeline.resolve_sources(sources)
-    found = registry.discover([Path(r) for r in roots], settings.excluded_agents)
+    found = registry.discover([Path(r) for r in roots], settings.excluded_agents,
+                              state_dir=settings.state_dir)
     for missing in found.missing:
         report.add("sources", PROBLEM, f"source not found: {missing}", "pass --source with an existing path")
     agents = Counter(c.agent for c in found.live)

@@ -151,7 +151,8 @@ def job_id_of(scope: Scope, extractor: Extractor) -> str:
 
 def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally) -> tuple[list[ReadPlan], dict]:
     """Every file in scope, whole (from the job's progress on), each session once."""
-    discovery = registry.discover([Path(s) for s in scope.sources], settings.excluded_agents)
+    discovery = registry.discover([Path(s) for s in scope.sources], settings.excluded_agents,
+                                  state_dir=settings.state_dir)
     tally.files_skipped.update(discovery.skipped)
     for missing in discovery.missing:
         tally.file_skipped("missing_source", missing)

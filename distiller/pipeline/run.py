@@ -274,7 +274,8 @@ def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally:
             resume_batches(settings, run_id, extractor, tally, waiting, spent, pacer)
             with connect_for(settings, read_only=True) as con:
                 tracked = load_cursors(con)  # the resumed batches moved them
-        discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents)
+        discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents,
+                                      state_dir=settings.state_dir)
         if not tracked:  # a first run reads whole files: scan workers for them start now, and help plan them
             started = scan.early(settings, [found.path for found in discovery.live], start_hold.release)
         tally.files_skipped.update(discovery.skipped)

@@ -35,7 +35,8 @@ def _present_ends(roots: list[str], settings: Settings, known: dict[str, Cursor]
     """A cursor at the last complete line of every live file, with the offset it replaces (None when new)."""
     marks: dict[str, tuple[Cursor, int | None]] = {}
     by_path = {c.path: c for c in known.values() if c.state == "active"}
-    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents).live:
+    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents,
+                                       state_dir=settings.state_dir).live:
         seen = observe(candidate.path, candidate.agent, candidate.format, Tally())
         if seen is None:
             continue
@@ -124,7 +125,8 @@ def status(settings: Settings, sources: Sequence[Path] | None = None) -> StatusR
             continue
     known_paths = {c.path for c in active}
     untracked = 0
-    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents).live:
+    for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents,
+                                       state_dir=settings.state_dir).live:
         if candidate.path not in known_paths:
             try:
                 behind += os.stat(candidate.path).st_size

@@ -5,12 +5,14 @@ import cycle (screening looks its cleaning rules up here)."""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from distiller.sources.base import Discovery, Format
 
+log = logging.getLogger("distiller")
 _registered: list[Format] = []
 _by_name: dict[str, Format] = {}
 _loaded = False
@@ -81,10 +83,32 @@ def default_sources() -> list[Path]:
     return list(dict.fromkeys(fmt.default_source() for fmt in formats()))
 
 
-def discover(roots: Iterable[Path], excluded_agents: Iterable[str]) -> Discovery:
-    """What every format finds under the roots, in registration order."""
+def discover(roots: Iterable[Path], excluded_agents: Iterable[str], *, state_dir: Path | None = None) -> Discovery:
+    """What every format finds under the roots, in registration order. Nothing inside `state_dir` (its database,
+    WAL, lock, batch files) is ever a source, whatever link or root leads there: such a file is counted
+    `inside_state_dir`."""
     roots, excluded = list(roots), frozenset(excluded_agents)
     found = Discovery()
     for fmt in formats():
         found.extend(fmt.discover(roots, excluded))
+    if state_dir is not None:
+        _outside(found, state_dir)
     return found
+
+
+def _outside(found: Discovery, state_dir: Path) -> None:
+    protected = os.path.realpath(state_dir)
+
+    def inside(path: str) -> bool:
+        real = os.path.realpath(path)
+        return real == protected or real.startswith(protected.rstrip(os.sep) + os.sep)
+
+    for kind in ("live", "archives"):
+        kept = []
+        for source in getattr(found, kind):
+            if inside(source.path):
+                found.skipped["inside_state_dir"] += 1
+                log.warning("skipped %s (inside_state_dir): distiller's own state is never read", source.path)
+            else:
+                kept.append(source)
+        setattr(found, kind, kept)
