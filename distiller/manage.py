@@ -19,6 +19,7 @@ import orjson
 
 from distiller.config import Settings
 from distiller.errors import DistillError
+from distiller.lock import held
 from distiller.store import reads, runs, tombstones
 from distiller.store.reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
 from distiller.store.writes import StoredBelief, StoredEvidence, StoreSettings, UpsertResult, restore
@@ -351,7 +352,8 @@ def recent_runs(settings: Settings, limit: int) -> list[runs.RunRecord]:
     if not settings.db_path.exists():
         return []
     with _read(settings) as con:
-        return runs.recent(con, limit)
+        records = runs.recent(con, limit)
+    return runs.as_seen(records, held(settings.lock_path))
 
 
 def from_run(settings: Settings, run_id: str) -> list[BeliefRow]:

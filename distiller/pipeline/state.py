@@ -10,7 +10,7 @@ from pathlib import Path
 
 from distiller.config import Settings
 from distiller.events import Tally
-from distiller.lock import run_lock
+from distiller.lock import held, run_lock
 from distiller.pipeline.run import resolve_sources
 from distiller import sources as registry
 from distiller.store import cursors, messages, runs
@@ -114,6 +114,7 @@ def status(settings: Settings, sources: Sequence[Path] | None = None) -> StatusR
         tracked = load_cursors(con)
         recent = runs.recent(con, 1)
         ingested = messages.count(con)
+    recent = runs.as_seen(recent, held(settings.lock_path))
     last = recent[0] if recent else None
     roots = resolve_sources(sources) if sources or last is None else list(last.sources)
     behind = 0
