@@ -19,6 +19,7 @@ log = logging.getLogger("distiller")
 
 MALFORMED_REASONS = ("malformed_json", "invalid_utf8")
 LOGGED_SKIPS = frozenset((*MALFORMED_REASONS, "oversized_line"))  # the line skips each logged with where they are
+LOGGED_DROPS = frozenset(("oversized-paste",))  # drops for a size bound, each logged (-v) with its message id
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +97,8 @@ class Tally:
             self.decisions[decision.decision] += 1
             if decision.decision == DROP:
                 self.dropped[decision.reason] += 1
+                if decision.reason in LOGGED_DROPS:
+                    log.info("%s: message %s of %s", decision.reason, message.message_id, message.file)
             elif decision.reason in DEMOTIONS:
                 self.demoted[decision.reason] += 1
         if screened.clean_events:  # Counter.update costs more than a test, even for nothing

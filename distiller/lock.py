@@ -38,6 +38,26 @@ def lock_holder(fd: int) -> int | None:
     return int(written)
 
 
+def held(path: Path) -> bool:
+    """Whether a process holds the run lock now (False when there is no lock file), asked without taking it: a
+    run recorded `running` while nobody holds the lock has died (SIGKILL, power loss), and is reported so."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        if lock_holder(fd) is not None:
+            return True
+        try:  # where the kernel cannot name the holder: a shared probe fails while a run holds it
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
 @contextmanager
 def run_lock(path: Path) -> Iterator[None]:
     try:

@@ -19,6 +19,7 @@ import orjson
 
 from distiller.config import Settings
 from distiller.errors import DistillError, UsageError
+from distiller.lock import held
 from distiller.recall import drop_derived
 from distiller.records import message_time
 from distiller.store import clock, reads, runs, tombstones
@@ -412,7 +413,8 @@ def recent_runs(settings: Settings, limit: int) -> list[runs.RunRecord]:
     if not settings.db_path.exists():
         return []
     with _read(settings) as con:
-        return runs.recent(con, limit)
+        records = runs.recent(con, limit)
+    return runs.as_seen(records, held(settings.lock_path))
 
 
 def from_run(settings: Settings, run_id: str) -> list[BeliefRow]:

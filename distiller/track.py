@@ -99,6 +99,8 @@ def look(path: str, agent: str, fmt: str) -> Look:
         return Unreadable(exc.reason, str(exc))
     if head is None:
         return Unreadable("header_incomplete" if stat.size else "empty")
+    if head.encoding is not None:  # never read line by line as garbage: skipped whole, by name
+        return Unreadable(f"encoding_{head.encoding}")
     fmt = _settled(head.line, fmt)
     if fmt is None:
         return Unreadable("unsupported_format", "an unrecognised JSONL: no known assistant wrote its first line")

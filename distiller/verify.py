@@ -10,6 +10,7 @@ sessions.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter
 from collections.abc import Collection, Mapping
@@ -34,6 +35,7 @@ IMPLIED_WEIGHT = 0.8
 MAX_CONFIDENCE = 0.99
 EARLIEST_VALID_FROM = date(1900, 1, 1)
 _SLOT = re.compile(r"[^a-z0-9]+")
+log = logging.getLogger("distiller")
 _STATED_NAME = re.compile(r"\b(?:[Mm]y name is|I'm|I am|[Cc]all me|[Tt]his is)\s+([A-Z][\w'-]+)")
 
 
@@ -157,19 +159,26 @@ def verify(
     model: str | None,
     prompt_version: str,
     scope: Collection[str] | None = None,
-    requests: int = 1,
 ) -> Verified:
     """Check the candidates of one extraction. `scope` is the item ids of the request that produced it (None: any
-    item of `sources`); `requests` is how many requests it answers, for the cap on candidates."""
+    item of `sources`).
+
+    Two caps bound what a flood costs and stores, each cut counted by reason and logged (-v) with the message it
+    concerns: MAX_CANDIDATES per evidence item in scope (`over-candidate-cap`: a model's request over it is split
+    and asked again before it gets here, see pipeline/distill.py, so only a single item's overflow is ever cut),
+    and MAX_PER_ITEM beliefs citing one item (`over-item-cap`)."""
     beliefs: list[Belief] = []
     rejected: Counter[str] = Counter()
     sanitized: Counter[str] = Counter()
     per_item: Counter[str] = Counter()
     in_scope = [s for item_id, s in sources.items() if scope is None or item_id in scope]
     names = known_names(in_scope)
+    cap = MAX_CANDIDATES * max(1, sum(s.evidence for s in in_scope))
+    cut: Counter[str] = Counter()
     for index, candidate in enumerate(extraction.candidates):
-        if index >= MAX_CANDIDATES * max(1, requests):
+        if index >= cap:
             rejected["over-candidate-cap"] += 1
+            cut[_cited_message(candidate, sources)] += 1
             continue
         problem = _schema_problem(candidate)
         evidence: list[EvidenceItem] = []
@@ -188,6 +197,7 @@ def verify(
                 problem = "unsupported-statement"
             elif any(per_item[ref.item_id] >= MAX_PER_ITEM for ref in candidate.evidence):
                 problem = "over-item-cap"
+                cut[_cited_message(candidate, sources)] += 1
         if problem is not None:
             rejected[problem] += 1
             continue
@@ -215,4 +225,13 @@ def verify(
                 prompt_version=prompt_version,
             )
         )
+    for message_id, count in cut.items():
+        log.info("request %s: %d candidate(s) citing message %s cut by a cap", extraction.request_id, count,
+                 message_id)
     return Verified(tuple(beliefs), tuple(sorted(rejected.items())), tuple(sorted(sanitized.items())))
+
+
+def _cited_message(candidate: Candidate, sources: Mapping[str, Source]) -> str:
+    """The message a candidate cites first, for the log of what a cap cut."""
+    source = sources.get(candidate.evidence[0].item_id) if candidate.evidence else None
+    return source.provenance.message_id if source is not None else "(none)"

@@ -37,3 +37,55 @@ def test_excluded_agents_are_skipped_even_when_named_directly(agents):
     own = new_session(agents, agent="memory-distiller")
     assert discover([agents], ["memory-distiller"]).live == []
     assert discover([own], ["memory-distiller"]).skipped["excluded_agent"] == 1
+
+
+# --- symlinks: followed to regular files, never into the state dir, every one passed over counted
+
+
+def test_a_symlinked_session_file_is_read_with_the_identity_of_its_target(agents, tmp_path, settings):
+    import os
+
+    import orjson
+    from conftest import append, distill, ingested_ids, message_line
+
+    elsewhere = new_session(agents, agent="elsewhere")
+    append(elsewhere, message_line("I live in Lisbon", message_id="l1"))
+    target = tmp_path / "kept" / "x.jsonl"
+    target.parent.mkdir()
+    elsewhere.rename(target)
+    sessions = agents / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "x.jsonl").symlink_to(target)
+    result = distill("--json", "run", "--extractor", "rules")
+    assert result.returncode == 0, result.stderr
+    summary = orjson.loads(result.stdout)
+    assert summary["messages"] == 1 and summary["files_skipped"] == {}
+    assert ingested_ids(settings) == ["l1"]
+    import duckdb
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        (inode,) = con.execute("SELECT inode FROM files").fetchone()
+    assert inode == os.stat(target).st_ino
+
+
+def test_links_that_lead_nowhere_readable_or_into_the_state_dir_are_passed_over_and_counted(agents, tmp_path):
+    from distiller.sources import discover as discover_all
+
+    sessions = agents / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    state = tmp_path / "state"
+    (state / "batches").mkdir(parents=True)
+    (state / "distill.duckdb.wal").write_bytes(b'{"type":"session","id":"wal"}\n')
+    (state / "batches" / "b.json").write_bytes(b'{"type":"session","id":"batch"}\n')
+    (sessions / "wal.jsonl").symlink_to(state / "distill.duckdb.wal")
+    (sessions / "batch.jsonl").symlink_to(state / "batches" / "b.json")
+    (sessions / "gone.jsonl").symlink_to(tmp_path / "missing.jsonl")
+    (sessions / "dir.jsonl").symlink_to(tmp_path)
+    (sessions / "loop.jsonl").symlink_to(sessions / "loop.jsonl")
+    (agents / "sneaky").symlink_to(state)  # an agent dir that is the state dir
+    (state / "sessions").mkdir()
+    (state / "sessions" / "s.jsonl").write_bytes(b'{"type":"session","id":"inner"}\n')
+    found = discover_all([agents], [], state_dir=state)
+    assert found.live == []
+    assert dict(found.skipped) == {"inside_state_dir": 3, "symlink_dangling": 1, "symlink_not_file": 1,
+                                   "symlink_loop": 1}
+    assert len(discover_all([agents], []).live) == 3  # without the state dir named, the links to files are sources

@@ -296,14 +296,36 @@ def test_trivial_quotes_and_statements_the_quote_does_not_support_are_rejected(a
     assert [s for s, *_ in stored(settings)] == ["The user hikes in the mountains."]
 
 
-def test_candidates_over_the_prompts_caps_are_dropped_and_counted(api, fake_anthropic, agents, settings):
+def test_a_flood_over_the_caps_is_split_down_to_single_items_then_cut_and_counted(api, fake_anthropic, agents,
+                                                                                    settings):
+    """A hostile model answering 100 candidates whatever it is asked: the request is split down to one item per
+    call (three calls, not more), and only each item's overflow is cut: MAX_CANDIDATES per item verified, of
+    which MAX_PER_ITEM stored."""
     session_of(agents, "I play the cello in an orchestra", "I brew my own coffee at home")
     fake_anthropic.responder = lambda items, _: candidates_reply([
-        candidate(items[n % 2].item_id, items[n % 2].text, attribute=f"fact-{n}") for n in range(100)
+        candidate(items[n % len(items)].item_id, items[n % len(items)].text, attribute=f"fact-{n}")
+        for n in range(100)
     ])
     summary = run_json(api)
-    assert summary["candidates"] == 100
-    assert summary["rejected"] == {"over-candidate-cap": 80, "over-item-cap": 10}
+    assert summary["model_calls"] == 3 and summary["quarantined_requests"] == 0
+    assert summary["candidates"] == 200
+    assert summary["rejected"] == {"over-candidate-cap": 160, "over-item-cap": 30}
+    assert sum(summary["beliefs"].values()) == 10  # verified; the store merges their statements
+
+
+def test_an_honest_answer_over_the_cap_is_asked_again_in_halves_and_nothing_is_lost(api, fake_anthropic, agents,
+                                                                                     settings):
+    """25 messages stating one fact each: a model that answers one candidate per citable item is over the cap of
+    20 on the whole request; the halves are asked again, and every fact is learned (5 were cut before)."""
+    facts = [f"I collect vintage stamps from country number {n}" for n in range(25)]
+    session_of(agents, *facts)
+    fake_anthropic.responder = lambda items, _: candidates_reply([
+        candidate(i.item_id, i.text, f"The user collects vintage stamps from country number {i.text.split()[-1]}.",
+                  attribute=f"stamps-{i.text.split()[-1]}") for i in items if i.citable
+    ])
+    summary = run_json(api)
+    assert summary["model_calls"] == 3
+    assert summary["rejected"] == {} and summary["beliefs"] == {"inserted": 25}
 
 
 def test_a_message_that_talks_to_the_model_is_context_only(api, fake_anthropic, agents, settings):

@@ -67,12 +67,14 @@ def _line(kind: str, text: str, n: int, minute: int) -> bytes:
         "malformed": b'{"type": "message", oops\n',
         "invalid": b'{"type":"message","x":"\xff\xfe"}\n',
         "blank": b"\n",
+        "nul": b"\x00" * 300,  # a crashed writer's NULs, glued to the line after them
+        "surrogate": message_line("I live in Lisbon LONE", message_id=f"s{n:07d}").replace(b"LONE", b"\\ud800"),
         "partial": b'{"type":"message","id":"unfinished"',  # no newline: left for the next run
     }[kind]
 
 
 LINE = st.tuples(st.sampled_from(["user", "user", "assistant", "tool", "other", "dreaming", "malformed", "invalid",
-                                  "blank"]),
+                                  "blank", "nul", "surrogate"]),
                  st.sampled_from(TEXTS), st.integers(0, 59))
 FILE = st.lists(LINE, max_size=30)
 CHANGE = st.sampled_from(["none", "none", "append", "replace", "truncate", "delete"])
@@ -90,6 +92,8 @@ def _write_corpus(root: Path, files: list[list[tuple[str, str, int]]], prefix: s
             body.append(_line(kind, text, n, minute))
         if i % 3 == 2:
             body.append(_line("partial", "", 0, 0))
+        elif i % 4 == 1:
+            body.append(_line("nul", "", 0, 0))  # a NUL tail: consumed
         path.write_bytes(b"".join(body))
         paths.append(path)
     return paths

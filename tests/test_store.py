@@ -130,3 +130,10 @@ def test_what_fails_on_the_thread_of_a_database_held_ahead_is_raised_where_it_is
     with pytest.raises(DistillError, match="No space left on device"):
         with held_ahead(tmp_path / "full.duckdb", first):
             pass  # nothing connected inside: the span's end raises it
+
+
+def test_no_progress_bar_ever_reaches_stdout(tmp_path):
+    """DuckDB draws a progress bar on stdout during a query over ~2 s (a large first run's): it would corrupt the
+    one JSON document `--json` prints."""
+    with connect(tmp_path / "d.duckdb") as con:
+        assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone()[0] is False

@@ -9,25 +9,38 @@ from hypothesis import strategies as st
 
 from distiller.tail import complete_lines_end, read_head, read_lines, tail_digest
 
-lines_strategy = st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=30)
+BOM = b"\xef\xbb\xbf"
+# Lines of any bytes, some of them runs of NULs (a crashed writer's), some with a NUL run inside.
+_piece = st.one_of(st.binary(max_size=40), st.integers(1, 60).map(lambda n: b"\x00" * n),
+                   st.tuples(st.binary(max_size=10), st.integers(1, 60)).map(lambda t: t[0] + b"\x00" * t[1] + t[0]))
+lines_strategy = st.lists(_piece.map(lambda b: b.replace(b"\n", b"")), max_size=30)
 
 
 def naive(data: bytes, start: int, cap: int):
+    """Split on newlines; each line without its NULs, judged against the cap so, and without a BOM at offset 0;
+    a last piece of nothing but NULs is a line too."""
     out, offset = [], start
-    for piece in data[start:].split(b"\n")[:-1]:
+    pieces = data[start:].split(b"\n")
+    for piece in pieces[:-1]:
         end = offset + len(piece) + 1
-        out.append((offset, end, piece if len(piece) <= cap else None))
+        bare = piece.replace(b"\x00", b"")
+        fits = len(bare) <= cap
+        if offset == 0 and bare.startswith(BOM):
+            bare = bare[len(BOM):]
+        out.append((offset, end, bare if fits else None, b"\x00" in piece and fits))
         offset = end
+    if pieces[-1] and not pieces[-1].strip(b"\x00"):
+        out.append((offset, offset + len(pieces[-1]), b"", True))
     return out
 
 
-@given(lines=lines_strategy, tail=st.binary(max_size=20).map(lambda b: b.replace(b"\n", b"")),
+@given(lines=lines_strategy, tail=_piece.map(lambda b: b.replace(b"\n", b"")), bom=st.booleans(),
        chunk=st.integers(1, 64), cap=st.integers(0, 50), skip=st.integers(0, 5))
-def test_read_lines_matches_a_naive_split(lines, tail, chunk, cap, skip):
-    data = b"".join(line + b"\n" for line in lines) + tail
-    start = sum(len(line) + 1 for line in lines[:skip])
-    got = [(x.start, x.end, x.data) for x in read_lines(io.BytesIO(data), start, len(data), max_line_bytes=cap,
-                                                          chunk_bytes=chunk)]
+def test_read_lines_matches_a_naive_split(lines, tail, bom, chunk, cap, skip):
+    data = (BOM if bom else b"") + b"".join(line + b"\n" for line in lines) + tail
+    start = (3 if bom and skip else 0) + sum(len(line) + 1 for line in lines[:skip])
+    got = [(x.start, x.end, x.data, x.nul and x.data is not None)
+           for x in read_lines(io.BytesIO(data), start, len(data), max_line_bytes=cap, chunk_bytes=chunk)]
     assert got == naive(data, start, cap)
 
 
@@ -67,3 +80,19 @@ def test_complete_lines_end_and_tail_digest():
     digest = tail_digest(f, 8)
     assert f.tell() == 3
     assert digest != tail_digest(io.BytesIO(b"one\ntwO\nthr"), 8)
+
+
+def test_a_nul_tail_is_complete_and_wide_encodings_are_named():
+    from distiller.tail import wide_encoding
+
+    assert complete_lines_end(io.BytesIO(b"one\n" + b"\x00" * 5000), 5004) == 5004
+    assert complete_lines_end(io.BytesIO(b"one\n" + b"\x00" * 50 + b"{"), 55) == 4
+    assert complete_lines_end(io.BytesIO(b"\x00" * 5000), 5000) == 5000
+    line = '{"type":"session"}\n'
+    assert [wide_encoding(line.encode(e)) for e in ("utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-be")] \
+        == ["utf16", "utf16", "utf16", "utf32", "utf32"]
+    assert [wide_encoding(b) for b in (line.encode(), b"\xef\xbb\xbf" + line.encode(), b"\x00" * 9 + line.encode(),
+                                       b"\x00" * 9)] == [None] * 4
+    head = read_head(io.BytesIO(b"\xef\xbb\xbf" + line.encode()))
+    assert head.line == b'{"type":"session"}' and head.encoding is None
+    assert read_head(io.BytesIO(b"\x00" * 100)).line is None  # read, so its NULs are consumed

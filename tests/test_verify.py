@@ -100,13 +100,19 @@ def test_quotes_must_be_three_words_and_statements_supported_by_what_they_cite()
     assert [b.statement for b in result.beliefs] == ["The user prefers Neovim over VS Code since 2026."]
 
 
-def test_candidates_over_the_caps_are_counted():
+def test_candidates_over_the_caps_are_counted_and_the_cap_grows_with_the_evidence_items(caplog):
+    """MAX_CANDIDATES per evidence item in scope (two here: 40), MAX_PER_ITEM beliefs per item; each cut is
+    counted, and logged (-v) with the message it cites."""
     many = [replace(GOOD, attribute=f"a{n}", evidence=(EvidenceRef("m2" if n % 2 else "m3", "I live in Lisbon"
                                                                  if n % 2 == 0 else "prefer neovim over vs code"),),
                     statement="The user prefers Neovim." if n % 2 else "The user lives in Lisbon.")
-            for n in range(30)]
-    result = run(*many)
-    assert dict(result.rejected) == {"over-candidate-cap": 10, "over-item-cap": 10}
+            for n in range(50)]
+    with caplog.at_level("INFO", logger="distiller"):
+        result = run(*many)
+    assert dict(result.rejected) == {"over-candidate-cap": 10, "over-item-cap": 30}
+    assert len(result.beliefs) == 10
+    assert "citing message k1" in caplog.text and "citing message k2" in caplog.text
+    assert dict(run(*many[:40]).rejected) == {"over-item-cap": 30}  # at the cap: none cut by it
 
 
 def test_control_characters_are_stripped_markup_refused_and_valid_from_bounded():

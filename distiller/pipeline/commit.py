@@ -42,8 +42,7 @@ def verified_beliefs(batch: Batch) -> tuple[list[Belief], Counter[str], Counter[
         candidates += len(extraction.candidates)
         whole = extraction.request_id not in scopes
         checked = verify(extraction, sources, extractor=batch.extractor, model=batch.model,
-                         prompt_version=batch.prompt_version, scope=None if whole else scopes[extraction.request_id],
-                         requests=len(batch.requests) if whole else 1)
+                         prompt_version=batch.prompt_version, scope=None if whole else scopes[extraction.request_id])
         beliefs.extend(checked.beliefs)
         rejected.update(dict(checked.rejected))
         sanitized.update(dict(checked.sanitized))

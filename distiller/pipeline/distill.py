@@ -25,8 +25,9 @@ from distiller import stop
 from distiller.batches.model import DISTILLED, PENDING, SUBMITTED, SUBMITTING, Batch
 from distiller.errors import DistillError
 from distiller.events import Tally
-from distiller.extract.base import (BadRequest, Extraction, Extractor, ExtractRequest, SubmitUncertain, Truncated,
+from distiller.extract.base import (BadRequest, Candidate, Extraction, Extractor, ExtractRequest, SubmitUncertain, Truncated,
                                     Usage)
+from distiller.extract.prompt import MAX_CANDIDATES
 from distiller.extract.select import estimated_output_tokens, prompt_tokens
 from distiller.pipeline import pace
 
@@ -104,27 +105,54 @@ class Hold:
 def extract_splitting(extractor: Extractor, request: ExtractRequest, depth: int = 0,
                       allowance: Allowance | None = None) -> tuple[Extraction, list[tuple[ExtractRequest, str]]]:
     """Extract; a truncated reply is retried once with more room, and a refused request is halved and the halves
-    tried, down to MAX_SPLIT_DEPTH. Every call is held against the allowance first; what it does not cover is given
-    up (quarantined) with the reason."""
-    allowance = allowance or Allowance()
+    tried, down to MAX_SPLIT_DEPTH. A model's answer over the prompt's cap (MAX_CANDIDATES) is not cut: the request
+    is halved and asked again, down to a single evidence item, so an honest model that found many facts loses none.
+    Every call is held against the allowance first; what it does not cover is given up (quarantined) with the
+    reason.
+
+    The answers of the parts are joined, each part's first MAX_CANDIDATES candidates before any part's overflow,
+    so verification's cap (MAX_CANDIDATES per evidence item, verify.py) cuts only the overflow of a single item
+    that is still over it. A hostile flood costs at most two calls per evidence item, each held against the
+    allowance."""
+    parts, usage, failed = _extract_parts(extractor, request, depth, allowance or Allowance())
+    ordered = [c for part in parts for c in part[:MAX_CANDIDATES]] + [c for part in parts for c in part[MAX_CANDIDATES:]]
+    return Extraction(request.request_id, tuple(ordered), tuple(usage)), failed
+
+
+def _extract_parts(extractor: Extractor, request: ExtractRequest, depth: int, allowance: Allowance
+                   ) -> tuple[list[tuple[Candidate, ...]], list[Usage], list[tuple[ExtractRequest, str]]]:
+    """extract_splitting's recursion: the candidates of each part answered, their usage, and what failed."""
     hold = allowance.hold(extractor, request)
     if hold is None:
-        return Extraction(request.request_id, (), ()), [(request, f"not sent: {allowance.stopped}")]
+        return [], [], [(request, f"not sent: {allowance.stopped}")]
     usage: list[Usage] = []
     try:
         extraction = _extract_with_room(extractor, request, allowance, hold, usage)
     except BadRequest as exc:
         halves = model.split(request) if depth < MAX_SPLIT_DEPTH else ()
         if not halves:
-            return Extraction(request.request_id, (), tuple(usage)), [(request, str(exc))]
-        candidates, failed = [], []
-        for half in halves:
-            extraction, failures = extract_splitting(extractor, half, depth + 1, allowance)
-            candidates.extend(extraction.candidates)
-            usage.extend(extraction.usage)
-            failed.extend(failures)
-        return Extraction(request.request_id, tuple(candidates), tuple(usage)), failed
-    return replace(extraction, usage=tuple(usage)), []
+            return [], usage, [(request, str(exc))]
+        return _extract_halves(extractor, halves, depth + 1, allowance, usage)
+    if extractor.model is not None and len(extraction.candidates) > MAX_CANDIDATES:
+        halves = tuple(h for h in model.split(request) if any(i.evidence for i in h.items))
+        if sum(i.evidence for i in request.items) > 1 and halves:
+            log.info("request %s: %d candidates, over the cap of %d: split and asked again",
+                     request.request_id, len(extraction.candidates), MAX_CANDIDATES)
+            return _extract_halves(extractor, halves, depth, allowance, usage)  # not a refusal: depth unchanged
+    return [extraction.candidates], usage, []
+
+
+def _extract_halves(extractor: Extractor, halves: Sequence[ExtractRequest], depth: int, allowance: Allowance,
+                    usage: list[Usage]
+                    ) -> tuple[list[tuple[Candidate, ...]], list[Usage], list[tuple[ExtractRequest, str]]]:
+    parts: list[tuple[Candidate, ...]] = []
+    failed: list[tuple[ExtractRequest, str]] = []
+    for half in halves:
+        more, spent, failures = _extract_parts(extractor, half, depth, allowance)
+        parts.extend(more)
+        usage.extend(spent)
+        failed.extend(failures)
+    return parts, usage, failed
 
 
 def _extract_with_room(extractor: Extractor, request: ExtractRequest, allowance: Allowance, hold: Hold,

@@ -8,7 +8,9 @@ cannot skip the rest) or at the end of what was read.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -73,13 +75,13 @@ class Reading:
             if data is None:
                 tally.line_skipped("oversized_line", target.path, line.start)
             elif not data or data.isspace():
-                tally.line_skipped("blank", target.path, line.start)
+                tally.line_skipped("nul_run" if line.nul else "blank", target.path, line.start)
             elif (skipped := skip_line(data)) is not None:
                 tally.line_skipped(skipped, target.path, line.start)
             else:
                 try:
-                    entry = orjson.loads(data)
-                except orjson.JSONDecodeError:
+                    entry = loads(data)
+                except ValueError:
                     tally.line_skipped(_decode_failure(data), target.path, line.start)
                 else:
                     result = to_message(
@@ -263,6 +265,38 @@ def _joined(first: Message, then: Message) -> Message:
     return replace(first, text=f"{first.text}\n\n{then.text}", byte_end=then.byte_end)
 
 
+_LONE_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def loads(data: bytes) -> object:
+    """A JSON line parsed; ValueError when it is not JSON. A string holding an unpaired surrogate escape
+    ("\\ud800", valid JSON that orjson refuses) keeps its message, the surrogate replaced by U+FFFD."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        if not _LONE_SURROGATE_ESCAPE.search(data):
+            raise
+    try:
+        return _without_surrogates(json.loads(data.decode("utf-8"), parse_constant=_no_constant))
+    except RecursionError:
+        raise ValueError("nested too deep") from None
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"not JSON: {name}")  # NaN and Infinity, which orjson refuses too
+
+
+def _without_surrogates(value: object) -> object:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    return value
+
+
 def _decode_failure(data: bytes) -> str:
     try:
         data.decode("utf-8")
@@ -305,8 +339,8 @@ def _previous_user_text(f, plan: ReadPlan, fmt: Format, settings: Settings, skip
         if fmt.user_line_marker not in data or fmt.skip_line(data) is not None:
             continue
         try:
-            entry = orjson.loads(data)
-        except orjson.JSONDecodeError:
+            entry = loads(data.replace(b"\x00", b""))
+        except ValueError:
             continue
         result = fmt.to_message(entry, agent=target.agent, session_id=target.session_id, file=target.path,
                                 byte_start=0, byte_end=0)

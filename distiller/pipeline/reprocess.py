@@ -33,7 +33,7 @@ from distiller.pipeline.budget import BudgetReached
 from distiller.pipeline.chunk import Chunk, Window
 from distiller.pipeline.commit import commit_batch
 from distiller.pipeline.dispatch import Fresh, mode
-from distiller.pipeline.run import check_options, distill_plans, resolve_sources
+from distiller.pipeline.run import check_options, distill_plans, ended_as, resolve_sources
 from distiller.progress import Progress
 from distiller.screen import Screened
 from distiller.screen.prefilter import KEEP
@@ -157,7 +157,7 @@ def job_id_of(scope: Scope, extractor: Extractor) -> str:
 def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally) -> tuple[list[ReadPlan], dict]:
     """Every file in scope, whole (from the job's progress on), each session once."""
     discovery = registry.discover([Path(s) for s in scope.sources], settings.excluded_agents,
-                                  subagents=settings.read_subagents)
+                                  subagents=settings.read_subagents, state_dir=settings.state_dir)
     tally.files_skipped.update(discovery.skipped)
     for missing in discovery.missing:
         tally.file_skipped("missing_source", missing)
@@ -320,7 +320,7 @@ def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str
     except BaseException as exc:
         try:
             with connect_for(settings) as con:
-                runs.update(con, run_id, tally.as_dict(), "failed", f"{type(exc).__name__}: {exc}")
+                runs.update(con, run_id, tally.as_dict(), ended_as(exc), f"{type(exc).__name__}: {exc}")
         except Exception:  # bookkeeping must never hide the error that ended the job
             pass
         raise

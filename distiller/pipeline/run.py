@@ -307,7 +307,7 @@ def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally:
             with connect_for(settings, read_only=True) as con:
                 tracked = load_cursors(con)  # the resumed batches moved them
         discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents,
-                                      subagents=settings.read_subagents)
+                                      subagents=settings.read_subagents, state_dir=settings.state_dir)
         if not tracked:  # a first run reads whole files: scan workers for them start now, and help plan them
             started = scan.early(settings, [found.path for found in discovery.live], start_hold.release)
         tally.files_skipped.update(discovery.skipped)
@@ -329,6 +329,8 @@ def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally:
             distill_plans(plans, discovery.session_keys, settings, tally, Chunk(settings, echoes),
                           unread(settings, tally),
                           dispatcher, gone=gone, started=started)
+        if discovery.missing and not dry_run:  # everything else was read, but the run exits 1: not `ok`
+            _finish(settings, run_id, tally, "failed", f"source(s) not found: {', '.join(discovery.missing)}")
     except BudgetReached as reached:
         tally.budget_stop = str(reached)
         log.warning("budget reached: %s; the rest stays ahead of the cursors for the next run", reached)
@@ -336,7 +338,7 @@ def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally:
             _finish(settings, run_id, tally, "budget")
     except BaseException as exc:
         if not dry_run:
-            _finish(settings, run_id, tally, _ended_as(exc), f"{type(exc).__name__}: {exc}")
+            _finish(settings, run_id, tally, ended_as(exc), f"{type(exc).__name__}: {exc}")
         raise
     finally:
         if started is not None:
@@ -344,7 +346,8 @@ def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally:
     return RunSummary(None if dry_run else run_id, dry_run, tuple(roots), tally)
 
 
-def _ended_as(exc: BaseException) -> str:
+def ended_as(exc: BaseException) -> str:
+    """How a run or job that raised is recorded: `interrupted` (a signal), `unavailable` or `failed`."""
     if isinstance(exc, (stop.Interrupted, KeyboardInterrupt)):
         return "interrupted"
     return "unavailable" if isinstance(exc, Unavailable) else "failed"

@@ -11,7 +11,7 @@ from pathlib import Path
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Tally
-from distiller.lock import run_lock
+from distiller.lock import held, run_lock
 from distiller.pipeline.run import resolve_sources
 from distiller import sources as registry
 from distiller.store import cursors, messages, runs
@@ -37,7 +37,7 @@ def _present_ends(roots: list[str], settings: Settings, known: dict[str, Cursor]
     marks: dict[str, tuple[Cursor, int | None]] = {}
     by_path = {c.path: c for c in known.values() if c.state == "active"}
     for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents,
-                                       subagents=settings.read_subagents).live:
+                                       subagents=settings.read_subagents, state_dir=settings.state_dir).live:
         seen = observe(candidate.path, candidate.agent, candidate.format, Tally())
         if seen is None:
             continue
@@ -123,6 +123,7 @@ def status(settings: Settings, sources: Sequence[Path] | None = None) -> StatusR
         tracked = load_cursors(con)
         recent = runs.recent(con, 1)
         ingested = messages.count(con)
+    recent = runs.as_seen(recent, held(settings.lock_path))
     last = recent[0] if recent else None
     roots = resolve_sources(sources, settings) if sources or last is None else list(last.sources)
     behind = 0
@@ -135,7 +136,7 @@ def status(settings: Settings, sources: Sequence[Path] | None = None) -> StatusR
     known_paths = {c.path for c in active}
     untracked = 0
     for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents,
-                                       subagents=settings.read_subagents).live:
+                                       subagents=settings.read_subagents, state_dir=settings.state_dir).live:
         if candidate.path not in known_paths:
             try:
                 behind += os.stat(candidate.path).st_size

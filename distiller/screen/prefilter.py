@@ -143,8 +143,10 @@ _GOOD_WAY = re.compile(
     r"perfect|fantastic|awesome|amazing|excellent|healthy|easy|cool|interesting) (?:way|reason|idea|start|goal|"
     r"opportunity|choice|option|hobby|skill|thing to do)\b"
 )
-_WELL_WISH = re.compile(
-    r"^(?:thanks|thank you|thx|ty|good luck|best of luck|congrats|congratulations|happy (?:birthday|anniversary)|"
+_WELL_WISH_INTERJECTIONS = frozenset("oh ohh wow well yeah yes haha aw aww omg hey ah ooh".split())
+_WELL_WISH = re.compile(  # "Oh wow, congrats on the promotion!": interjections first are a well-wish all the same
+    r"^\W*(?:(?:" + "|".join(sorted(_WELL_WISH_INTERJECTIONS)) + r")\b\W*)*"
+    r"(?:thanks|thank you|thx|ty|good luck|best of luck|congrats|congratulations|happy (?:birthday|anniversary)|"
     r"have (?:a|an|fun)|take care|talk soon|see you|bye)\b"
 )
 _WELL_WISH_LEADS = frozenset(
@@ -398,12 +400,18 @@ def _is_question(sentence: str, lowered: str) -> bool:
     return bool(_QUESTION_START.match(lowered.lstrip())) and not stripped.endswith((".", "!", "。", "！"))
 
 
+def _well_wish_lead(words: list[str]) -> str | None:
+    """The first word after the interjections: a well-wish's is one of _WELL_WISH_LEADS (the shortcut before
+    _WELL_WISH, proven by tests/test_prefilter_shortcuts.py)."""
+    return next((word for word in words if word not in _WELL_WISH_INTERJECTIONS), None)
+
+
 def _is_reaction(lowered: str, words: list[str], hollow_free: str) -> bool:
     """A judgement of what the other said ("Those are great games!", "I love that book!", "It's so rewarding"),
     or thanks for it."""
     if hollow_free != lowered and _EMOTIVE_STANCE.search(lowered):
         return True
-    if words and words[0] in _WELL_WISH_LEADS and _WELL_WISH.match(lowered.lstrip()):
+    if _well_wish_lead(words) in _WELL_WISH_LEADS and _WELL_WISH.match(lowered.lstrip()):
         return True
     if _EVALUATIVE_WORDS.isdisjoint(words) and _JUDGING_VERBS.isdisjoint(words):
         return False

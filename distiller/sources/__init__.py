@@ -5,12 +5,14 @@ import cycle (screening looks its cleaning rules up here)."""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from distiller.sources.base import Discovery, Format, SourceFile
 
+log = logging.getLogger("distiller")
 _registered: list[Format] = []
 _by_name: dict[str, Format] = {}
 _loaded = False
@@ -85,10 +87,13 @@ def default_sources(skip: Iterable[str] = ()) -> list[Path]:
     return list(dict.fromkeys(present or [fmt.default_source() for fmt in chosen[:1] or formats()[:1]]))
 
 
-def discover(roots: Iterable[Path], excluded_agents: Iterable[str], *, subagents: bool = True) -> Discovery:
+def discover(roots: Iterable[Path], excluded_agents: Iterable[str], *, subagents: bool = True,
+             state_dir: Path | None = None) -> Discovery:
     """What every format finds under the roots, in registration order, each file once: a file two formats'
     layouts both take is listed by the first, and its own first line settles which format reads it
-    (`track.look`). Subagents' transcripts are left out (counted) unless `subagents`."""
+    (`track.look`). Subagents' transcripts are left out (counted) unless `subagents`. Nothing inside `state_dir`
+    (its database, WAL, lock, batch files) is ever a source, whatever link or root leads there: such a file is
+    counted `inside_state_dir`."""
     roots, excluded = list(roots), frozenset(excluded_agents)
     found = Discovery()
     for fmt in formats():
@@ -109,6 +114,8 @@ def discover(roots: Iterable[Path], excluded_agents: Iterable[str], *, subagents
             continue
         live.append(candidate)
     found.live = live
+    if state_dir is not None:
+        _outside(found, state_dir)
     return found
 
 
@@ -125,3 +132,21 @@ def settle(name: str, first_line: object) -> str | None:
         if fmt.recognises(first_line):
             return fmt.name
     return None
+
+
+def _outside(found: Discovery, state_dir: Path) -> None:
+    protected = os.path.realpath(state_dir)
+
+    def inside(path: str) -> bool:
+        real = os.path.realpath(path)
+        return real == protected or real.startswith(protected.rstrip(os.sep) + os.sep)
+
+    for kind in ("live", "archives"):
+        kept = []
+        for source in getattr(found, kind):
+            if inside(source.path):
+                found.skipped["inside_state_dir"] += 1
+                log.warning("skipped %s (inside_state_dir): distiller's own state is never read", source.path)
+            else:
+                kept.append(source)
+        setattr(found, kind, kept)

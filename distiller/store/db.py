@@ -40,6 +40,8 @@ def _open(path: Path, read_only: bool, wait_seconds: float) -> duckdb.DuckDBPyCo
             con = duckdb.connect(str(path), read_only=read_only, config={"memory_limit": MEMORY_LIMIT})
             # A UTC session: every timestamp read back is RFC 3339 with a `Z`, whatever the host's zone.
             con.execute("SET TimeZone = 'UTC'")
+            # No progress bar: DuckDB draws one on stdout during a long query, which would corrupt `--json`.
+            con.execute("SET enable_progress_bar = false")
             return con
         except duckdb.Error as exc:
             if not _is_lock_error(exc):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import duckdb
 import orjson
@@ -19,9 +19,12 @@ class RunRecord:
     error: str | None
 
 
+DIED = "died"
+
+
 def start(con: duckdb.DuckDBPyConnection, run_id: str, sources: list[str]) -> None:
-    """Record a new run; a run still marked running was killed (the run lock says none is alive)."""
-    con.execute("UPDATE runs SET status = 'interrupted' WHERE status = 'running'")
+    """Record a new run; a run still marked running died (the run lock says none is alive)."""
+    con.execute("UPDATE runs SET status = 'died' WHERE status = 'running'")
     con.execute("INSERT INTO runs (run_id, status, sources) VALUES (?, 'running', ?)", [run_id, sources])
 
 
@@ -36,6 +39,14 @@ def update(
         """,
         [orjson.dumps(counters).decode(), status, error, status, run_id],
     )
+
+
+def as_seen(records: list[RunRecord], alive: bool) -> list[RunRecord]:
+    """The runs as they are: one still recorded `running` while no run holds the lock (`alive` False) died, and is
+    shown so at once, by a reading command that cannot write (the next run records it so)."""
+    if alive:
+        return records
+    return [replace(r, status=DIED) if r.status == "running" else r for r in records]
 
 
 def recent(con: duckdb.DuckDBPyConnection, limit: int = 20) -> list[RunRecord]:

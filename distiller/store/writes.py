@@ -511,7 +511,7 @@ class _Upsert:
     stored_keys: set[str] = field(default_factory=set)  # keys belief_keys already holds
     slots: dict[tuple[str, str, str], set[str]] = field(default_factory=dict)  # slot → live, unflagged holders
     cited: set[tuple[str, str, str]] = field(default_factory=set)  # (belief, session, message) already evidence
-    near: dict[int, list[tuple[float, str, str]]] = field(default_factory=dict)  # idx → (score, ref, sig)
+    near_ids: set[int] = field(default_factory=set)  # candidates with a near duplicate in the pass's near_pairs
     resolved: dict[int, str] = field(default_factory=dict)  # candidate order → the belief it went to
     evidence: dict[tuple[str, str, str], _Evidence] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
@@ -524,6 +524,8 @@ class _Upsert:
         self._load(candidates)
         for candidate in candidates:
             self._decide(candidate)
+        if self.near_ids:
+            self.con.execute("DROP TABLE near_pairs")
         self._write()
 
     # -- reading ---------------------------------------------------------------------------------------------
@@ -558,7 +560,9 @@ class _Upsert:
         if unmatched:
             self._find_near(unmatched)
         exact = {targets[c.order] for c in live} - {None}
-        near = {ref for pairs_ in self.near.values() for _, ref, _ in pairs_ if not ref.startswith("#")}
+        near = ({ref for (ref,) in con.execute(
+            "SELECT DISTINCT ref FROM near_pairs WHERE NOT starts_with(ref, '#')").fetchall()}
+            if self.near_ids else set())
         ids = sorted(exact | near)
         slot_list = sorted({c.slot for c in live if c.slot})
         # The slots of the candidates and of the beliefs they matched exactly: their live holders may be superseded.
@@ -579,15 +583,27 @@ class _Upsert:
             self._keep(row)
 
     def _find_near(self, unmatched: list[_Candidate]) -> None:
-        """Near duplicates among the stored beliefs and this batch, within the same group (store/near.py)."""
-        found = self.con.execute(near.NEAR_SQL, {
+        """Near duplicates among the stored beliefs and this batch, within the same group (store/near.py), kept in
+        the temp table near_pairs for the pass and read candidate by candidate (_near_pairs): a session stating
+        near-identical facts thousands of times has millions of pairs, which held in Python took 2 GB."""
+        self.con.execute("CREATE OR REPLACE TEMP TABLE near_pairs AS " + near.NEAR_SQL, {
             "rows": pack(id=[c.order for c in unmatched], scope=[c.scope for c in unmatched],
                          category=[c.category for c in unmatched], subject=[c.subject for c in unmatched],
                          words=[" ".join(c.tokens) for c in unmatched], sig=[c.sig for c in unmatched]),
             "jaro_winkler": self.settings.near_jaro_winkler, "jaccard": self.settings.near_jaccard,
-        }).fetchall()
-        for i, ref, sig, jw, jac in found:
-            self.near.setdefault(i, []).append((jw + jac, ref, sig))
+        })
+        self.near_ids = {i for (i,) in self.con.execute("SELECT DISTINCT id FROM near_pairs").fetchall()}
+        if not self.near_ids:
+            self.con.execute("DROP TABLE near_pairs")
+        elif len(self.near_ids) > 64:  # a point lookup per candidate, not a scan of every pair
+            self.con.execute("CREATE INDEX near_pairs_id ON near_pairs (id)")
+
+    def _near_pairs(self, c: _Candidate) -> list[tuple[float, str, str]]:
+        """(score, ref, sig) of the candidate's near duplicates, best first."""
+        if c.order not in self.near_ids:
+            return []
+        return self.con.execute("SELECT jw + jac, ref, sig FROM near_pairs WHERE id = ? ORDER BY 1 DESC, 2",
+                                [c.order]).fetchall()
 
     # -- deciding ----------------------------------------------------------------------------------------------
 
@@ -598,7 +614,7 @@ class _Upsert:
     def _near_target(self, c: _Candidate) -> _Held | None:
         """The closest near duplicate, a live one before an archived one (which the new evidence revives)."""
         best: tuple[bool, float, _Held] | None = None
-        for score, ref, sig in self.near.get(c.order, ()):
+        for score, ref, sig in self._near_pairs(c):
             target = self._resolve(ref)
             if (target is None or sig != c.sig
                     or (target.scope, target.category, target.subject) != (c.scope, c.category, c.subject)):
@@ -610,7 +626,7 @@ class _Upsert:
 
     def _contradicted(self, c: _Candidate) -> _Held | None:
         """An active belief saying nearly the same with the opposite polarity."""
-        for _, ref, sig in self.near.get(c.order, ()):
+        for _, ref, sig in self._near_pairs(c):
             target = self._resolve(ref)
             if target is not None and target.status == ACTIVE and polarity_only(c.sig, target.sig):
                 return target

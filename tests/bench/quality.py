@@ -1,12 +1,14 @@
 """Offline quality on Synthetic-Persona-Chat: what the prefilter keeps, and what the rules extractor learns.
 
     python tests/bench/quality.py [--split held-out|tune|all] [--transcripts DIR] [--limit N] [--show N] [--top N]
+                                  [--request-tokens N]
 
 The conversations are converted into OpenClaw transcripts (tests/bench/personachat.py; into a temp dir unless
 --transcripts names a converted one), read back through the OpenClaw reader and screened as the scan screens them
-(`screen`: clean, prefilter, redact). Every user turn that the prefilter keeps is an evidence item of one extract
-request per session, given to the rules extractor; its candidates are verified as the pipeline verifies them, and
-the beliefs that pass are what is measured. Conversations are split in two halves by a hash of their number:
+(`screen`: clean, prefilter, redact). Every user turn that the prefilter keeps is an evidence item; the items are
+packed into requests as the pipeline packs them (its request budget, `--request-tokens`; 0: one request per
+session), given to the rules extractor through the pipeline's splitting, and verified as the pipeline verifies
+them; the beliefs that pass are what is measured. Conversations are split in two halves by a hash of their number:
 rules are tuned on `tune` and the figures quoted are those of `held-out`.
 
 Definitions, operational and deliberately simple (read the figures with them in mind):
@@ -45,7 +47,10 @@ from pathlib import Path
 
 import orjson
 
+from distiller.batches.model import ITEM_OVERHEAD_TOKENS, estimate_tokens
+from distiller.config import Settings
 from distiller.extract.base import ExtractRequest, Item
+from distiller.pipeline.distill import extract_splitting
 from distiller.extract.rules import PROMPT_VERSION, RulesExtractor
 from distiller.screen.prefilter import KEEP
 from distiller.records import EvidenceItem, Message
@@ -219,12 +224,33 @@ def read_sessions(root: Path) -> dict[str, list[Message]]:
     return by_session
 
 
-def measure(root: Path, split: str) -> Tally:
+def packed(agent: str, items: list[Item], budget_tokens: int) -> list[ExtractRequest]:
+    """The items in requests of at most `budget_tokens` (estimated), in reading order, as the pipeline packs one
+    agent's items (batches/model.py)."""
+    requests: list[list[Item]] = []
+    used = 0
+    for item in items:
+        cost = estimate_tokens(item.text) + ITEM_OVERHEAD_TOKENS
+        if not requests or (used + cost > budget_tokens and used > 0):
+            requests.append([])
+            used = 0
+        requests[-1].append(item)
+        used += cost
+    return [ExtractRequest(f"{agent}-q{n}", agent, tuple(group)) for n, group in enumerate(requests, 1)]
+
+
+def measure(root: Path, split: str, budget_tokens: int) -> Tally:
+    """Screen every session, extract from the kept turns in requests packed as the pipeline packs them (one
+    agent's sessions one after the other, `budget_tokens` each; 0: one request per session), through the
+    pipeline's splitting and verification, then score each session's beliefs against its persona."""
     labels = [orjson.loads(line) for line in (root / "personas.jsonl").read_bytes().splitlines() if line.strip()]
     labels = [label for label in labels if split == "all" or label["split"] == split]
     messages = read_sessions(root)
     tally = Tally()
     extractor = RulesExtractor()
+    sessions = []
+    by_agent: dict[str, list[list[Item]]] = {}  # each agent's kept items, session by session
+    all_sources: dict[str, Source] = {}
     for label in labels:
         personas = [content_stems(sentence) for sentence in label["persona"]]
         previous_user_text = None
@@ -256,13 +282,29 @@ def measure(root: Path, split: str) -> Tally:
                 sources[d.item_id] = Source(d.text, True, EvidenceItem(
                     d.item_id, message.session_id, message.agent, message.file, message.byte_start,
                     message.byte_end, message.ts, ""))  # fmt: skip
-        extraction = extractor.extract(ExtractRequest("q1", "persona", tuple(items)))
-        verified = verify(extraction, sources, extractor="rules", model=None, prompt_version=PROMPT_VERSION)
+        sessions.append((label["session_id"], personas, fact_ids))
+        by_agent.setdefault(f"persona-{label['split']}", []).append(items)
+        all_sources.update(sources)
+    requests = [request for agent, per_session in by_agent.items()
+                for request in (packed(agent, [i for items in per_session for i in items], budget_tokens)
+                                if budget_tokens else
+                                [ExtractRequest(f"{agent}-q{n}", agent, tuple(items))
+                                 for n, items in enumerate(per_session, 1)])]
+    by_session: dict[str, list] = {}
+    for request in requests:
+        extraction, _ = extract_splitting(extractor, request)
+        verified = verify(extraction, all_sources, extractor="rules", model=None, prompt_version=PROMPT_VERSION,
+                          scope={item.item_id for item in request.items})
         tally.rejected.update(dict(verified.rejected))
-        statements = {}
         for belief in verified.beliefs:
+            for session_id in {e.session_id for e in belief.evidence}:
+                by_session.setdefault(session_id, []).append(belief)
+    for session_id, personas, fact_ids in sessions:
+        beliefs = by_session.get(session_id, [])
+        statements = {}
+        for belief in beliefs:
             statements.setdefault(belief.statement, belief)
-        cited = {item.message_id for belief in verified.beliefs for item in belief.evidence}
+        cited = {item.message_id for belief in beliefs for item in belief.evidence}
         tally.fact_with_belief += len(cited & fact_ids)
         recalled = set()
         for statement, belief in statements.items():
@@ -339,13 +381,15 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--show", type=int, default=0, help="print N examples of each kind")
     parser.add_argument("--top", type=int, default=0, help="also measure the first N of `beliefs list` after a run")
+    parser.add_argument("--request-tokens", type=int, default=Settings().request_budget_tokens,
+                        help="pack requests as the pipeline does (default: its request budget); 0: one per session")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="distill-quality-") as folder:
         root = args.transcripts
         if root is None:
             root = Path(folder)
             write_transcripts(root, sessions_of(read_conversations(args.csv, args.limit)))
-        report(measure(root, args.split), args.split, args.show)
+        report(measure(root, args.split, args.request_tokens), args.split, args.show)
         if args.top:
             report_top(top_of_list(root, args.split, args.top), args.show)
 
