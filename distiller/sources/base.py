@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import orjson
+
 from distiller.records import Message
 
 if TYPE_CHECKING:
@@ -66,6 +68,17 @@ class Header:
 
     session_id: str | None
     distinctive: bool
+
+
+def first_entry(line: bytes | None) -> object:
+    """A transcript's first complete line parsed, or None when there is none yet or it is no JSON: what every
+    format's `header` starts from."""
+    if line is None:
+        return None
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
 
 
 def no_session_skip(key: str | None) -> Skip | None:

@@ -9,7 +9,6 @@ lines alone. A group's message takes the `uuid` of its first line with text as i
 
 from __future__ import annotations
 
-import orjson
 
 from distiller.records import Message
 from distiller.sources import base
@@ -51,12 +50,7 @@ def parse_header(entry: object) -> base.Header:
 
 
 def header(line: bytes | None) -> base.Header:
-    entry = None
-    if line is not None:
-        try:
-            entry = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            entry = None
+    entry = base.first_entry(line)
     return parse_header(entry)
 
 

@@ -44,12 +44,7 @@ def recognises(entry: dict) -> bool:
 
 
 def header(line: bytes | None) -> base.Header:
-    entry = None
-    if line is not None:
-        try:
-            entry = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            entry = None
+    entry = base.first_entry(line)
     if not isinstance(entry, dict) or entry.get("type") != "session_meta" or not isinstance(entry.get("payload"),
                                                                                             dict):
         return base.Header(None, False)

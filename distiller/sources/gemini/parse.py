@@ -27,12 +27,7 @@ def recognises(entry: dict) -> bool:
 
 
 def header(line: bytes | None) -> base.Header:
-    entry = None
-    if line is not None:
-        try:
-            entry = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            entry = None
+    entry = base.first_entry(line)
     if not isinstance(entry, dict) or not isinstance(entry.get("sessionId"), str) or not entry["sessionId"].strip():
         return base.Header(None, False)
     return base.Header(bounded_id(entry["sessionId"]), True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime, timezone
 
-import orjson
 
 from distiller.records import Message
 from distiller.sources import base
@@ -56,12 +55,7 @@ def parse_header(entry: object) -> base.Header:
 
 
 def header(line: bytes | None) -> base.Header:
-    entry = None
-    if line is not None:
-        try:
-            entry = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            entry = None
+    entry = base.first_entry(line)
     return parse_header(entry)
 
 
