@@ -76,8 +76,6 @@ MIN_CACHEABLE_TOKENS: dict[str, int] = {
     "claude-opus-4-5": 4096,
     "claude-opus-4-5-20251101": 4096,
 }
-CACHE_WRITE_FACTOR = 1.25  # of the input price, for the 5-minute TTL the extractor uses
-CACHE_READ_FACTOR = 0.1
 
 
 def min_cacheable_tokens(model: str) -> int:

@@ -116,7 +116,6 @@ class Journal:
     def __init__(self, batch_file: Path) -> None:
         self.path = path_of(batch_file)
         self.batch_id = batch_file.stem
-        self.bytes_written = 0
         self._fd: int | None = None
         self._lock = threading.Lock()  # worker threads append their answers
 
@@ -154,7 +153,6 @@ class Journal:
             except OSError as exc:
                 raise os_fault("append to batch journal", self.path, exc, "the answers saved before this one are "
                                "kept; this request is sent again next run") from exc
-            self.bytes_written += len(line)
 
     def close(self) -> None:
         if self._fd is not None:

@@ -53,10 +53,6 @@ class Allowance:
     def limited(self) -> bool:
         return self.tokens is not None or self.usd is not None
 
-    def charge(self, usage: Iterable[Usage]) -> None:
-        with self._lock:
-            self._charge(usage)
-
     def _charge(self, usage: Iterable[Usage]) -> None:
         for u in usage:
             if self.tokens is not None:

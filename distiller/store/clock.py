@@ -19,10 +19,6 @@ GLOBAL = "global"
 SKEW = timedelta(days=1)
 
 
-def _name(scope: str) -> str:
-    return f"clock:{scope}"
-
-
 def join(scope: str, alias: str = "k") -> str:
     """A LEFT JOIN giving `{alias}.at`, the clock of the row's scope (NULL while none is known)."""
     return (f"LEFT JOIN (SELECT substr(name, 7) AS scope, value::TIMESTAMPTZ AS at FROM store_meta "

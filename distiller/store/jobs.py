@@ -13,7 +13,7 @@ import orjson
 from distiller.store.writes import ARCHIVED, history
 from distiller.store.bulk import pack, rows
 
-RUNNING, DONE = "running", "done"
+DONE = "done"
 
 
 @dataclass(frozen=True, slots=True)
