@@ -24,7 +24,7 @@ import unicodedata
 
 from distiller.textscan import trie
 
-# Every Cf character of Unicode 15.1 (a test checks this against the running Python's database), the Hangul fillers
+# Every Cf character of Unicode 15 (a test checks this against the running Python's database), the Hangul fillers
 # (letters that render as nothing), the combining grapheme joiner and the ideographic variation selectors (both
 # invisible; the selectors are a known way to smuggle bytes). Variation selectors 1-16 stay: emoji need them.
 _INVISIBLE_RANGES = (
@@ -65,11 +65,6 @@ def canonical(text: str) -> tuple[str, int]:
     return visible, removed
 
 
-def visible(text: str) -> str:
-    """`canonical` without the count: for what a model wrote (statements, quotes) before it is compared or stored."""
-    return canonical(text)[0]
-
-
 # Look-alikes of the characters tag names and markers are written with, mapped one to one. Upper and lower case
 # both: tag matching ignores case. Sources: Unicode's confusables.txt for the Latin letters (Cyrillic, Greek,
 # Armenian and Latin-extended forms that NFKC leaves alone) and for the ASCII punctuation of a tag.
@@ -77,7 +72,7 @@ _LOOK_ALIKES = {
     "a": "аɑαа", "A": "АΑ", "b": "Ьᖯ", "B": "ВΒ", "c": "сϲ", "C": "СϹ", "d": "ԁ", "e": "еєε", "E": "ЕΕ",
     "g": "ɡց", "h": "һհ", "H": "НΗ", "i": "іιıɩ", "I": "ІΙӀ", "j": "јϳ", "J": "Ј", "k": "κк", "K": "КΚ",
     "l": "ӏⅼ", "m": "м", "M": "МΜ", "n": "пո", "N": "Ν", "o": "оοօ", "O": "ОΟՕ", "p": "рρ", "P": "РΡ", "q": "ԛ",
-    "r": "г", "s": "ѕ", "S": "Ѕ", "t": "т", "T": "ТΤ", "u": "υսц", "v": "νѵ", "w": "ԝѡ", "x": "хχ", "X": "ХΧ",
+    "r": "г", "s": "ѕ", "S": "Ѕ", "t": "т", "T": "ТΤ", "u": "υս", "v": "νѵ", "w": "ԝѡ", "x": "хχ", "X": "ХΧ",
     "y": "уүγ", "Y": "ΥҮ", "z": "ᴢ", "Z": "Ζ",
     "<": "\u2039\u3008\u27e8\u2329\u1438\u02c2\u276e",
     ">": "\u203a\u3009\u27e9\u232a\u1433\u02c3\u276f",

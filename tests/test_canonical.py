@@ -8,7 +8,7 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from distiller.canonical import INVISIBLE, canonical, skeleton, visible
+from distiller.canonical import INVISIBLE, canonical, skeleton
 
 _EXTRA_INVISIBLE = {0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, *range(0xE0100, 0xE01F0)}
 
@@ -59,7 +59,6 @@ def test_canonical_text_is_stable_and_holds_nothing_invisible(text):
     assert canonical(once) == (once, 0)
     assert INVISIBLE.search(once) is None
     assert len(skeleton(once)) == len(once)
-    assert visible(text) == once
 
 
 def test_the_utf8_shortcut_finds_every_invisible_character():
