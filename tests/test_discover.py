@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from conftest import new_session
 
 from distiller.sources.openclaw.discover import classify, discover
@@ -89,3 +91,22 @@ def test_links_that_lead_nowhere_readable_or_into_the_state_dir_are_passed_over_
     assert dict(found.skipped) == {"inside_state_dir": 3, "symlink_dangling": 1, "symlink_not_file": 1,
                                    "symlink_loop": 1}
     assert len(discover_all([agents], []).live) == 3  # without the state dir named, the links to files are sources
+
+
+def test_every_format_follows_a_link_to_a_transcript_and_counts_a_dangling_one(tmp_path):
+    from distiller import sources
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    codex_day = tmp_path / "codex" / "sessions" / "2026" / "03" / "01"
+    gemini_chats = tmp_path / "gemini" / "tmp" / "proj" / "chats"
+    for directory, name in ((codex_day, "rollout-2026-03-01T10-00-00-x.jsonl"), (gemini_chats, "session-1.jsonl")):
+        directory.mkdir(parents=True)
+        target = elsewhere / name
+        target.write_text("{}\n")
+        (directory / name).symlink_to(target)
+        (directory / f"{name[:-6]}-gone.jsonl").symlink_to(elsewhere / "missing.jsonl")
+    found = sources.discover([tmp_path / "codex", tmp_path / "gemini"], ())
+    assert sorted(os.path.basename(f.path) for f in found.live) == ["rollout-2026-03-01T10-00-00-x.jsonl",
+                                                                     "session-1.jsonl"]
+    assert found.skipped["symlink_dangling"] == 2

@@ -15,6 +15,10 @@ A format is a `Format` of plain functions, made by its own package (`sources/<na
 
 from __future__ import annotations
 
+import errno
+import logging
+import os
+import stat
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -79,6 +83,37 @@ def first_entry(line: bytes | None) -> object:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
         return None
+
+
+def _link_problem(entry: os.DirEntry) -> str | None:
+    """Why a symlink is passed over (None: it leads to a regular file): `symlink_dangling`, `symlink_loop`,
+    `symlink_unreadable`, `symlink_not_file` (a dir, FIFO, device)."""
+    try:
+        mode = os.stat(entry.path).st_mode
+    except FileNotFoundError:
+        return "symlink_dangling"
+    except OSError as exc:
+        return "symlink_loop" if exc.errno == errno.ELOOP else "symlink_unreadable"
+    return None if stat.S_ISREG(mode) else "symlink_not_file"
+
+
+def transcript_file(entry: os.DirEntry, found: Discovery) -> bool:
+    """Whether a directory entry may be read as a transcript: a regular file, or a symlink to one (read there, its
+    identity the target's device and inode). Every other link is counted in `found.skipped` by reason, so no
+    format passes a link over silently."""
+    try:
+        if entry.is_file(follow_symlinks=False):
+            return True
+        if not entry.is_symlink():
+            return False
+    except OSError:
+        return False
+    problem = _link_problem(entry)
+    if problem is None:
+        return True
+    found.skipped[problem] += 1
+    logging.getLogger("distiller").info("skipped %s (%s)", entry.path, problem)
+    return False
 
 
 def no_session_skip(key: str | None) -> Skip | None:

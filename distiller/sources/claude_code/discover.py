@@ -16,7 +16,7 @@ from pathlib import Path
 
 import orjson
 
-from distiller.sources.base import Discovery, SourceFile
+from distiller.sources.base import Discovery, SourceFile, transcript_file
 
 FORMAT = "claude-code"
 
@@ -89,14 +89,13 @@ def _project(directory: Path, found: Discovery, excluded: frozenset[str],
         found.skipped["excluded_agent"] += 1
         return
     for entry in entries if entries is not None else _entries(directory, found, counted=False):
-        if _is_file(entry):
-            if entry.name.endswith(".jsonl"):
-                found.live.append(SourceFile(entry.path, agent, FORMAT, entry.name.startswith("agent-")))
+        if entry.name.endswith(".jsonl") and transcript_file(entry, found):
+            found.live.append(SourceFile(entry.path, agent, FORMAT, entry.name.startswith("agent-")))
         elif _is_dir(entry):
             subagents = Path(entry.path) / "subagents"
             if subagents.is_dir() and not subagents.is_symlink():
                 for sub in _entries(subagents, found):
-                    if _is_file(sub) and sub.name.endswith(".jsonl"):
+                    if sub.name.endswith(".jsonl") and transcript_file(sub, found):
                         found.live.append(SourceFile(sub.path, agent, FORMAT, True))
 
 

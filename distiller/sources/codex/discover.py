@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from distiller.sources.base import Discovery, SourceFile
+from distiller.sources.base import Discovery, SourceFile, transcript_file
 
 FORMAT = "codex"
 AGENT = "codex"
@@ -41,7 +41,7 @@ def _walk(directory: Path, found: Discovery, depth: int) -> None:
             if entry.is_dir(follow_symlinks=False):
                 if depth < 3 and entry.name.isdigit():  # YYYY/MM/DD: no other dir is Codex's
                     _walk(Path(entry.path), found, depth + 1)
-            elif entry.is_file(follow_symlinks=False) and entry.name.startswith("rollout-"):
+            elif entry.name.startswith("rollout-") and transcript_file(entry, found):
                 if entry.name.endswith(".jsonl"):
                     found.live.append(SourceFile(entry.path, AGENT, FORMAT))
                 elif entry.name.endswith(".jsonl.zst"):

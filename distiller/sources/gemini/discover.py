@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from distiller.sources.base import Discovery, SourceFile
+from distiller.sources.base import Discovery, SourceFile, transcript_file
 
 FORMAT = "gemini"
 AGENT = "gemini"
@@ -41,7 +41,7 @@ def _entries(directory: Path, found: Discovery, counted: bool = True) -> list[os
 def _chats(directory: Path, found: Discovery) -> None:
     for entry in _entries(directory, found):
         try:
-            if entry.is_file(follow_symlinks=False) and entry.name.startswith("session-"):
+            if entry.name.startswith("session-") and transcript_file(entry, found):
                 if entry.name.endswith(".jsonl"):
                     found.live.append(SourceFile(entry.path, AGENT, FORMAT))
                 elif entry.name.endswith(".json"):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import orjson
 
-from distiller.sources.base import Discovery, SourceFile
+from distiller.sources.base import Discovery, SourceFile, transcript_file
 
 log = logging.getLogger("distiller")
 
@@ -102,35 +102,11 @@ def _is_dir(path: Path | os.DirEntry, found: Discovery) -> bool:
         return False
 
 
-def _link_problem(entry: os.DirEntry) -> str | None:
-    """Why a symlink in a sessions dir is passed over (None: it leads to a regular file, which is read, its identity
-    that file's device and inode): `symlink_dangling`, `symlink_loop`, `symlink_not_file` (a dir, FIFO, device)."""
-    try:
-        mode = os.stat(entry.path).st_mode
-    except FileNotFoundError:
-        return "symlink_dangling"
-    except OSError as exc:
-        return "symlink_loop" if exc.errno == errno.ELOOP else "symlink_unreadable"
-    return None if stat.S_ISREG(mode) else "symlink_not_file"
-
-
 def _scan_sessions_dir(directory: Path, agent: str, found: Discovery, entries: list[os.DirEntry] | None = None) -> None:
     if entries is None:
         entries = _entries(directory, found)
     for entry in entries or ():
-        try:
-            regular = entry.is_file(follow_symlinks=False)
-            link = not regular and entry.is_symlink()
-        except OSError:
-            regular = link = False
-        if link:
-            problem = _link_problem(entry)
-            if problem is not None:
-                found.skipped[problem] += 1
-                log.info("skipped %s (%s)", entry.path, problem)
-                continue
-            regular = True
-        if not regular:
+        if not transcript_file(entry, found):
             continue
         kind = classify(entry.name)
         if kind == "live":
