@@ -65,9 +65,10 @@ def echo_index(con: duckdb.DuckDBPyConnection) -> echo.EchoIndex:
     return echo.index([*store_terms.live_statements(con), *recall.HEADERS.values(), recall.PROFILE_HEADER])
 
 
-def resolve_sources(sources: Sequence[Path] | None, settings: Settings | None = None) -> list[str]:
-    """The sources given, else the default tree of every format present (less the settings' `skip_formats`)."""
-    chosen = list(sources) if sources else registry.default_sources(settings.skip_formats if settings else ())
+def resolve_sources(sources: Sequence[Path] | None, settings: Settings) -> list[str]:
+    """The sources given, else the default tree of every format present (less the settings' `skip_formats`): the
+    one place that decides, for a run, the scheduler and the units `schedule install` writes alike."""
+    chosen = list(sources) if sources else registry.default_sources(settings.skip_formats)
     return [os.path.abspath(Path(s).expanduser()) for s in chosen]
 
 
