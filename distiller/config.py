@@ -60,7 +60,7 @@ class Settings:
     # Worker processes a big scan is spread over: "auto" (the usable cores, when there are two or more, for a scan
     # of 8 MiB or more), 0 (always in the main process) or that many for any scan.
     scan_workers: int | str = AUTO
-    # Subagents' transcripts (Claude Code): read as their project's agent, their turns context only; false: not read.
+    # Subagents' transcripts (Claude Code, Codex): read as their agent's, their turns context only; false: not read.
     read_subagents: bool = True
     # Formats whose default tree is not read when no --source is given (every present one is, by default).
     skip_formats: tuple[str, ...] = ()

@@ -44,7 +44,7 @@ class SourceFile:
     path: str
     agent: str
     format: str
-    subagent: bool = False  # a subagent's transcript (Claude Code): left out when `read_subagents` is off
+    subagent: bool = False  # a subagent's transcript by its path (Claude Code): left out when `read_subagents` is off
 
 
 @dataclass(slots=True)
@@ -165,3 +165,8 @@ class Format:
     # (`distill beliefs forget` removes what it taught).
     retraction_marker: bytes = b""
     retracted: Callable[[Iterable[tuple[int, bytes]]], dict[int, int]] | None = None
+    # A format whose subagents' transcripts are told by their first line alone (Codex: the `session_meta` source)
+    # says whether a parsed first line is a subagent's. The reader marks every message of such a file as not the
+    # user's (`Message.inter_session`: its "user" is the parent model), or skips the session whole (`subagent-
+    # session`) when `read_subagents` is off (`pipeline.read.open_reading`).
+    subagent_header: Callable[[object], bool] | None = None

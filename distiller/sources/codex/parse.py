@@ -54,20 +54,36 @@ def header(line: bytes | None) -> base.Header:
     return base.Header(bounded_id(session), True)
 
 
-def entry_session_skip(entry: object) -> str | None:
-    """Codex's own memory-consolidation sessions (its self-ingestion, like the distiller's own agent) and subagent
-    rollouts (their "user" is the parent model) are skipped whole, told by the header's `source`."""
+def _source_marks(entry: object) -> tuple[str, dict] | None:
+    """The header's `source` as lower-case JSON text, and its payload; None for a line that is no header."""
     if not isinstance(entry, dict) or entry.get("type") != "session_meta" or not isinstance(entry.get("payload"),
                                                                                             dict):
         return None
     payload = entry["payload"]
     source = payload.get("source")
-    marks = orjson.dumps(source).decode().lower() if source is not None else ""
-    if "memory" in marks or "consolidat" in marks:
-        return "memory-consolidation-session"
-    if "subagent" in marks or payload.get("thread_source") == "subagent" or payload.get("parent_thread_id"):
-        return "subagent-session"
-    return None
+    return (orjson.dumps(source).decode().lower() if source is not None else ""), payload
+
+
+def _memory_consolidation(marks: str) -> bool:
+    return "memory" in marks or "consolidat" in marks
+
+
+def entry_session_skip(entry: object) -> str | None:
+    """Codex's own memory-consolidation sessions are skipped whole, told by the header's `source` (its
+    self-ingestion, like the distiller's own agent): a subagent's `source` too, so this is asked first."""
+    marked = _source_marks(entry)
+    return "memory-consolidation-session" if marked is not None and _memory_consolidation(marked[0]) else None
+
+
+def subagent_header(entry: object) -> bool:
+    """A subagent's rollout (its "user" is the parent model): `source` `{"subagent": …}`, `thread_source`
+    "subagent", or the legacy `parent_thread_id` (transcript-formats.md §6.4); never a memory-consolidation one,
+    which is skipped whole."""
+    marked = _source_marks(entry)
+    if marked is None or _memory_consolidation(marked[0]):
+        return False
+    marks, payload = marked
+    return "subagent" in marks or payload.get("thread_source") == "subagent" or bool(payload.get("parent_thread_id"))
 
 
 _RESPONSE_ITEM = b'"type":"response_item","payload":{"type":"'
