@@ -163,7 +163,7 @@ def agent_summary(agents: Counter[str]) -> str:
 def _sources(settings: Settings, sources: Sequence[Path] | None, report: Report) -> None:
     roots = pipeline.resolve_sources(sources, settings)
     found = registry.discover([Path(r) for r in roots], settings.excluded_agents, subagents=settings.read_subagents,
-                              state_dir=settings.state_dir)
+                              state_dir=settings.state_dir, overrides=settings.format_overrides)
     for missing in found.missing:
         report.add("sources", PROBLEM, f"source not found: {missing}", "pass --source with an existing path")
     agents = Counter(c.agent for c in found.live)

@@ -25,6 +25,7 @@ from distiller.cli.belief_commands import beliefs, runs_command
 from distiller.cli.examples import examples
 from distiller.cli.reprocess_command import reprocess_command
 from distiller.cli.recall_commands import hook_group, profile_command, recall_command
+from distiller.cli.format_option import forced_sources, format_option
 from distiller.config import (
     DEFAULT_CONCURRENCY,
     MAX_CONCURRENCY,
@@ -303,6 +304,7 @@ def _run_summary(d: dict, dry_run: bool) -> str:
           "distill run --budget-usd 0.50 --show-beliefs  # stop before 50 cents; print what was learned")
 @cli.command()
 @source_option
+@format_option
 @click.option("--dry-run", is_flag=True, help="Read, screen and plan batches with token and cost estimates; record nothing.")
 @click.option(
     "--show",
@@ -325,7 +327,8 @@ def _run_summary(d: dict, dry_run: bool) -> str:
               help="Print the statements learned by this run (also with -v); by default only their counts, so a "
               "scheduled run's log holds no belief text.")
 @click.pass_obj
-def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, extractor: str | None,
+def run(obj: dict, sources: tuple[Path, ...], source_format: str | None, dry_run: bool, show: str | None,
+        extractor: str | None,
         model: str | None, allow_expensive_model: bool | None, budget_usd: float | None, budget_tokens: int | None,
         no_llm: bool, batch_api: bool | None, concurrency: int | None, show_beliefs: bool) -> None:
     """Read the new tail of every transcript, screen it, distill it into verified beliefs, commit exactly once."""
@@ -333,6 +336,7 @@ def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, e
     settings = override(obj["settings"], extractor="external" if no_llm else extractor, model=model,
                         allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
                         budget_tokens=budget_tokens, batch_api=batch_api, concurrency=concurrency)
+    settings = forced_sources(settings, sources, source_format)
     printer = None
     if show is not None:
         wanted = SHOWN[show]

@@ -45,6 +45,7 @@ class SourceFile:
     agent: str
     format: str
     subagent: bool = False  # a subagent's transcript by its path (Claude Code): left out when `read_subagents` is off
+    forced: bool = False  # its format named by a `format_overrides` pattern, not guessed (`sources.settle`)
 
 
 @dataclass(slots=True)
