@@ -178,6 +178,8 @@ def _sources(settings: Settings, sources: Sequence[Path] | None, report: Report)
     if found.live:
         formats = Counter(c.format for c in found.live)
         found_by_format = ", ".join(f"{fmt.label} {formats[fmt.name]}" for fmt in known if formats[fmt.name])
+        forced = sum(c.forced for c in found.live)
+        found_by_format += f"; {forced} of them as format_overrides names" if forced else ""
         report.add("sources", OK, f"{len(found.live)} transcript(s) under {', '.join(roots)} ({found_by_format}); "
                    f"{agent_summary(agents)}")
     elif not found.missing:

@@ -179,3 +179,13 @@ def test_an_override_naming_a_files_own_format_changes_nothing(tmp_path, name):
     assert {k: plain[k] for k in ("messages", "skipped", "files_skipped", "cleaned")} == {
         k: overridden[k] for k in ("messages", "skipped", "files_skipped", "cleaned")}
     assert os.path.exists(path)
+
+
+def test_doctor_says_how_many_files_an_override_reads(tmp_path):
+    flat = tmp_path / "exports"
+    flat.mkdir()
+    (flat / "one.jsonl").write_bytes(dumps(cx("world_state", {"full": True})) + cx_session(SESSION, [("hi", "ok")]))
+    result = invoke(tmp_path, "--json", "doctor", "--source", str(flat),
+                    config=f'[format_overrides]\n"{flat}" = "codex"\n')
+    checks = [c for c in orjson.loads(result.stdout)["checks"] if c["name"] == "sources"]
+    assert any("(Codex 1; 1 of them as format_overrides names)" in c["detail"] for c in checks), checks

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -86,7 +86,7 @@ def first_entry(line: bytes | None) -> object:
         return None
 
 
-def _link_problem(entry: os.DirEntry) -> str | None:
+def _link_problem(entry: os.DirEntry[str]) -> str | None:
     """Why a symlink is passed over (None: it leads to a regular file): `symlink_dangling`, `symlink_loop`,
     `symlink_unreadable`, `symlink_not_file` (a dir, FIFO, device)."""
     try:
@@ -98,7 +98,7 @@ def _link_problem(entry: os.DirEntry) -> str | None:
     return None if stat.S_ISREG(mode) else "symlink_not_file"
 
 
-def transcript_file(entry: os.DirEntry, found: Discovery) -> bool:
+def transcript_file(entry: os.DirEntry[str], found: Discovery) -> bool:
     """Whether a directory entry may be read as a transcript: a regular file, or a symlink to one (read there, its
     identity the target's device and inode). Every other link is counted in `found.skipped` by reason, so no
     format passes a link over silently."""
@@ -139,7 +139,7 @@ class Format:
 
     name: str
     label: str
-    recognises: Callable[[dict], bool]  # a parsed first line: is it this format's header?
+    recognises: Callable[[dict[str, Any]], bool]  # a parsed first line: is it this format's header?
     claims: Callable[[str], bool]  # a file name: may this format's discovery have found it?
     discover: Callable[[Iterable[Path], frozenset[str]], Discovery]  # roots, excluded agents
     default_source: Callable[[], Path]

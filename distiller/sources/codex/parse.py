@@ -14,6 +14,7 @@ Codex lines carry no id: a message's id is `<session id>@<byte offset>`, stable 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import orjson
 
@@ -37,7 +38,7 @@ SCAFFOLDING_STARTS = ("# AGENTS.md instructions for", "<environment_context>", "
 ROLLBACK = "thread_rolled_back"
 
 
-def recognises(entry: dict) -> bool:
+def recognises(entry: dict[str, Any]) -> bool:
     payload = entry.get("payload")
     kind = entry.get("type")
     return isinstance(kind, str) and kind in ENVELOPE_TYPES and isinstance(payload, dict) and "timestamp" in entry
@@ -54,7 +55,7 @@ def header(line: bytes | None) -> base.Header:
     return base.Header(bounded_id(session), True)
 
 
-def _source_marks(entry: object) -> tuple[str, dict] | None:
+def _source_marks(entry: object) -> tuple[str, dict[str, Any]] | None:
     """The header's `source` as lower-case JSON text, and its payload; None for a line that is no header."""
     if not isinstance(entry, dict) or entry.get("type") != "session_meta" or not isinstance(entry.get("payload"),
                                                                                             dict):
@@ -130,7 +131,7 @@ def _scaffolding(text: str, kind: str | None) -> bool:
     return text.lstrip().startswith(SCAFFOLDING_STARTS)
 
 
-def message_text(payload: dict, metadata: object) -> tuple[str, int]:
+def message_text(payload: dict[str, Any], metadata: object) -> tuple[str, int]:
     """The message's text parts joined, and how many parts were scaffolding (left out)."""
     content = payload.get("content")
     if isinstance(content, str):
