@@ -60,10 +60,13 @@ class Settings:
     # Worker processes a big scan is spread over: "auto" (the usable cores, when there are two or more, for a scan
     # of 8 MiB or more), 0 (always in the main process) or that many for any scan.
     scan_workers: int | str = AUTO
-    # Subagents' transcripts (Claude Code): read as their project's agent, their turns context only; false: not read.
+    # Subagents' transcripts (Claude Code, Codex): read as their agent's, their turns context only; false: not read.
     read_subagents: bool = True
     # Formats whose default tree is not read when no --source is given (every present one is, by default).
     skip_formats: tuple[str, ...] = ()
+    # (path pattern, format name): a found file the first matching pattern names is read as that format
+    # (`sources.overrides`); checked against the registry like skip_formats.
+    format_overrides: tuple[tuple[str, str], ...] = ()
     # Where each value came from: "default", "file PATH", "env NAME" or "flag --name".
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -83,7 +86,7 @@ class Settings:
 class Rule:
     """What a setting accepts; `allowed` is the sentence an error and the README show."""
 
-    kind: str  # int, float, bool, choice, name, names
+    kind: str  # int, float, bool, choice, name, names, formats (format names), overrides (pattern -> format)
     low: float = 0
     high: float = 0
     choices: tuple[str, ...] = ()  # for a choice; for a number, the words it also accepts
@@ -99,6 +102,11 @@ class Rule:
             return "true or false"
         if self.kind == "choice":
             return "one of " + ", ".join(self.choices)
+        if self.kind == "formats":
+            return "a list of format names (" + ", ".join(_format_names()) + ")"
+        if self.kind == "overrides":
+            return ("a table of absolute path patterns (* ? [..] within a dir, ** across dirs; ~ expanded) to format "
+                    "names (" + ", ".join(_format_names()) + "); in the environment pattern=format,pattern=format")
         one = f"letters, digits and {_PUNCT[self.pattern]} (at most {_LENGTH[self.pattern]} characters)"
         return one if self.kind == "name" else f"a list of names, each {one}"
 
@@ -134,8 +142,38 @@ RULES: dict[str, Rule] = {
     "concurrency": Rule("int", MIN_CONCURRENCY, MAX_CONCURRENCY),
     "scan_workers": Rule("int", 0, MAX_SCAN_WORKERS, choices=(AUTO,)),
     "read_subagents": Rule("bool"),
-    "skip_formats": Rule("names", pattern=_AGENT),
+    "skip_formats": Rule("formats"),
+    "format_overrides": Rule("overrides"),
 }
+
+
+def _format_names() -> list[str]:
+    # Imported here: the registry loads the formats, which use screening, which uses config.
+    from distiller import sources
+
+    return [fmt.name for fmt in sources.formats()]
+
+
+def _overrides(value: Any) -> tuple[tuple[str, str], ...] | None:
+    """A TOML table (or, from the environment or a flag, `pattern=format,…`) as (pattern, format) pairs, each
+    checked (`sources.overrides.make`); None when the value is of no such shape. A bad pattern or an unknown
+    format raises DistillError with the reason."""
+    from distiller.sources import overrides
+
+    if isinstance(value, str):
+        pairs = [part.rpartition("=") for part in value.split(",") if part.strip()]
+        if any(not sep for _, sep, _ in pairs):
+            return None
+        value = {pattern.strip(): fmt.strip() for pattern, _, fmt in pairs}
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        return None
+    names = _format_names()
+    try:
+        for pattern, fmt in value.items():
+            overrides.make(pattern, fmt, names)
+    except overrides.BadOverride as exc:
+        raise DistillError(str(exc)) from None
+    return tuple(value.items())
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 _INT_TEXT = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*")
 
@@ -177,6 +215,15 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
     elif rule.kind == "name":
         if isinstance(value, str) and rule.pattern.fullmatch(value):
             result = value
+    elif rule.kind == "overrides":
+        try:
+            result = _overrides(value)
+        except DistillError as exc:
+            raise DistillError(f"invalid value for setting {name!r} from {origin}: {exc}") from None
+    elif rule.kind == "formats":
+        items = [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
+        if isinstance(items, list | tuple) and all(isinstance(v, str) and v in _format_names() for v in items):
+            result = tuple(dict.fromkeys(items))
     else:
         items = [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
         if isinstance(items, list | tuple) and all(isinstance(v, str) and rule.pattern.fullmatch(v) for v in items):
@@ -286,6 +333,7 @@ def describe(settings: Settings) -> list[Shown]:
     for f in fields(Settings):
         if f.name in RULES:
             value = getattr(settings, f.name)
+            value = dict(value) if RULES[f.name].kind == "overrides" else value
             shown.append(Shown(f.name, list(value) if isinstance(value, tuple) else value, settings.origin(f.name),
                                RULES[f.name].allowed))
     for env in SECRET_ENV:

@@ -163,7 +163,7 @@ def agent_summary(agents: Counter[str]) -> str:
 def _sources(settings: Settings, sources: Sequence[Path] | None, report: Report) -> None:
     roots = pipeline.resolve_sources(sources, settings)
     found = registry.discover([Path(r) for r in roots], settings.excluded_agents, subagents=settings.read_subagents,
-                              state_dir=settings.state_dir)
+                              state_dir=settings.state_dir, overrides=settings.format_overrides)
     for missing in found.missing:
         report.add("sources", PROBLEM, f"source not found: {missing}", "pass --source with an existing path")
     agents = Counter(c.agent for c in found.live)
@@ -178,6 +178,8 @@ def _sources(settings: Settings, sources: Sequence[Path] | None, report: Report)
     if found.live:
         formats = Counter(c.format for c in found.live)
         found_by_format = ", ".join(f"{fmt.label} {formats[fmt.name]}" for fmt in known if formats[fmt.name])
+        forced = sum(c.forced for c in found.live)
+        found_by_format += f"; {forced} of them as format_overrides names" if forced else ""
         report.add("sources", OK, f"{len(found.live)} transcript(s) under {', '.join(roots)} ({found_by_format}); "
                    f"{agent_summary(agents)}")
     elif not found.missing:

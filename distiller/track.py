@@ -84,9 +84,9 @@ class Unreadable:
 Look = Observed | Unreadable | None  # None: the file is gone
 
 
-def look(path: str, agent: str, fmt: str) -> Look:
+def look(path: str, agent: str, fmt: str, forced: bool = False) -> Look:
     """Stat and fingerprint a file. Depends on nothing but the file, so a scan worker may look ahead of the
-    planning (`plan_reads`' `ahead`)."""
+    planning (`plan_reads`' `ahead`). `forced`: `fmt` is named by a format override, not guessed."""
     try:
         with open_regular(path) as f:
             stat = stat_of(os.fstat(f.fileno()))
@@ -101,13 +101,17 @@ def look(path: str, agent: str, fmt: str) -> Look:
         return Unreadable("header_incomplete" if stat.size else "empty")
     if head.encoding is not None:  # never read line by line as garbage: skipped whole, by name
         return Unreadable(f"encoding_{head.encoding}")
-    fmt = _settled(head.line, fmt)
-    if fmt is None:
+    settled = _settled(head.line, fmt, forced)
+    if settled is None and forced:
+        return Unreadable("format_override_mismatch", f"format_overrides names {fmt}, but another format's first "
+                                                      f"line opens it: not misread")
+    if settled is None:
         return Unreadable("unsupported_format", "an unrecognised JSONL: no known assistant wrote its first line")
+    fmt = settled
     return Observed(path, agent, stat, head.fingerprint, *_read_header(head.line, path, fmt), fmt)
 
 
-def _settled(head_line: bytes | None, fmt: str) -> str | None:
+def _settled(head_line: bytes | None, fmt: str, forced: bool = False) -> str | None:
     """The format of a file by its first line (`sources.settle`): the discovery's guess is only a guess, since
     one format's layout may hold another's files (a Claude Code project dir looks like an OpenClaw sessions dir)."""
     if head_line is None:
@@ -116,7 +120,7 @@ def _settled(head_line: bytes | None, fmt: str) -> str | None:
         entry = orjson.loads(head_line)
     except orjson.JSONDecodeError:
         return fmt
-    return sources.settle(fmt, entry)
+    return sources.settle(fmt, entry, forced)
 
 
 def _noted(seen: Look, path: str, tally: Tally) -> Observed | None:
@@ -126,9 +130,9 @@ def _noted(seen: Look, path: str, tally: Tally) -> Observed | None:
     return seen
 
 
-def observe(path: str, agent: str, fmt: str, tally: Tally) -> Observed | None:
+def observe(path: str, agent: str, fmt: str, tally: Tally, forced: bool = False) -> Observed | None:
     """Stat and fingerprint a file; None (with the reason counted) when it cannot be read or is not ready."""
-    return _noted(look(path, agent, fmt), path, tally)
+    return _noted(look(path, agent, fmt, forced), path, tally)
 
 
 def _still_there(cursor: Cursor) -> bool:
@@ -263,7 +267,7 @@ def plan_reads(
             except OSError:
                 pass
         if looked is _UNSEEN:
-            looked = look(candidate.path, candidate.agent, candidate.format)
+            looked = look(candidate.path, candidate.agent, candidate.format, candidate.forced)
         seen = _noted(looked, candidate.path, tally)
         if seen is not None:
             consider(seen, identity(seen, by_id, by_path, claimed))

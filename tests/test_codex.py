@@ -101,13 +101,45 @@ def test_a_rollback_after_the_turn_was_read_is_counted(settings, tmp_path):
     assert tally.skipped["rolled_back_after_read"] == 2
 
 
-@pytest.mark.parametrize("source", ["memory_consolidation", {"subagent": "memory_consolidation"},
-                                    {"subagent": {"thread_spawn": {"parent_thread_id": "p"}}}])
-def test_codexs_own_memory_and_subagent_sessions_are_skipped_whole(settings, tmp_path, source):
-    rollout(tmp_path / "codex", dumps(cx_meta(SESSION, source=source), *cx_turn("I live in Oslo.", "ok")))
+@pytest.mark.parametrize("source", ["memory_consolidation", {"subagent": "memory_consolidation"}])
+def test_codexs_own_memory_sessions_are_skipped_whole(settings, tmp_path, source):
+    """The self-ingestion guard: a memory-consolidation session is skipped whole, though its source is a
+    subagent's too, and whatever `read_subagents` says."""
+    for read_subagents in (True, False):
+        rollout(tmp_path / "codex", dumps(cx_meta(SESSION, source=source), *cx_turn("I live in Oslo.", "ok")))
+        _, seen = run(replace(settings, read_subagents=read_subagents,
+                              state_dir=settings.state_dir / str(read_subagents)), tmp_path / "codex")
+        assert seen and {(d.decision, d.reason) for d in seen} == {("drop", "memory-consolidation-session")}
+
+
+SUBAGENT_HEADERS = [{"source": {"subagent": {"thread_spawn": {"parent_thread_id": "p", "depth": 1}}}},
+                    {"source": {"subagent": "review"}}, {"source": "exec", "thread_source": "subagent"},
+                    {"source": "cli", "parent_thread_id": "019dd8e4-0000-7000-8000-000000000000"}]
+
+
+@pytest.mark.parametrize("header", SUBAGENT_HEADERS, ids=["thread_spawn", "review", "thread_source", "legacy"])
+def test_a_subagents_rollout_is_read_as_the_same_agent_its_turns_context_only(settings, tmp_path, header):
+    rollout(tmp_path / "codex", dumps(cx_meta(SESSION, **header), *cx_turn("I live in Oslo and I teach.", "ok")))
     _, seen = run(settings, tmp_path / "codex")
-    assert seen and all(d.decision == "drop" for d in seen)
-    assert {d.reason for d in seen} <= {"memory-consolidation-session", "subagent-session"}
+    assert [(d.message.role, d.message.agent, d.message.inter_session, d.decision, d.reason) for d in seen] == [
+        ("user", "codex", True, "context", "inter-session"), ("assistant", "codex", True, "context", "inter-session")]
+
+
+def test_read_subagents_off_skips_a_subagents_rollout_whole(settings, tmp_path):
+    rollout(tmp_path / "codex", dumps(cx_meta(SESSION, **SUBAGENT_HEADERS[0]), *cx_turn("I live in Oslo.", "ok")))
+    _, seen = run(replace(settings, read_subagents=False), tmp_path / "codex")
+    assert seen and {(d.decision, d.reason) for d in seen} == {("drop", "subagent-session")}
+
+
+def test_a_run_resuming_inside_a_subagents_rollout_still_marks_it(settings, tmp_path):
+    """The mark comes from the first line, which a run that resumes mid-file does not read as a line."""
+    path = rollout(tmp_path / "codex", dumps(cx_meta(SESSION, **SUBAGENT_HEADERS[0]), *cx_turn("Look at x.", "ok")))
+    run(settings, tmp_path / "codex")
+    append(path, dumps(*cx_turn("I live in Oslo and I teach chemistry.", "noted")))
+    _, seen = run(settings, tmp_path / "codex")
+    assert [(d.message.inter_session, d.decision) for d in seen] == [(True, "context"), (True, "context")]
+    with duckdb.connect(str(settings.db_path), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM ingested WHERE NOT inter_session").fetchone() == (0,)
 
 
 def test_the_shortcut_agrees_with_parsing(tmp_path):
@@ -183,3 +215,23 @@ def test_a_rollout_written_by_the_real_cli_is_read_as_typed(settings, tmp_path):
     assert tally.skipped["developer"] == 1 and tally.skipped["scaffolding"] == 1
     assert tally.skipped["duplicate_turn"] == 4 and "unknown_type" not in tally.skipped
     assert tally.lines == len(golden.read_bytes().splitlines())
+
+
+def test_a_subagents_rollout_shaped_like_the_real_cli_s(settings, tmp_path):
+    """Hand-written (the CLI cannot be made to spawn a subagent here): the golden rollout with a subagent's
+    header, as codex-cli writes a spawned thread's (`source: {"subagent": {"thread_spawn": …}}`, `thread_source:
+    "subagent"`). Read beside its parent: the same agent, the parent's turns evidence, the subagent's context."""
+    (golden,) = sorted(GOLDEN.glob("rollout-*.jsonl"))
+    (spawned,) = sorted((GOLDEN.parent / "codex-subagent").glob("rollout-*.jsonl"))
+    assert sniff.sniff(spawned) == parse.FORMAT
+    rollout(tmp_path / "codex", golden.read_bytes(), golden.name)
+    rollout(tmp_path / "codex", spawned.read_bytes(), spawned.name)
+
+    _, seen = run(settings, tmp_path / "codex")
+
+    by_file: dict[str, set] = {}
+    for d in seen:
+        by_file.setdefault(Path(d.message.file).name, set()).add((d.message.agent, d.message.inter_session))
+    assert by_file == {golden.name: {("codex", False)}, spawned.name: {("codex", True)}}
+    assert {d.reason for d in seen if d.message.inter_session} == {"inter-session"}
+    assert len([d for d in seen if Path(d.message.file).name == spawned.name]) == 4

@@ -262,3 +262,27 @@ def test_a_second_install_for_another_state_dir_is_refused(tmp_path, agents, kin
     assert {path: Path(path).read_text() for path in written} == written  # the first is untouched
     again = CliRunner().invoke(cli, ["--state-dir", str(first), "schedule", "install", kind, *units, "--every", "6h"])
     assert again.exit_code == 0, again.stderr  # the same state dir: replaced
+
+
+def test_install_reads_the_trees_distill_run_would_skip_formats_and_all(tmp_path, agents):
+    """Without --source a unit runs on the default trees `distill run` picks, `skip_formats` applied: a skipped
+    format's tree present on this machine is not written into the unit."""
+    claude = tmp_path / "claude" / "projects"
+    claude.mkdir(parents=True)
+    state = tmp_path / "state"
+    state.mkdir()
+    runner = CliRunner()
+    both = runner.invoke(cli, ["--state-dir", str(state), "schedule", "install", "systemd", "--dir",
+                               str(tmp_path / "both")])
+    assert both.exit_code == 0, both.stderr
+    service = (tmp_path / "both" / "distill.service").read_text()
+    assert f'--source {agents} --source {claude}' in service.replace('"', "")
+    (state / "distill.toml").write_text('skip_formats = ["claude-code"]\n')
+    skipped = runner.invoke(cli, ["--state-dir", str(state), "schedule", "install", "cron", "--dir",
+                                  str(tmp_path / "one")])
+    assert skipped.exit_code == 0, skipped.stderr
+    job = (tmp_path / "one" / "distill.cron").read_text()
+    assert f"--source {agents}" in job and str(claude) not in job
+    dry = runner.invoke(cli, ["--state-dir", str(state), "--json", "run", "--dry-run"])
+    assert dry.exit_code == 0, dry.stderr
+    assert orjson.loads(dry.stdout)["sources"] == [str(agents)]  # the same trees as the unit

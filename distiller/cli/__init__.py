@@ -25,10 +25,12 @@ from distiller.cli.belief_commands import beliefs, runs_command
 from distiller.cli.examples import examples
 from distiller.cli.reprocess_command import reprocess_command
 from distiller.cli.recall_commands import hook_group, profile_command, recall_command
+from distiller.cli.format_option import forced_sources, format_option
 from distiller.config import (
     DEFAULT_CONCURRENCY,
     MAX_CONCURRENCY,
     MIN_CONCURRENCY,
+    Settings,
     describe,
     load_settings,
     override,
@@ -302,6 +304,7 @@ def _run_summary(d: dict, dry_run: bool) -> str:
           "distill run --budget-usd 0.50 --show-beliefs  # stop before 50 cents; print what was learned")
 @cli.command()
 @source_option
+@format_option
 @click.option("--dry-run", is_flag=True, help="Read, screen and plan batches with token and cost estimates; record nothing.")
 @click.option(
     "--show",
@@ -324,7 +327,8 @@ def _run_summary(d: dict, dry_run: bool) -> str:
               help="Print the statements learned by this run (also with -v); by default only their counts, so a "
               "scheduled run's log holds no belief text.")
 @click.pass_obj
-def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, extractor: str | None,
+def run(obj: dict, sources: tuple[Path, ...], source_format: str | None, dry_run: bool, show: str | None,
+        extractor: str | None,
         model: str | None, allow_expensive_model: bool | None, budget_usd: float | None, budget_tokens: int | None,
         no_llm: bool, batch_api: bool | None, concurrency: int | None, show_beliefs: bool) -> None:
     """Read the new tail of every transcript, screen it, distill it into verified beliefs, commit exactly once."""
@@ -332,6 +336,7 @@ def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, e
     settings = override(obj["settings"], extractor="external" if no_llm else extractor, model=model,
                         allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
                         budget_tokens=budget_tokens, batch_api=batch_api, concurrency=concurrency)
+    settings = forced_sources(settings, sources, source_format)
     printer = None
     if show is not None:
         wanted = SHOWN[show]
@@ -538,9 +543,12 @@ def _extraction_options(fn):
     return fn
 
 
-def _run_args(sources, extractor, model, allow_expensive_model, budget_usd, budget_tokens, batch_api) -> list[str]:
-    """The same run options as command-line words, sources made absolute (a unit has no working directory)."""
-    args = [word for source in pipeline.resolve_sources(sources) for word in ("--source", source)]
+def _run_args(settings: Settings, sources, extractor, model, allow_expensive_model, budget_usd, budget_tokens,
+              batch_api) -> list[str]:
+    """The same run options as command-line words, sources made absolute (a unit has no working directory, and
+    neither cron nor systemd passes on `$CODEX_HOME` and the like): without --source, the trees `distill run` would
+    read now, `skip_formats` applied."""
+    args = [word for source in pipeline.resolve_sources(sources, settings) for word in ("--source", source)]
     for flag, value in (("--extractor", extractor), ("--model", model), ("--budget-usd", budget_usd),
                         ("--budget-tokens", budget_tokens)):
         if value is not None:
@@ -575,7 +583,7 @@ def schedule(ctx: click.Context, cron_expr, every, jitter, run_now, sources, ext
     from distiller import schedule as scheduling  # APScheduler costs ~30 ms to import: only this command needs it
 
     when = scheduling.timing(cron_expr, every, jitter)
-    missing = [root for root in pipeline.resolve_sources(sources) if not Path(root).exists()]
+    missing = [root for root in pipeline.resolve_sources(sources, settings) if not Path(root).exists()]
     if missing:
         raise DistillError(f"source not found: {', '.join(missing)}; every scheduled run would fail")
     pipeline.check_options(settings, make_extractor(settings))  # refused now, not at every fire
@@ -619,9 +627,9 @@ def schedule_install(obj: dict, kind: str, every: str, target: Path | None, sour
     settings = override(obj["settings"], extractor=extractor, model=model,
                         allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
                         budget_tokens=budget_tokens, batch_api=batch_api)  # checked now, not at the first fire
-    args = _run_args(sources, extractor, model, allow_expensive_model, budget_usd, budget_tokens, batch_api)
+    args = _run_args(settings, sources, extractor, model, allow_expensive_model, budget_usd, budget_tokens, batch_api)
     chosen = install.plan(kind, settings.state_dir, args, install.every_seconds(every), target, obj["config_file"])
-    install.check_run(kind, settings, pipeline.resolve_sources(sources))  # as the first fire would, before writing
+    install.check_run(kind, settings, pipeline.resolve_sources(sources, settings))  # as the first fire would, before writing
     done = install.install(chosen, settings.state_dir)
     human = "\n".join([f"wrote {path}" for path in done.written] + ["enable it with:"]
                       + [f"  {step}" for step in done.next_steps])

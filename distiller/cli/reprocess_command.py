@@ -10,6 +10,7 @@ import click
 from distiller import progress
 from distiller.pipeline import reprocess as api
 from distiller.cli.belief_commands import _since as _when
+from distiller.cli.format_option import forced_sources, format_option
 from distiller.cli.examples import examples
 from distiller.config import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, MIN_CONCURRENCY, override
 from distiller.extract.select import make_extractor
@@ -36,6 +37,7 @@ def _estimate_line(e: api.Estimate) -> str:
 @click.command("reprocess")
 @click.option("--source", "sources", multiple=True, type=click.Path(path_type=Path),
               help="Agents dir, sessions dir or one transcript file (repeatable).  [default: as for run]")
+@format_option
 @click.option("--since", help="Only messages at or after this ISO date/time (or a span back: 30d).")
 @click.option("--until", help="Only messages before this ISO date/time (or a span back: 30d).")
 @click.option("--agent", "agents", multiple=True, help="Only this agent (repeatable).")
@@ -55,8 +57,8 @@ def _estimate_line(e: api.Estimate) -> str:
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation after the estimate.")
 @click.option("--keep-old", is_flag=True, help="Keep beliefs only older extractors drew and this pass did not.")
 @click.pass_obj
-def reprocess_command(obj: dict, sources: tuple[Path, ...], since: str | None, until: str | None,
-                      agents: tuple[str, ...], include_archives: bool, extractor: str | None, model: str | None,
+def reprocess_command(obj: dict, sources: tuple[Path, ...], source_format: str | None, since: str | None,
+                      until: str | None, agents: tuple[str, ...], include_archives: bool, extractor: str | None, model: str | None,
                       allow_expensive_model: bool | None, batch_api: bool | None, collect: bool,
                       concurrency: int | None, dry_run: bool, yes: bool, keep_old: bool) -> None:
     """Distill whole transcripts again (messages already recorded too), without moving the live cursors;
@@ -64,6 +66,7 @@ def reprocess_command(obj: dict, sources: tuple[Path, ...], since: str | None, u
     out = obj["out"]
     settings = override(obj["settings"], extractor=extractor, model=model,
                         allow_expensive_model=allow_expensive_model, batch_api=batch_api, concurrency=concurrency)
+    settings = forced_sources(settings, sources, source_format)
 
     extractor_used = make_extractor(settings)
     named = _named(extractor_used.name, extractor_used.model)

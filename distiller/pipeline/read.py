@@ -25,8 +25,8 @@ from distiller.progress import Progress
 from distiller.records import Cursor, Message
 from distiller.screen import screen
 from distiller import sources as registry
-from distiller.sources.base import Format
-from distiller.tail import CHUNK_BYTES, open_regular, read_lines, skip_reason, stat_of, tail_digest
+from distiller.sources.base import Format, first_entry
+from distiller.tail import CHUNK_BYTES, open_regular, read_head, read_lines, skip_reason, stat_of, tail_digest
 from distiller.track import ReadPlan
 
 
@@ -51,6 +51,7 @@ class Reading:
     tally: Tally
     progress: Progress | None = None
     retracted: frozenset[int] = frozenset()  # offsets of lines a later line took back (Format.retracted)
+    subagent: bool = False  # a subagent's file by its first line (Format.subagent_header): its messages marked
 
     def __iter__(self) -> Iterator[tuple[Message | None, int]]:
         if self.fmt.group is not None:
@@ -62,7 +63,7 @@ class Reading:
         target = plan.target
         stopping = stop.requested
         skip_line, to_message, entry_session_skip = self.fmt.skip_line, self.fmt.to_message, self.fmt.entry_session_skip
-        retracted = self.retracted
+        retracted, subagent = self.retracted, self.subagent
         for line in read_lines(self.file, plan.start, plan.stop, max_line_bytes=self.settings.max_line_bytes):
             if stopping():
                 stop.check()  # a safe point: what was read but not committed is simply read again next run
@@ -99,7 +100,7 @@ class Reading:
                     elif retracted and line.start in retracted:
                         tally.line_skipped("rolled_back", target.path, line.start)
                     else:
-                        message = result
+                        message = replace(result, inter_session=True) if subagent else result
             yield message, line.end
 
     def _grouped(self) -> Iterator[tuple[Message | None, int]]:
@@ -160,6 +161,7 @@ class Reading:
                 held_bytes += line.end - line.start
                 end = line.end
                 if not isinstance(result, str):
+                    result = replace(result, inter_session=True) if self.subagent else result
                     pending = result if pending is None else _joined(pending, result)
                 if grouping[1]:  # the line that surely ends its group
                     if pending is None:
@@ -173,7 +175,7 @@ class Reading:
                     self.skip = entry_session_skip(entry)
                 yield None, line.end
             else:
-                yield result, line.end
+                yield replace(result, inter_session=True) if self.subagent else result, line.end
         if key is not None:  # an open group at the end: read whole next time
             tally.lines -= held_lines
             tally.bytes_read -= held_bytes
@@ -216,12 +218,24 @@ def open_reading(plan: ReadPlan, settings: Settings, session_keys: dict[str, str
     fmt = registry.named(plan.format)
     skip = target.session_skip or fmt.session_skip(session_key(target, session_keys))
     try:
-        state = FileRead(_previous_user_text(f, plan, fmt, settings, skip))
+        subagent = skip is None and _subagent(f, fmt)
+        if subagent and not settings.read_subagents:
+            skip, subagent = "subagent-session", False
+        state = FileRead(_previous_user_text(f, plan, fmt, settings, skip, subagent))
         retracted = _retracted(f, plan, fmt, settings, tally)
     except BaseException:
         f.close()
         raise
-    return Reading(plan, fmt, f, skip, state, settings, tally, progress, retracted)
+    return Reading(plan, fmt, f, skip, state, settings, tally, progress, retracted, subagent)
+
+
+def _subagent(f: BinaryIO, fmt: Format) -> bool:
+    """Whether the file is a subagent's by its first line (`Format.subagent_header`): read here, whatever
+    offset the read starts at, so a run that resumes mid-file marks its messages as one from the top would."""
+    if fmt.subagent_header is None:
+        return False
+    head = read_head(f)
+    return fmt.subagent_header(first_entry(head.line if head is not None else None))
 
 
 def _retracted(f, plan: ReadPlan, fmt: Format, settings: Settings, tally: Tally) -> frozenset[int]:
@@ -329,7 +343,8 @@ def _lines_before(f, offset: int) -> Iterator[bytes]:
             return
 
 
-def _previous_user_text(f, plan: ReadPlan, fmt: Format, settings: Settings, skip: str | None) -> str | None:
+def _previous_user_text(f, plan: ReadPlan, fmt: Format, settings: Settings, skip: str | None,
+                        subagent: bool = False) -> str | None:
     """The screened text of the last user turn before `plan.start`, as a read from the top would have carried it:
     screening a message depends on it (echoes), so where a run starts must not change what it keeps."""
     if plan.start == 0 or skip is not None:
@@ -346,6 +361,8 @@ def _previous_user_text(f, plan: ReadPlan, fmt: Format, settings: Settings, skip
                                 byte_start=0, byte_end=0)
         if isinstance(result, str) or result.role != "user":
             continue
+        if subagent:
+            result = replace(result, inter_session=True)
         text = screen(result, assistant_decision=settings.assistant_decision,
                       extra_blocks=settings.extra_injected_blocks).decisions[-1].text
         if text:

@@ -157,7 +157,8 @@ def job_id_of(scope: Scope, extractor: Extractor) -> str:
 def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally) -> tuple[list[ReadPlan], dict]:
     """Every file in scope, whole (from the job's progress on), each session once."""
     discovery = registry.discover([Path(s) for s in scope.sources], settings.excluded_agents,
-                                  subagents=settings.read_subagents, state_dir=settings.state_dir)
+                                  subagents=settings.read_subagents, state_dir=settings.state_dir,
+                                  overrides=settings.format_overrides)
     tally.files_skipped.update(discovery.skipped)
     for missing in discovery.missing:
         tally.file_skipped("missing_source", missing)
@@ -166,7 +167,7 @@ def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally)
     for candidate in sorted(candidates, key=lambda c: c.path):
         if scope.agents and candidate.agent not in scope.agents:
             continue
-        seen = observe(candidate.path, candidate.agent, candidate.format, tally)
+        seen = observe(candidate.path, candidate.agent, candidate.format, tally, candidate.forced)
         if seen is None:
             continue
         # A first line without an id cannot tell files apart: such files are keyed by device and inode too.

@@ -65,9 +65,10 @@ def echo_index(con: duckdb.DuckDBPyConnection) -> echo.EchoIndex:
     return echo.index([*store_terms.live_statements(con), *recall.HEADERS.values(), recall.PROFILE_HEADER])
 
 
-def resolve_sources(sources: Sequence[Path] | None, settings: Settings | None = None) -> list[str]:
-    """The sources given, else the default tree of every format present (less the settings' `skip_formats`)."""
-    chosen = list(sources) if sources else registry.default_sources(settings.skip_formats if settings else ())
+def resolve_sources(sources: Sequence[Path] | None, settings: Settings) -> list[str]:
+    """The sources given, else the default tree of every format present (less the settings' `skip_formats`): the
+    one place that decides, for a run, the scheduler and the units `schedule install` writes alike."""
+    chosen = list(sources) if sources else registry.default_sources(settings.skip_formats)
     return [os.path.abspath(Path(s).expanduser()) for s in chosen]
 
 
@@ -307,7 +308,8 @@ def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally:
             with connect_for(settings, read_only=True) as con:
                 tracked = load_cursors(con)  # the resumed batches moved them
         discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents,
-                                      subagents=settings.read_subagents, state_dir=settings.state_dir)
+                                      subagents=settings.read_subagents, state_dir=settings.state_dir,
+                                      overrides=settings.format_overrides)
         if not tracked:  # a first run reads whole files: scan workers for them start now, and help plan them
             started = scan.early(settings, [found.path for found in discovery.live], start_hold.release)
         tally.files_skipped.update(discovery.skipped)
@@ -359,8 +361,9 @@ def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> 
     found = [c.path for c in (*discovery.live, *discovery.archives)]
     known = registry.formats()
     labels = " or ".join(fmt.label for fmt in known)
+    forced = {c.path for c in discovery.live if c.forced}  # an override's: its first line is judged by `track.look`
     for root in roots:
-        if root in discovery.missing:
+        if root in discovery.missing or root in forced:
             continue
         if os.path.isfile(root):
             kind = sniff.sniff(root)

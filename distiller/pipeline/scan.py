@@ -234,13 +234,13 @@ def scan_files(tasks: list[FileTask], job: _Job, pack: Callable[[Screened], obje
     return [None if read is None else _screened(read, job, pack) for read in [_read_file(task, job) for task in tasks]]
 
 
-def _looks(files: list[tuple[str, str, str]]) -> list:
-    """What `look` finds of each (path, agent, format), an observation packed as a plain tuple of what the main
+def _looks(files: list[tuple[str, str, str, bool]]) -> list:
+    """What `look` finds of each (path, agent, format, forced), an observation packed as a plain tuple of what the main
     process does not know (`_unpacked_look`); LOOK_HERE for one the main process looks at itself."""
     found: list = []
-    for path, agent, fmt in files:
+    for path, agent, fmt, forced in files:
         try:
-            seen = look(path, agent, fmt)
+            seen = look(path, agent, fmt, forced)
         except Exception:  # a fault: the main process meets it itself
             found.append(LOOK_HERE)
             continue
@@ -253,13 +253,13 @@ def _looks(files: list[tuple[str, str, str]]) -> list:
     return found
 
 
-def _unpacked_look(item: tuple[str, str, str], seen: object) -> Look:
-    path, agent, fmt = item
+def _unpacked_look(item: tuple[str, str, str, bool], seen: object) -> Look:
+    path, agent, fmt, forced = item
     if type(seen) is tuple:
         dev, inode, size, mtime_ns, fingerprint, session_id, distinctive = seen
         return Observed(path, agent, Stat(dev, inode, size, mtime_ns), fingerprint, session_id, distinctive, fmt)
     if seen == LOOK_HERE:
-        return look(path, agent, fmt)
+        return look(path, agent, fmt, forced)
     if seen is None or isinstance(seen, Unreadable):
         return seen
     raise TypeError(f"a look answer of type {type(seen).__name__}")
@@ -534,7 +534,7 @@ class Scanner(InProcess):
         """What `track.look` finds of each file, in order, for `plan_reads` (a first run's planning opens every
         file): chunks of them looked at by the workers while the main process looks at the next ones itself, as it
         scans alongside them; all of them here once a worker failed, or while none is ready."""
-        items = [(found.path, found.agent, found.format) for found in files]
+        items = [(found.path, found.agent, found.format, found.forced) for found in files]
         chunks: deque[tuple[_Worker | None, int, list]] = deque()  # (worker, first item, looks) in order
         handed: Counter[_Worker] = Counter()
         given = taken = 0  # items in a chunk, items yielded
@@ -546,7 +546,7 @@ class Scanner(InProcess):
                         for worker in self.workers:
                             while handed[worker] < LOOKS_AHEAD and given < len(items):
                                 part = items[given:given + LOOK_FILES]
-                                if not all(map(registry.builtin, (fmt for _, _, fmt in part))):
+                                if not all(map(registry.builtin, (fmt for _, _, fmt, _ in part))):
                                     break  # a format a fresh worker may not know: the rest is looked at here
                                 _write(worker.stdin, ("look", part))
                                 handed[worker] += 1

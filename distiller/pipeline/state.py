@@ -37,8 +37,9 @@ def _present_ends(roots: list[str], settings: Settings, known: dict[str, Cursor]
     marks: dict[str, tuple[Cursor, int | None]] = {}
     by_path = {c.path: c for c in known.values() if c.state == "active"}
     for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents,
-                                       subagents=settings.read_subagents, state_dir=settings.state_dir).live:
-        seen = observe(candidate.path, candidate.agent, candidate.format, Tally())
+                                       subagents=settings.read_subagents, state_dir=settings.state_dir,
+                                       overrides=settings.format_overrides).live:
+        seen = observe(candidate.path, candidate.agent, candidate.format, Tally(), candidate.forced)
         if seen is None:
             continue
         file_id = identity(seen, known, by_path, set(marks))
@@ -136,7 +137,8 @@ def status(settings: Settings, sources: Sequence[Path] | None = None) -> StatusR
     known_paths = {c.path for c in active}
     untracked = 0
     for candidate in registry.discover([Path(r) for r in roots], settings.excluded_agents,
-                                       subagents=settings.read_subagents, state_dir=settings.state_dir).live:
+                                       subagents=settings.read_subagents, state_dir=settings.state_dir,
+                                       overrides=settings.format_overrides).live:
         if candidate.path not in known_paths:
             try:
                 behind += os.stat(candidate.path).st_size

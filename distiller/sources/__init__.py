@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
+from distiller.sources import overrides as overriding
 from distiller.sources.base import Discovery, Format, SourceFile
 
 log = logging.getLogger("distiller")
@@ -88,13 +90,16 @@ def default_sources(skip: Iterable[str] = ()) -> list[Path]:
 
 
 def discover(roots: Iterable[Path], excluded_agents: Iterable[str], *, subagents: bool = True,
-             state_dir: Path | None = None) -> Discovery:
+             state_dir: Path | None = None, overrides: Sequence[tuple[str, str]] = ()) -> Discovery:
     """What every format finds under the roots, in registration order, each file once: a file two formats'
     layouts both take is listed by the first, and its own first line settles which format reads it
-    (`track.look`). Subagents' transcripts are left out (counted) unless `subagents`. Nothing inside `state_dir`
-    (its database, WAL, lock, batch files) is ever a source, whatever link or root leads there: such a file is
-    counted `inside_state_dir`."""
+    (`track.look`). A file an override names (`overrides`: (pattern, format) pairs, `sources.overrides`) is the
+    named format's, `forced`. Subagents' transcripts are left out (counted) unless `subagents`. Nothing inside
+    `state_dir` (its database, WAL, lock, batch files) is ever a source, whatever link or root leads there: such a
+    file is counted `inside_state_dir`."""
     roots, excluded = list(roots), frozenset(excluded_agents)
+    names = [fmt.name for fmt in formats()]
+    table = [overriding.make(pattern, name, names) for pattern, name in overrides]
     found = Discovery()
     for fmt in formats():
         found.extend(fmt.discover(roots, excluded))
@@ -104,7 +109,13 @@ def discover(roots: Iterable[Path], excluded_agents: Iterable[str], *, subagents
     live = []
     for path, candidates in by_path.items():
         candidate = candidates[0]
-        if len(candidates) > 1:
+        forced = overriding.forced(path, table)
+        if forced is not None:
+            own = next((c for c in candidates if c.format == forced), None) or _found_as(forced, path, excluded, found)
+            if own is None:
+                continue
+            candidate = replace(own, forced=True)
+        elif len(candidates) > 1:
             from distiller.sources import sniff  # here: sniff asks the registry, which must be loaded first
 
             kind = sniff.sniff(path)
@@ -119,15 +130,31 @@ def discover(roots: Iterable[Path], excluded_agents: Iterable[str], *, subagents
     return found
 
 
-def settle(name: str, first_line: object) -> str | None:
+def _found_as(name: str, path: str, excluded: frozenset[str], found: Discovery) -> SourceFile | None:
+    """A file another format's layout found, as the format an override names finds it given alone (its agent);
+    None when that format does not take it (its counted reason, e.g. `excluded_agent`, added to `found`)."""
+    alone = named(name).discover([Path(path)], excluded)
+    own = next((c for c in alone.live if c.path == path), None)
+    if own is None:
+        found.skipped.update(alone.skipped)
+        if not alone.skipped:
+            found.skipped["format_override_not_taken"] += 1
+        log.warning("skipped %s: format_overrides names %s, whose discovery does not take it", path, name)
+    return own
+
+
+def settle(name: str, first_line: object, forced: bool = False) -> str | None:
     """The format that reads a file whose first line parsed to `first_line`, when `name` was the guess of the
     discovery that found it: that one if it recognises the line, else the registered format that does, else None
-    (no registered format wrote it). A line that is no JSON object says nothing: the guess stands."""
+    (no registered format wrote it). A line that is no JSON object says nothing: the guess stands. A `forced`
+    name (an override's) stands unless another format recognises the line: then None, the file is not misread."""
     if not isinstance(first_line, dict):
         return name
     guess = named(name)
     if guess.recognises(first_line):
         return name
+    if forced:
+        return None if any(fmt.recognises(first_line) for fmt in formats()) else name
     for fmt in formats():
         if fmt.recognises(first_line):
             return fmt.name

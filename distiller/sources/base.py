@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -44,7 +44,8 @@ class SourceFile:
     path: str
     agent: str
     format: str
-    subagent: bool = False  # a subagent's transcript (Claude Code): left out when `read_subagents` is off
+    subagent: bool = False  # a subagent's transcript by its path (Claude Code): left out when `read_subagents` is off
+    forced: bool = False  # its format named by a `format_overrides` pattern, not guessed (`sources.settle`)
 
 
 @dataclass(slots=True)
@@ -85,7 +86,7 @@ def first_entry(line: bytes | None) -> object:
         return None
 
 
-def _link_problem(entry: os.DirEntry) -> str | None:
+def _link_problem(entry: os.DirEntry[str]) -> str | None:
     """Why a symlink is passed over (None: it leads to a regular file): `symlink_dangling`, `symlink_loop`,
     `symlink_unreadable`, `symlink_not_file` (a dir, FIFO, device)."""
     try:
@@ -97,7 +98,7 @@ def _link_problem(entry: os.DirEntry) -> str | None:
     return None if stat.S_ISREG(mode) else "symlink_not_file"
 
 
-def transcript_file(entry: os.DirEntry, found: Discovery) -> bool:
+def transcript_file(entry: os.DirEntry[str], found: Discovery) -> bool:
     """Whether a directory entry may be read as a transcript: a regular file, or a symlink to one (read there, its
     identity the target's device and inode). Every other link is counted in `found.skipped` by reason, so no
     format passes a link over silently."""
@@ -138,7 +139,7 @@ class Format:
 
     name: str
     label: str
-    recognises: Callable[[dict], bool]  # a parsed first line: is it this format's header?
+    recognises: Callable[[dict[str, Any]], bool]  # a parsed first line: is it this format's header?
     claims: Callable[[str], bool]  # a file name: may this format's discovery have found it?
     discover: Callable[[Iterable[Path], frozenset[str]], Discovery]  # roots, excluded agents
     default_source: Callable[[], Path]
@@ -165,3 +166,8 @@ class Format:
     # (`distill beliefs forget` removes what it taught).
     retraction_marker: bytes = b""
     retracted: Callable[[Iterable[tuple[int, bytes]]], dict[int, int]] | None = None
+    # A format whose subagents' transcripts are told by their first line alone (Codex: the `session_meta` source)
+    # says whether a parsed first line is a subagent's. The reader marks every message of such a file as not the
+    # user's (`Message.inter_session`: its "user" is the parent model), or skips the session whole (`subagent-
+    # session`) when `read_subagents` is off (`pipeline.read.open_reading`).
+    subagent_header: Callable[[object], bool] | None = None

@@ -56,7 +56,7 @@ def claims(name: str) -> bool:
     return name.endswith(".jsonl")
 
 
-def _entries(directory: Path, found: Discovery, counted: bool = True) -> list[os.DirEntry]:
+def _entries(directory: Path, found: Discovery, counted: bool = True) -> list[os.DirEntry[str]]:
     """A dir's entries; one that cannot be read is counted only where no other format looks (a source itself, or
     a dir OpenClaw's discovery also tries, is counted by it)."""
     try:
@@ -68,14 +68,14 @@ def _entries(directory: Path, found: Discovery, counted: bool = True) -> list[os
         return []
 
 
-def _is_file(entry: os.DirEntry) -> bool:
+def _is_file(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_file(follow_symlinks=False)
     except OSError:
         return False
 
 
-def _is_dir(entry: os.DirEntry) -> bool:
+def _is_dir(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir(follow_symlinks=False)
     except OSError:
@@ -83,7 +83,7 @@ def _is_dir(entry: os.DirEntry) -> bool:
 
 
 def _project(directory: Path, found: Discovery, excluded: frozenset[str],
-             entries: list[os.DirEntry] | None = None) -> None:
+             entries: list[os.DirEntry[str]] | None = None) -> None:
     agent = agent_of_slug(directory.name)
     if agent in excluded:
         found.skipped["excluded_agent"] += 1

@@ -9,6 +9,7 @@ lines alone. A group's message takes the `uuid` of its first line with text as i
 
 from __future__ import annotations
 
+from typing import Any
 
 from distiller.records import Message
 from distiller.sources import base
@@ -28,7 +29,7 @@ _ENDING_STOPS = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal"}
 _LINE_IDS = ("uuid", "messageId", "leafUuid")
 
 
-def recognises(entry: dict) -> bool:
+def recognises(entry: dict[str, Any]) -> bool:
     """A Claude Code line: its session id beside a line id, or one of its own bookkeeping types."""
     kind = entry.get("type")
     if not isinstance(kind, str):  # hostile input: an unhashable value is in no set

@@ -20,4 +20,5 @@ FORMAT = Format(
     cleaning=envelopes.CLEANING,
     retraction_marker=b'"thread_rolled_back"',
     retracted=parse.retracted,
+    subagent_header=parse.subagent_header,
 )

@@ -14,6 +14,7 @@ Codex lines carry no id: a message's id is `<session id>@<byte offset>`, stable 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import orjson
 
@@ -37,7 +38,7 @@ SCAFFOLDING_STARTS = ("# AGENTS.md instructions for", "<environment_context>", "
 ROLLBACK = "thread_rolled_back"
 
 
-def recognises(entry: dict) -> bool:
+def recognises(entry: dict[str, Any]) -> bool:
     payload = entry.get("payload")
     kind = entry.get("type")
     return isinstance(kind, str) and kind in ENVELOPE_TYPES and isinstance(payload, dict) and "timestamp" in entry
@@ -54,20 +55,36 @@ def header(line: bytes | None) -> base.Header:
     return base.Header(bounded_id(session), True)
 
 
-def entry_session_skip(entry: object) -> str | None:
-    """Codex's own memory-consolidation sessions (its self-ingestion, like the distiller's own agent) and subagent
-    rollouts (their "user" is the parent model) are skipped whole, told by the header's `source`."""
+def _source_marks(entry: object) -> tuple[str, dict[str, Any]] | None:
+    """The header's `source` as lower-case JSON text, and its payload; None for a line that is no header."""
     if not isinstance(entry, dict) or entry.get("type") != "session_meta" or not isinstance(entry.get("payload"),
                                                                                             dict):
         return None
     payload = entry["payload"]
     source = payload.get("source")
-    marks = orjson.dumps(source).decode().lower() if source is not None else ""
-    if "memory" in marks or "consolidat" in marks:
-        return "memory-consolidation-session"
-    if "subagent" in marks or payload.get("thread_source") == "subagent" or payload.get("parent_thread_id"):
-        return "subagent-session"
-    return None
+    return (orjson.dumps(source).decode().lower() if source is not None else ""), payload
+
+
+def _memory_consolidation(marks: str) -> bool:
+    return "memory" in marks or "consolidat" in marks
+
+
+def entry_session_skip(entry: object) -> str | None:
+    """Codex's own memory-consolidation sessions are skipped whole, told by the header's `source` (its
+    self-ingestion, like the distiller's own agent): a subagent's `source` too, so this is asked first."""
+    marked = _source_marks(entry)
+    return "memory-consolidation-session" if marked is not None and _memory_consolidation(marked[0]) else None
+
+
+def subagent_header(entry: object) -> bool:
+    """A subagent's rollout (its "user" is the parent model): `source` `{"subagent": …}`, `thread_source`
+    "subagent", or the legacy `parent_thread_id` (transcript-formats.md §6.4); never a memory-consolidation one,
+    which is skipped whole."""
+    marked = _source_marks(entry)
+    if marked is None or _memory_consolidation(marked[0]):
+        return False
+    marks, payload = marked
+    return "subagent" in marks or payload.get("thread_source") == "subagent" or bool(payload.get("parent_thread_id"))
 
 
 _RESPONSE_ITEM = b'"type":"response_item","payload":{"type":"'
@@ -114,7 +131,7 @@ def _scaffolding(text: str, kind: str | None) -> bool:
     return text.lstrip().startswith(SCAFFOLDING_STARTS)
 
 
-def message_text(payload: dict, metadata: object) -> tuple[str, int]:
+def message_text(payload: dict[str, Any], metadata: object) -> tuple[str, int]:
     """The message's text parts joined, and how many parts were scaffolding (left out)."""
     content = payload.get("content")
     if isinstance(content, str):

@@ -28,7 +28,7 @@ def claims(name: str) -> bool:
     return name.startswith("session-") and name.endswith(".jsonl")
 
 
-def _entries(directory: Path, found: Discovery, counted: bool = True) -> list[os.DirEntry]:
+def _entries(directory: Path, found: Discovery, counted: bool = True) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(directory) as listing:
             return sorted(listing, key=lambda e: e.name)

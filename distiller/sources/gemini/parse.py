@@ -11,6 +11,7 @@ compression: not the user's words again); `{"$rewindTo": id}` takes back that me
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import orjson
 
@@ -22,7 +23,7 @@ FORMAT = "gemini"
 ROLES = {"user": "user", "gemini": "assistant"}
 
 
-def recognises(entry: dict) -> bool:
+def recognises(entry: dict[str, Any]) -> bool:
     return isinstance(entry.get("sessionId"), str) and isinstance(entry.get("projectHash"), str)
 
 

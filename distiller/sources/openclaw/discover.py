@@ -82,7 +82,7 @@ def _skip(found: Discovery, path: Path | str, exc: OSError) -> None:
     log.warning("skipped %s (%s): %s", path, reason, exc.strerror or exc)
 
 
-def _entries(directory: Path, found: Discovery) -> list[os.DirEntry] | None:
+def _entries(directory: Path, found: Discovery) -> list[os.DirEntry[str]] | None:
     try:
         with os.scandir(directory) as listing:
             return sorted(listing, key=lambda e: e.name)
@@ -91,18 +91,18 @@ def _entries(directory: Path, found: Discovery) -> list[os.DirEntry] | None:
         return None
 
 
-def _is_dir(path: Path | os.DirEntry, found: Discovery) -> bool:
+def _is_dir(path: Path | os.DirEntry[str], found: Discovery) -> bool:
     """Whether a path is a directory (following links); a loop or an unreadable parent is counted, not raised."""
     try:
         return path.is_dir() if isinstance(path, os.DirEntry) else stat.S_ISDIR(os.stat(path).st_mode)
     except FileNotFoundError:
         return False
     except OSError as exc:
-        _skip(found, getattr(path, "path", path), exc)
+        _skip(found, path.path if isinstance(path, os.DirEntry) else path, exc)
         return False
 
 
-def _scan_sessions_dir(directory: Path, agent: str, found: Discovery, entries: list[os.DirEntry] | None = None) -> None:
+def _scan_sessions_dir(directory: Path, agent: str, found: Discovery, entries: list[os.DirEntry[str]] | None = None) -> None:
     if entries is None:
         entries = _entries(directory, found)
     for entry in entries or ():
@@ -120,8 +120,8 @@ def _scan_sessions_dir(directory: Path, agent: str, found: Discovery, entries: l
             _passed_over(found, kind, entry.path)
 
 
-def _is_sessions_dir(directory: Path, entries: list[os.DirEntry]) -> bool:
-    def transcript(entry: os.DirEntry) -> bool:
+def _is_sessions_dir(directory: Path, entries: list[os.DirEntry[str]]) -> bool:
+    def transcript(entry: os.DirEntry[str]) -> bool:
         try:
             return entry.is_file() and classify(entry.name) in ("live", "archive")
         except OSError:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timezone
-
+from typing import Any
 
 from distiller.records import Message
 from distiller.sources import base
@@ -59,7 +59,7 @@ def header(line: bytes | None) -> base.Header:
     return parse_header(entry)
 
 
-def recognises(entry: dict) -> bool:
+def recognises(entry: dict[str, Any]) -> bool:
     """A pi session header: `type: session` with its format `version` (v2 on) or, in v1 headers, only its `id`."""
     return entry.get("type") == "session" and ("version" in entry or "id" in entry)
 
@@ -90,7 +90,7 @@ def entry_session_skip(entry: object) -> str | None:
     return "dreaming-session" if isinstance(entry, dict) and marks_dreaming(entry) else None
 
 
-def marks_dreaming(entry: dict) -> bool:
+def marks_dreaming(entry: dict[str, Any]) -> bool:
     """memory-core "dreaming" runs announce themselves in a bootstrap-context custom entry."""
     data = entry.get("data")
     return (
@@ -101,7 +101,7 @@ def marks_dreaming(entry: dict) -> bool:
     )
 
 
-def message_text(message: dict) -> str:
+def message_text(message: dict[str, Any]) -> str:
     """Join the `text` blocks (thinking, tool calls and images are not the user's words).
 
     Most turns are one text block: its text is the joined text (`join` returns a lone str itself)."""
@@ -117,7 +117,7 @@ def message_text(message: dict) -> str:
     return joined_text(content)
 
 
-def joined_text(content: list) -> str:
+def joined_text(content: list[Any]) -> str:
     """The text blocks of a content list, joined: what `message_text` returns for one, its shortcut aside."""
     texts = [
         block["text"]
@@ -127,7 +127,7 @@ def joined_text(content: list) -> str:
     return "\n".join(texts)
 
 
-def _timestamp(entry: dict, message: dict) -> str | None:
+def _timestamp(entry: dict[str, Any], message: dict[str, Any]) -> str | None:
     ts = entry.get("timestamp")
     if isinstance(ts, str):
         return ts if len(ts) <= MAX_ID_CHARS else None
