@@ -390,7 +390,6 @@ def _aggregate_params(settings: StoreSettings, now: datetime) -> dict:
 
 _IDS = rows({"belief_id": "VARCHAR"})
 _SLOTS = rows({"scope": "VARCHAR", "subject": "VARCHAR", "attribute": "VARCHAR"}, "slots")
-_MATCHED = rows({"belief_id": "VARCHAR", "exact": "BOOLEAN"})
 
 
 def recompute(con: duckdb.DuckDBPyConnection, ids: Iterable[str], settings: StoreSettings, now: datetime) -> None:
@@ -565,18 +564,20 @@ class _Upsert:
             if self.near_ids else set())
         ids = sorted(exact | near)
         slot_list = sorted({c.slot for c in live if c.slot})
-        # The slots of the candidates and of the beliefs they matched exactly: their live holders may be superseded.
+        # The slots of the candidates and of the beliefs they matched, exactly or nearly: their live holders may be
+        # superseded, or (a matched belief revived) supersede it; every one of them is loaded, never only those that
+        # happen to be near a candidate.
         for row in con.execute(
             f"""
-            WITH matched AS (SELECT b.*, i.exact FROM beliefs b JOIN {_MATCHED} i USING (belief_id))
+            WITH matched AS (SELECT b.* FROM beliefs b SEMI JOIN {_IDS} i USING (belief_id))
             SELECT {_HELD_COLUMNS} FROM matched b
             UNION ALL
             SELECT {_HELD_COLUMNS} FROM beliefs b
             SEMI JOIN (SELECT * FROM {_SLOTS} UNION SELECT scope, subject, attribute FROM matched
-                       WHERE exact AND attribute <> '') s USING (scope, subject, attribute)
+                       WHERE attribute <> '') s USING (scope, subject, attribute)
             WHERE b.status NOT IN ('archived', 'flagged_for_review')
             """,
-            {"rows": pack(belief_id=ids, exact=[i in exact for i in ids]),
+            {"rows": pack(belief_id=ids),
              "slots": pack(scope=[s[0] for s in slot_list], subject=[s[1] for s in slot_list],
                            attribute=[s[2] for s in slot_list])},
         ).fetchall():
