@@ -31,6 +31,7 @@ from distiller.store.activation import (
     clock_join,
 )
 from distiller.store.bulk import pack, rows
+from distiller.store.decide import ACTIVE, ARCHIVED, FLAGGED, PROVISIONAL, Holder, Known, New, Outcome, decide
 from distiller.store.keys import (
     belief_key,
     file_key,
@@ -40,10 +41,6 @@ from distiller.store.keys import (
     slot_message_key,
     slot_part,
 )
-
-PROVISIONAL, ACTIVE, ARCHIVED, FLAGGED = "provisional", "active", "archived", "flagged_for_review"
-STATUSES = (PROVISIONAL, ACTIVE, ARCHIVED, FLAGGED)
-
 
 @dataclass(frozen=True, slots=True)
 class ScopeRule:
@@ -633,10 +630,12 @@ class _Upsert:
                 return target
         return None
 
-    def _holders(self, slot: tuple[str, str, str] | None, excluding: str | None = None) -> list[_Held]:
+    def _holders(self, slot: tuple[str, str, str] | None, excluding: str | None = None) -> list[Holder]:
+        """The slot's live, unflagged holders, oldest first (decide.Holder)."""
         if slot is None:
             return []
-        return sorted((self.held[i] for i in self.slots.get(slot, ()) if i != excluding),
+        return sorted((Holder(h.belief_id, h.last_seen, h.status, h.confidence, h.valid_from)
+                       for h in (self.held[i] for i in self.slots.get(slot, ()) if i != excluding)),
                       key=lambda h: (h.last_seen, h.belief_id))
 
     def _strong(self, c: _Candidate) -> bool:
@@ -701,59 +700,39 @@ class _Upsert:
         target.importance = max(target.importance, c.importance)
         if merged and len(c.tokens) > len(target.tokens):  # the more informative wording; a tie keeps the old one
             target.statement, target.tokens = c.statement, c.tokens
-        if target.status == ARCHIVED:  # superseded, or faded: whichever way the history arrived, it is back
-            holders = self._holders(target.slot, excluding=target.belief_id)
-            if holders and (newest, target.belief_id) <= (holders[-1].last_seen, holders[-1].belief_id):
-                if target.superseded_by is None:  # faded before its newer holder came: history all the same
-                    target.superseded_by, target.valid_to = holders[-1].belief_id, holders[-1].valid_from
-                    self.touched.add(target.belief_id)
-                self._count("reinforced")
-                return
-            superseding = bool(holders) or target.superseded_by is not None
-            target.superseded_by, target.valid_to, target.status = None, None, PROVISIONAL
-            if holders:
-                target.supersedes = holders[-1].belief_id
-            for holder in holders:
-                self._supersede(holder, target, newest.isoformat())
-            if target.slot:
-                self.slots.setdefault(target.slot, set()).add(target.belief_id)
-            self.events.append((target.belief_id, "revived", target.supersedes))
-            self._count("superseded" if superseding else "merged" if merged else "reinforced")
-            return
-        if target.status == PROVISIONAL and self._strong(c):
-            target.status = ACTIVE
-        self._count("merged" if merged else "reinforced")
+        holders = self._holders(target.slot, excluding=target.belief_id) if target.status == ARCHIVED else []
+        self._apply(target, decide(Known(target.belief_id, target.status, newest, target.superseded_by,
+                                         target.supersedes, self._strong(c), merged), holders))
 
     def _insert(self, c: _Candidate) -> None:
         valid_from = c.valid_from or min(e.ts for e in c.evidence).isoformat()
         new = _Held(c.belief_id, c.statement, c.tokens, c.sig, c.category, c.scope, c.subject, c.attribute,
-                    ACTIVE if self._strong(c) else PROVISIONAL, c.confidence, c.importance, c.decay_sensitivity,
-                    c.latest, valid_from, None, new=True)
+                    PROVISIONAL, c.confidence, c.importance, c.decay_sensitivity, c.latest, valid_from, None, new=True)
         self.held[new.belief_id] = new
         self._register(c, new.belief_id)
         self._add_evidence(new, c.evidence)
         holders = self._holders(c.slot)
-        contradicted = self._contradicted(c)
-        outcome, other = "inserted", None
-        if holders and (c.latest, c.belief_id) < (holders[-1].last_seen, holders[-1].belief_id):
-            newest = holders[-1]  # a late arrival: history, not news
-            new.status, new.superseded_by, new.valid_to = ARCHIVED, newest.belief_id, newest.valid_from
-            other = newest.belief_id
-        elif holders and all(h.status == PROVISIONAL or c.explicit or c.confidence >= h.confidence for h in holders):
-            new.supersedes = other = holders[-1].belief_id
-            for holder in holders:
-                self._supersede(holder, new, valid_from)
-            outcome = "superseded"
-        elif holders or contradicted is not None:
-            new.status, outcome = FLAGGED, "flagged"
-            new.conflicts_with = other = (holders[-1] if holders else contradicted).belief_id
-        if new.slot and new.status not in (ARCHIVED, FLAGGED):
-            self.slots.setdefault(new.slot, set()).add(new.belief_id)
-        if other is not None:
-            self.events.append((new.belief_id, {"inserted": "superseded_late", "superseded": "supersedes",
-                                                "flagged": "flagged"}[outcome], other))
-        self._count(outcome)
+        contradicted = None if holders else self._contradicted(c)
+        self._apply(new, decide(New(c.belief_id, c.latest, valid_from, c.explicit, c.confidence, self._strong(c),
+                                    contradicted.belief_id if contradicted else None), holders))
         self.inserted.append((new, c))
+
+    def _apply(self, target: _Held, outcome: Outcome) -> None:
+        """Carry out decide()'s outcome on the beliefs held in memory; written in bulk by _write()."""
+        target.status = outcome.status
+        if not outcome.keep_links:
+            target.superseded_by, target.valid_to = outcome.superseded_by, outcome.valid_to
+        if outcome.supersedes is not None:
+            target.supersedes = outcome.supersedes
+        if outcome.conflicts_with is not None:
+            target.conflicts_with = outcome.conflicts_with
+        for holder_id in outcome.archive:
+            self._supersede(self.held[holder_id], target, outcome.archive_valid_to)
+        if outcome.holds_slot and target.slot:
+            self.slots.setdefault(target.slot, set()).add(target.belief_id)
+        if outcome.event is not None:
+            self.events.append((target.belief_id, outcome.event, outcome.other))
+        self._count(outcome.count)
 
     # -- writing ---------------------------------------------------------------------------------------------
 
