@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-PROVISIONAL, ACTIVE, ARCHIVED, FLAGGED = "provisional", "active", "archived", "flagged_for_review"
-STATUSES = (PROVISIONAL, ACTIVE, ARCHIVED, FLAGGED)
+from distiller.store.lifecycle import ACTIVE, ARCHIVED, FLAGGED, PROVISIONAL
 
 Count = Literal["inserted", "reinforced", "merged", "superseded", "flagged"]
 Event = Literal["superseded_late", "supersedes", "flagged", "revived"]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import Any
 
 import duckdb
 
@@ -20,18 +21,9 @@ from distiller.errors import DistillError
 from distiller.records import Belief
 from distiller.redact import refusal
 from distiller.storable import unsafe
-from distiller.store import clock, near, schema, terms, tombstones
-from distiller.store.activation import (
-    ACTIVATION_SQL,
-    DECAY_HIGH,
-    DECAY_LOW,
-    DECAY_MEDIUM,
-    DECAY_TERM,
-    activation_params,
-    clock_join,
-)
+from distiller.store import near, schema, terms, tombstones
 from distiller.store.bulk import pack, rows
-from distiller.store.decide import ACTIVE, ARCHIVED, FLAGGED, PROVISIONAL, Holder, Known, New, Outcome, decide
+from distiller.store.decide import Holder, Known, New, Outcome, decide
 from distiller.store.keys import (
     belief_key,
     file_key,
@@ -41,33 +33,18 @@ from distiller.store.keys import (
     slot_message_key,
     slot_part,
 )
-
-@dataclass(frozen=True, slots=True)
-class ScopeRule:
-    """The first rule whose globs match a belief's category and source agent sets its scope ("{agent}" expands)."""
-
-    scope: str
-    category: str = "*"
-    agent: str = "*"
-
-
-@dataclass(frozen=True, slots=True)
-class StoreSettings:
-    near_jaro_winkler: float = 0.88  # on the content words, in order
-    near_jaccard: float = 0.6  # word-level, on the distinct content words
-    active_confidence: float = 0.75  # explicit and at least this confident: active from the first mention
-    activation_floor: float = -5.0  # ACT-R base level below which a belief is archived as faded
-    decay_low: float = DECAY_LOW  # d in B = ln(Σ t^-d), t in hours, per decay sensitivity
-    decay_medium: float = DECAY_MEDIUM
-    decay_high: float = DECAY_HIGH
-    independent_weight: float = 0.5  # how much each further session's confidence adds
-    allow_newer_evidence: bool = False  # may a forgotten key return with evidence newer than its tombstone?
-    scope_rules: tuple[ScopeRule, ...] = ()
-
-    def __post_init__(self) -> None:
-        for name in ("near_jaro_winkler", "near_jaccard"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise DistillError(f"{name} must be between 0 and 1, not {getattr(self, name)}")
+from distiller.store.lifecycle import (
+    ACTIVE,
+    ARCHIVED,
+    FLAGGED,
+    PROVISIONAL,
+    aggregate_params,
+    aggregates,
+    history,
+    set_aggregates,
+    status_sql,
+)
+from distiller.store.settings import ScopeRule, StoreSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +62,7 @@ class UpsertResult:
     replayed: int = 0  # every evidence item already recorded: nothing changed
     belief_ids: tuple[str, ...] = ()  # the beliefs the candidates went to (replays included), not a count
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, int]:
         return {name: value for name, value in asdict(self).items() if name != "belief_ids"}
 
 
@@ -222,10 +199,11 @@ _HELD_COLUMNS = ", ".join(f"b.{'words' if f.name == 'tokens' else f.name}" for f
                           if f.metadata.get("column", True))
 
 
-def _held(row: tuple) -> _Held:
+def _held(row: tuple[Any, ...]) -> _Held:
     tokens = tuple(row[2].split())
-    held = _Held(*row[:2], tokens, *row[3:], stored_tokens=tokens)
-    held.loaded = held.lifecycle
+    values: list[Any] = [*row[:2], tokens, *row[3:]]
+    held = _Held(*values)
+    held.stored_tokens, held.loaded = tokens, held.lifecycle
     return held
 
 
@@ -235,7 +213,7 @@ def _when(ts: str | None, now: datetime) -> datetime:
             parsed = datetime.fromisoformat(ts)
         except ValueError:
             return now
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     return now
 
 
@@ -318,7 +296,7 @@ def upsert(
 ) -> UpsertResult:
     """Store verified beliefs inside the caller's open transaction; safe to replay."""
     settings = settings or StoreSettings()
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     refused = _refusals(["\n".join([b.statement, *(e.quote for e in b.evidence)]) for b in beliefs])
     candidates = [_candidate(order, belief, run_id, settings, now)
                   for order, (belief, why) in enumerate(zip(beliefs, refused)) if why is None]
@@ -334,7 +312,7 @@ def restore(
 ) -> UpsertResult:
     """Import exported beliefs through the same rules as new ones (tombstones, secrets, dedupe), keeping their ids."""
     settings = settings or StoreSettings()
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     # Flagged beliefs last among equals in time, so each meets the belief it contradicted already in place.
     ordered = sorted(stored, key=lambda b: b.status == FLAGGED)
     refused = _refusals(["\n".join([b.statement, *(q for e in b.evidence for q in (e.quote, e.statement))])
@@ -344,103 +322,8 @@ def restore(
     return _store(con, settings, now, "import", candidates, refused)
 
 
-def _aggregates(ev: str) -> str:
-    """Per belief, from evidence rows `ev` (with the belief's decay_sensitivity): counts, first/last seen, activation
-    and combined confidence, in one pass per session and one per belief.
-
-    Confidence: the best session's confidence, with each further session closing part of the remaining gap
-    (1 - (1 - c_max) · Π(1 - w·c_s)), so more independent sessions mean higher, never above 1.
-    """
-    return f"""(
-        SELECT belief_id, count(*) AS sessions, sum(n) AS n, min(first_seen) AS first_seen,
-               max(last_seen) AS last_seen, bool_or(explicit) AS explicit, ln(sum(decayed)) AS activation,
-               1 - (1 - max(c)) * exp(sum(ln(1 - least($weight * c, 0.99)))
-                                      - ln(1 - least($weight * max(c), 0.99))) AS confidence
-        FROM (
-            SELECT e.belief_id, max(e.confidence) AS c, count(*) AS n, min(e.ts) AS first_seen,
-                   max(e.ts) AS last_seen, bool_or(e.explicit) AS explicit,
-                   sum({DECAY_TERM.format(decay='e.decay_sensitivity')}) AS decayed
-            FROM {ev} e {clock.join("e.scope")} GROUP BY e.belief_id, e.session_id
-        ) GROUP BY belief_id
-    )"""
-
-
-def _status_sql(row: str, a: str) -> str:
-    """The status from the aggregates `a` and the row's own supersession and flag."""
-    return f"""CASE
-        WHEN {row}.superseded_by IS NOT NULL THEN 'archived'
-        WHEN {row}.status = 'flagged_for_review' THEN {row}.status
-        WHEN {a}.activation < $floor THEN 'archived'
-        WHEN ({a}.explicit AND {a}.confidence >= $active) OR {a}.sessions >= 2 THEN 'active'
-        ELSE 'provisional' END"""
-
-
-def _set_aggregates(a: str) -> str:
-    return (f"confidence = {a}.confidence, evidence_type = CASE WHEN {a}.explicit THEN 'explicit' ELSE 'implied' END, "
-            f"evidence_count = {a}.n, sessions = {a}.sessions, first_seen = {a}.first_seen, last_seen = {a}.last_seen")
-
-
-def _aggregate_params(settings: StoreSettings, now: datetime) -> dict:
-    return {"floor": settings.activation_floor, "active": settings.active_confidence,
-            "weight": settings.independent_weight, **activation_params(settings, now)}
-
-
 _IDS = rows({"belief_id": "VARCHAR"})
 _SLOTS = rows({"scope": "VARCHAR", "subject": "VARCHAR", "attribute": "VARCHAR"}, "slots")
-
-
-def recompute(con: duckdb.DuckDBPyConnection, ids: Iterable[str], settings: StoreSettings, now: datetime) -> None:
-    """Counts, combined confidence, first/last seen, activation and status of these beliefs, from their evidence."""
-    ids = list(dict.fromkeys(ids))
-    if not ids:
-        return
-    evidence = (f"(SELECT e.*, b.decay_sensitivity, b.scope FROM evidence e JOIN beliefs b USING (belief_id) "
-                f"SEMI JOIN {_IDS} i USING (belief_id))")
-    con.execute(
-        f"""
-        UPDATE beliefs SET {_set_aggregates("a")}, status = {_status_sql("beliefs", "a")}, updated_at = $now
-        FROM {_aggregates(evidence)} a
-        WHERE beliefs.belief_id = a.belief_id
-        """,
-        {"rows": pack(belief_id=ids), **_aggregate_params(settings, now)},
-    )
-
-
-def fade(con: duckdb.DuckDBPyConnection, *, settings: StoreSettings | None = None, now: datetime | None = None,
-         run_id: str = "fade") -> int:
-    """Archive live beliefs whose activation fell below the floor; once per run is enough (it scans all evidence)."""
-    settings = settings or StoreSettings()
-    now = now or datetime.now(timezone.utc)
-    faded = con.execute(
-        f"""
-        UPDATE beliefs SET status = 'archived', updated_at = $now
-        FROM (SELECT e.belief_id, {ACTIVATION_SQL} AS activation
-              FROM evidence e JOIN beliefs b USING (belief_id) {clock_join()}
-              WHERE b.status IN ('provisional', 'active') GROUP BY e.belief_id) a
-        WHERE beliefs.belief_id = a.belief_id AND a.activation < $floor
-        RETURNING beliefs.belief_id
-        """,
-        {"floor": settings.activation_floor, **activation_params(settings, now)},
-    ).fetchall()
-    ids = [row[0] for row in faded]
-    history(con, [(i, "faded", None) for i in ids], run_id, now)
-    return len(ids)
-
-
-def history(con: duckdb.DuckDBPyConnection, events: list[tuple[str, str, str | None]], run_id: str,
-            now: datetime) -> None:
-    """Lifecycle events as (belief_id, event, other_id): superseded, revived, flagged, faded.
-
-    Reinforcements need no row here: each evidence row records its run, time and wording."""
-    if events:
-        con.execute(
-            f"INSERT INTO belief_history SELECT belief_id, $now, event, $run_id, other_id FROM {rows(_EVENT)}",
-            {"rows": pack(belief_id=[e[0] for e in events], event=[e[1] for e in events],
-                          other_id=[e[2] for e in events]), "now": now, "run_id": run_id},
-        )
-
-
-_EVENT = {"belief_id": "VARCHAR", "event": "VARCHAR", "other_id": "VARCHAR"}
 
 
 def _not_forgotten(con: duckdb.DuckDBPyConnection, settings: StoreSettings,
@@ -526,7 +409,7 @@ class _Upsert:
 
     # -- reading ---------------------------------------------------------------------------------------------
 
-    def _keep(self, row: tuple) -> _Held:
+    def _keep(self, row: tuple[Any, ...]) -> _Held:
         held = self.held.get(row[0])
         if held is None:
             held = self.held[row[0]] = _held(row)
@@ -555,7 +438,7 @@ class _Upsert:
         unmatched = [c for c in live if targets[c.order] is None and c.tokens]
         if unmatched:
             self._find_near(unmatched)
-        exact = {targets[c.order] for c in live} - {None}
+        exact = {target for c in live if (target := targets[c.order]) is not None}
         near = ({ref for (ref,) in con.execute(
             "SELECT DISTINCT ref FROM near_pairs WHERE NOT starts_with(ref, '#')").fetchall()}
             if self.near_ids else set())
@@ -679,7 +562,7 @@ class _Upsert:
 
     def _decide(self, c: _Candidate) -> None:
         target_id = self._exact_target(c)
-        if self._replayed(c, target_id):
+        if target_id is not None and self._replayed(c, target_id):
             self._register(c, target_id)
             self._count("replayed")
             return
@@ -738,7 +621,7 @@ class _Upsert:
 
     def _write(self) -> None:
         """Evidence first, so the existing beliefs' aggregates include it; new beliefs get theirs from the batch."""
-        con, now, params = self.con, self.now, _aggregate_params(self.settings, self.now)
+        con, now, params = self.con, self.now, aggregate_params(self.settings, self.now)
         if self.evidence:  # none of it cited yet: the primary key is a guard here, not a filter
             keys = list(self.evidence)
             ev = list(self.evidence.values())
@@ -764,9 +647,9 @@ class _Upsert:
                         f"JOIN {rows(_TOUCHED)} t USING (belief_id))")
             con.execute(
                 f"""
-                UPDATE beliefs SET importance = u.importance, {_set_aggregates("a")}, status = {_status_sql("u", "a")},
+                UPDATE beliefs SET importance = u.importance, {set_aggregates("a")}, status = {status_sql("u", "a")},
                        updated_at = $now
-                FROM {rows(_TOUCHED)} u JOIN {_aggregates(evidence)} a USING (belief_id)
+                FROM {rows(_TOUCHED)} u JOIN {aggregates(evidence)} a USING (belief_id)
                 WHERE beliefs.belief_id = u.belief_id
                 """,
                 {"rows": pack(
@@ -825,10 +708,10 @@ class _Upsert:
                 created_at, updated_at, run_id, extractor, model, prompt_version)
             SELECT n.belief_id, n.statement, n.words, n.sig, n.category, n.scope, n.subject, n.attribute,
                    a.confidence, CASE WHEN a.explicit THEN 'explicit' ELSE 'implied' END, n.importance,
-                   n.decay_sensitivity, {_status_sql("n", "a")}, n.valid_from, n.valid_to, n.superseded_by, n.supersedes,
+                   n.decay_sensitivity, {status_sql("n", "a")}, n.valid_from, n.valid_to, n.superseded_by, n.supersedes,
                    n.conflicts_with, a.first_seen, a.last_seen, a.n, a.sessions, $now, $now, $run_id, n.extractor,
                    n.model, n.prompt_version
-            FROM {rows(_NEW)} n JOIN {_aggregates(rows(_NEW_EVIDENCE, "evidence"))} a USING (belief_id)
+            FROM {rows(_NEW)} n JOIN {aggregates(rows(_NEW_EVIDENCE, "evidence"))} a USING (belief_id)
             """,
             {"rows": pack(
                 belief_id=[h.belief_id for h in new], statement=[h.statement for h in new],
@@ -844,7 +727,7 @@ class _Upsert:
                 belief_id=[k[0] for k, _ in ev], session_id=[k[1] for k, _ in ev], ts=[e.ts for _, e in ev],
                 confidence=[e.confidence for _, e in ev], explicit=[e.explicit for _, e in ev],
                 decay_sensitivity=[decay[k[0]] for k, _ in ev], scope=[scopes[k[0]] for k, _ in ev],
-            ), "run_id": self.run_id, **_aggregate_params(self.settings, self.now)},
+            ), "run_id": self.run_id, **aggregate_params(self.settings, self.now)},
         )
 
 
