@@ -4,16 +4,26 @@ generated statements and slots giving the same outcome as the in-line rules deci
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from distiller.store.decide import ACTIVE, ARCHIVED, FLAGGED, PROVISIONAL, Holder, Known, New, Outcome, decide
+from distiller.store.decide import (
+    ACTIVE,
+    ARCHIVED,
+    FLAGGED,
+    PROVISIONAL,
+    Holder,
+    Known,
+    New,
+    Outcome,
+    decide,
+)
 
-T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 def at(hours: float) -> datetime:

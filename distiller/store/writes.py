@@ -377,6 +377,29 @@ def _store(con: duckdb.DuckDBPyConnection, settings: StoreSettings, now: datetim
     return UpsertResult(**counts, belief_ids=tuple(drawn))
 
 
+@dataclass(slots=True)
+class _View:
+    """What one pass knows of the store: loaded before its candidates are decided, kept current as each is."""
+
+    held: dict[str, _Held] = field(default_factory=dict)  # the beliefs it may touch, by id
+    exact: dict[str, str] = field(default_factory=dict)  # key → belief id
+    stored_keys: set[str] = field(default_factory=set)  # keys belief_keys already holds
+    slots: dict[tuple[str, str, str], set[str]] = field(default_factory=dict)  # slot → live, unflagged holders
+    cited: set[tuple[str, str, str]] = field(default_factory=set)  # (belief, session, message) already evidence
+    near_ids: set[int] = field(default_factory=set)  # candidates with a near duplicate in the pass's near_pairs
+
+
+@dataclass(slots=True)
+class _Changes:
+    """What one pass writes, gathered as its candidates are decided (the beliefs themselves change in the view)."""
+
+    evidence: dict[tuple[str, str, str], _Evidence] = field(default_factory=dict)  # (belief, session, message)
+    aliases: dict[str, str] = field(default_factory=dict)  # key → belief id, for belief_keys
+    touched: set[str] = field(default_factory=set)  # beliefs whose aggregates change
+    inserted: list[tuple[_Held, _Candidate]] = field(default_factory=list)
+    events: list[tuple[str, str, str | None]] = field(default_factory=list)  # lifecycle events for belief_history
+
+
 @dataclass
 class _Upsert:
     """One pass: what its candidates can touch, loaded; each decided in order; the outcome written in bulk."""
@@ -385,49 +408,40 @@ class _Upsert:
     settings: StoreSettings
     now: datetime
     run_id: str
-    held: dict[str, _Held] = field(default_factory=dict)
-    exact: dict[str, str] = field(default_factory=dict)  # key → belief id
-    stored_keys: set[str] = field(default_factory=set)  # keys belief_keys already holds
-    slots: dict[tuple[str, str, str], set[str]] = field(default_factory=dict)  # slot → live, unflagged holders
-    cited: set[tuple[str, str, str]] = field(default_factory=set)  # (belief, session, message) already evidence
-    near_ids: set[int] = field(default_factory=set)  # candidates with a near duplicate in the pass's near_pairs
+    counts: dict[str, int]  # the result's counters, shared by every pass of an upsert
+    view: _View = field(default_factory=_View)
+    changes: _Changes = field(default_factory=_Changes)
     resolved: dict[int, str] = field(default_factory=dict)  # candidate order → the belief it went to
-    evidence: dict[tuple[str, str, str], _Evidence] = field(default_factory=dict)
-    aliases: dict[str, str] = field(default_factory=dict)
-    touched: set[str] = field(default_factory=set)
-    inserted: list[tuple[_Held, _Candidate]] = field(default_factory=list)
-    events: list[tuple[str, str, str | None]] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=dict)
 
     def apply(self, candidates: list[_Candidate]) -> None:
         self._load(candidates)
         for candidate in candidates:
             self._decide(candidate)
-        if self.near_ids:
+        if self.view.near_ids:
             self.con.execute("DROP TABLE near_pairs")
-        self._write()
+        _write(self.con, self.view, self.changes, self.settings, self.now, self.run_id)
 
     # -- reading ---------------------------------------------------------------------------------------------
 
     def _keep(self, row: tuple[Any, ...]) -> _Held:
-        held = self.held.get(row[0])
+        held = self.view.held.get(row[0])
         if held is None:
-            held = self.held[row[0]] = _held(row)
+            held = self.view.held[row[0]] = _held(row)
             if held.slot and held.status not in (ARCHIVED, FLAGGED):
-                self.slots.setdefault(held.slot, set()).add(held.belief_id)
+                self.view.slots.setdefault(held.slot, set()).add(held.belief_id)
         return held
 
     def _load(self, candidates: list[_Candidate]) -> None:
         con = self.con
         keys = [k for c in candidates for k in c.keys]
-        self.exact = dict(con.execute(
+        self.view.exact = dict(con.execute(
             f"SELECT key, belief_id FROM belief_keys SEMI JOIN {rows({'key': 'VARCHAR'})} w USING (key) "
             "SEMI JOIN beliefs USING (belief_id)",
             {"rows": pack(key=keys)},
         ).fetchall())
-        self.stored_keys = set(self.exact)
+        self.view.stored_keys = set(self.view.exact)
         messages = [e for c in candidates for e in c.evidence]
-        self.cited = set(con.execute(
+        self.view.cited = set(con.execute(
             "SELECT belief_id, session_id, message_id FROM evidence SEMI JOIN "
             f"{rows({'session_id': 'VARCHAR', 'message_id': 'VARCHAR'})} w USING (session_id, message_id)",
             {"rows": pack(session_id=[e.session_id for e in messages], message_id=[e.message_id for e in messages])},
@@ -441,7 +455,7 @@ class _Upsert:
         exact = {target for c in live if (target := targets[c.order]) is not None}
         near = ({ref for (ref,) in con.execute(
             "SELECT DISTINCT ref FROM near_pairs WHERE NOT starts_with(ref, '#')").fetchall()}
-            if self.near_ids else set())
+            if self.view.near_ids else set())
         ids = sorted(exact | near)
         slot_list = sorted({c.slot for c in live if c.slot})
         # The slots of the candidates and of the beliefs they matched, exactly or nearly: their live holders may be
@@ -473,15 +487,15 @@ class _Upsert:
                          words=[" ".join(c.tokens) for c in unmatched], sig=[c.sig for c in unmatched]),
             "jaro_winkler": self.settings.near_jaro_winkler, "jaccard": self.settings.near_jaccard,
         })
-        self.near_ids = {i for (i,) in self.con.execute("SELECT DISTINCT id FROM near_pairs").fetchall()}
-        if not self.near_ids:
+        self.view.near_ids = {i for (i,) in self.con.execute("SELECT DISTINCT id FROM near_pairs").fetchall()}
+        if not self.view.near_ids:
             self.con.execute("DROP TABLE near_pairs")
-        elif len(self.near_ids) > 64:  # a point lookup per candidate, not a scan of every pair
+        elif len(self.view.near_ids) > 64:  # a point lookup per candidate, not a scan of every pair
             self.con.execute("CREATE INDEX near_pairs_id ON near_pairs (id)")
 
     def _near_pairs(self, c: _Candidate) -> list[tuple[float, str, str]]:
         """(score, ref, sig) of the candidate's near duplicates, best first."""
-        if c.order not in self.near_ids:
+        if c.order not in self.view.near_ids:
             return []
         return self.con.execute("SELECT jw + jac, ref, sig FROM near_pairs WHERE id = ? ORDER BY 1 DESC, 2",
                                 [c.order]).fetchall()
@@ -490,7 +504,7 @@ class _Upsert:
 
     def _resolve(self, ref: str) -> _Held | None:
         belief_id = self.resolved.get(int(ref[1:])) if ref.startswith("#") else ref
-        return self.held.get(belief_id) if belief_id else None
+        return self.view.held.get(belief_id) if belief_id else None
 
     def _near_target(self, c: _Candidate) -> _Held | None:
         """The closest near duplicate, a live one before an archived one (which the new evidence revives)."""
@@ -518,7 +532,7 @@ class _Upsert:
         if slot is None:
             return []
         return sorted((Holder(h.belief_id, h.last_seen, h.status, h.confidence, h.valid_from)
-                       for h in (self.held[i] for i in self.slots.get(slot, ()) if i != excluding)),
+                       for h in (self.view.held[i] for i in self.view.slots.get(slot, ()) if i != excluding)),
                       key=lambda h: (h.last_seen, h.belief_id))
 
     def _strong(self, c: _Candidate) -> bool:
@@ -531,34 +545,34 @@ class _Upsert:
     def _add_evidence(self, target: _Held, evidence: list[_Evidence]) -> None:
         for e in evidence:
             key = (target.belief_id, e.session_id, e.message_id)
-            self.cited.add(key)
-            self.evidence.setdefault(key, e)
+            self.view.cited.add(key)
+            self.changes.evidence.setdefault(key, e)
             target.last_seen = max(target.last_seen, e.ts)
-        self.touched.add(target.belief_id)
+        self.changes.touched.add(target.belief_id)
 
     def _register(self, c: _Candidate, belief_id: str) -> None:
         for key in c.keys:
-            self.exact.setdefault(key, belief_id)
-            self.aliases.setdefault(key, belief_id)
+            self.view.exact.setdefault(key, belief_id)
+            self.changes.aliases.setdefault(key, belief_id)
         self.resolved[c.order] = belief_id
 
     def _exact_target(self, c: _Candidate) -> str | None:
         for key in c.keys:
-            target = self.exact.get(key)
+            target = self.view.exact.get(key)
             if target is not None:
                 return target
         return None
 
     def _replayed(self, c: _Candidate, target: str | None) -> bool:
         """Its exact belief already holds every evidence item: nothing changes (known targets never change)."""
-        return target is not None and all((target, e.session_id, e.message_id) in self.cited for e in c.evidence)
+        return target is not None and all((target, e.session_id, e.message_id) in self.view.cited for e in c.evidence)
 
     def _supersede(self, old: _Held, new: _Held, valid_to: str | None) -> None:
         old.superseded_by, old.valid_to, old.status = new.belief_id, valid_to, ARCHIVED
         if old.slot:
-            self.slots.get(old.slot, set()).discard(old.belief_id)
-        self.touched.add(old.belief_id)
-        self.events.append((old.belief_id, "superseded", new.belief_id))
+            self.view.slots.get(old.slot, set()).discard(old.belief_id)
+        self.changes.touched.add(old.belief_id)
+        self.changes.events.append((old.belief_id, "superseded", new.belief_id))
 
     def _decide(self, c: _Candidate) -> None:
         target_id = self._exact_target(c)
@@ -566,7 +580,7 @@ class _Upsert:
             self._register(c, target_id)
             self._count("replayed")
             return
-        target = self.held[target_id] if target_id else self._near_target(c)
+        target = self.view.held[target_id] if target_id else self._near_target(c)
         if target is not None:
             self._reinforce(c, target, merged=target_id is None)
         else:
@@ -574,7 +588,7 @@ class _Upsert:
 
     def _reinforce(self, c: _Candidate, target: _Held, *, merged: bool) -> None:
         self._register(c, target.belief_id)
-        fresh = [e for e in c.evidence if (target.belief_id, e.session_id, e.message_id) not in self.cited]
+        fresh = [e for e in c.evidence if (target.belief_id, e.session_id, e.message_id) not in self.view.cited]
         if not fresh:
             self._count("replayed")
             return
@@ -591,14 +605,14 @@ class _Upsert:
         valid_from = c.valid_from or min(e.ts for e in c.evidence).isoformat()
         new = _Held(c.belief_id, c.statement, c.tokens, c.sig, c.category, c.scope, c.subject, c.attribute,
                     PROVISIONAL, c.confidence, c.importance, c.decay_sensitivity, c.latest, valid_from, None, new=True)
-        self.held[new.belief_id] = new
+        self.view.held[new.belief_id] = new
         self._register(c, new.belief_id)
         self._add_evidence(new, c.evidence)
         holders = self._holders(c.slot)
         contradicted = None if holders else self._contradicted(c)
         self._apply(new, decide(New(c.belief_id, c.latest, valid_from, c.explicit, c.confidence, self._strong(c),
                                     contradicted.belief_id if contradicted else None), holders))
-        self.inserted.append((new, c))
+        self.changes.inserted.append((new, c))
 
     def _apply(self, target: _Held, outcome: Outcome) -> None:
         """Carry out decide()'s outcome on the beliefs held in memory; written in bulk by _write()."""
@@ -610,125 +624,127 @@ class _Upsert:
         if outcome.conflicts_with is not None:
             target.conflicts_with = outcome.conflicts_with
         for holder_id in outcome.archive:
-            self._supersede(self.held[holder_id], target, outcome.archive_valid_to)
+            self._supersede(self.view.held[holder_id], target, outcome.archive_valid_to)
         if outcome.holds_slot and target.slot:
-            self.slots.setdefault(target.slot, set()).add(target.belief_id)
+            self.view.slots.setdefault(target.slot, set()).add(target.belief_id)
         if outcome.event is not None:
-            self.events.append((target.belief_id, outcome.event, outcome.other))
+            self.changes.events.append((target.belief_id, outcome.event, outcome.other))
         self._count(outcome.count)
 
-    # -- writing ---------------------------------------------------------------------------------------------
+# -- writing ---------------------------------------------------------------------------------------------
 
-    def _write(self) -> None:
-        """Evidence first, so the existing beliefs' aggregates include it; new beliefs get theirs from the batch."""
-        con, now, params = self.con, self.now, aggregate_params(self.settings, self.now)
-        if self.evidence:  # none of it cited yet: the primary key is a guard here, not a filter
-            keys = list(self.evidence)
-            ev = list(self.evidence.values())
-            con.execute(
-                f"""
-                INSERT INTO evidence SELECT belief_id, session_id, message_id, agent, file, byte_start, byte_end, ts,
-                    quote, statement, confidence, explicit, run_id, $now
-                FROM {rows(_EVIDENCE)}
-                """,
-                {"rows": pack(
-                    belief_id=[k[0] for k in keys], session_id=[k[1] for k in keys], message_id=[k[2] for k in keys],
-                    agent=[e.agent for e in ev], file=[e.file for e in ev], byte_start=[e.byte_start for e in ev],
-                    byte_end=[e.byte_end for e in ev], ts=[e.ts for e in ev], quote=[e.quote for e in ev],
-                    statement=[e.statement for e in ev], confidence=[e.confidence for e in ev],
-                    explicit=[e.explicit for e in ev], run_id=[e.run_id for e in ev],
-                ), "now": now},
-            )
-        if self.inserted:
-            self._write_new()
-        touched = [h for h in self.held.values() if not h.new and h.belief_id in self.touched]
-        if touched:
-            evidence = (f"(SELECT e.*, t.decay_sensitivity, t.scope FROM evidence e "
-                        f"JOIN {rows(_TOUCHED)} t USING (belief_id))")
-            con.execute(
-                f"""
-                UPDATE beliefs SET importance = u.importance, {set_aggregates("a")}, status = {status_sql("u", "a")},
-                       updated_at = $now
-                FROM {rows(_TOUCHED)} u JOIN {aggregates(evidence)} a USING (belief_id)
-                WHERE beliefs.belief_id = u.belief_id
-                """,
-                {"rows": pack(
-                    belief_id=[h.belief_id for h in touched], importance=[h.importance for h in touched],
-                    status=[h.status for h in touched], superseded_by=[h.superseded_by for h in touched],
-                    decay_sensitivity=[h.decay_sensitivity for h in touched], scope=[h.scope for h in touched],
-                ), **params},
-            )
-        # Long strings are costly to update (DuckDB copies each touched vector), so only the rows whose wording or
-        # supersession changed get those columns.
-        existing = [h for h in self.held.values() if not h.new]
-        reworded = [h for h in existing if h.tokens != h.stored_tokens]
-        if reworded:
-            con.execute(
-                f"UPDATE beliefs SET statement = u.statement, words = u.words FROM {rows(_REWORDED)} u "
-                "WHERE beliefs.belief_id = u.belief_id",
-                {"rows": pack(belief_id=[h.belief_id for h in reworded], statement=[h.statement for h in reworded],
-                              words=[" ".join(h.tokens) for h in reworded])},
-            )
-        relinked = [h for h in existing if h.lifecycle != h.loaded]
-        if relinked:
-            con.execute(
-                f"""
-                UPDATE beliefs SET superseded_by = u.superseded_by, supersedes = u.supersedes, valid_to = u.valid_to
-                FROM {rows(_RELINKED)} u WHERE beliefs.belief_id = u.belief_id
-                """,
-                {"rows": pack(
-                    belief_id=[h.belief_id for h in relinked], superseded_by=[h.superseded_by for h in relinked],
-                    supersedes=[h.supersedes for h in relinked], valid_to=[h.valid_to for h in relinked],
-                )},
-            )
-        aliases = {k: v for k, v in self.aliases.items() if k not in self.stored_keys}
-        if aliases:
-            con.execute(
-                f"INSERT INTO belief_keys SELECT key, belief_id FROM {rows({'key': 'VARCHAR', 'belief_id': 'VARCHAR'})} "
-                "ON CONFLICT (key) DO NOTHING",
-                {"rows": pack(key=list(aliases), belief_id=list(aliases.values()))},
-            )
-        history(con, self.events, self.run_id, now)
-        # Recall's terms, in this same transaction: each new evidence item's quote, each new or changed wording.
-        terms.add(con, ((*key, e.quote) for key, e in self.evidence.items()))
-        terms.replace_statements(con, {h.belief_id: h.statement for h in (*reworded, *(h for h, _ in self.inserted))})
-
-    def _write_new(self) -> None:
-        """A new belief's evidence is all in this batch, so its aggregates come from there, not a table scan."""
-        new = [h for h, _ in self.inserted]
-        cands = [c for _, c in self.inserted]
-        decay = {h.belief_id: h.decay_sensitivity for h in new}
-        scopes = {h.belief_id: h.scope for h in new}
-        ev = [(k, e) for k, e in self.evidence.items() if k[0] in decay]
-        self.con.execute(
+def _write(con: duckdb.DuckDBPyConnection, view: _View, changes: _Changes, settings: StoreSettings, now: datetime,
+           run_id: str) -> None:
+    """Evidence first, so the existing beliefs' aggregates include it; new beliefs get theirs from the batch."""
+    params = aggregate_params(settings, now)
+    if changes.evidence:  # none of it cited yet: the primary key is a guard here, not a filter
+        keys = list(changes.evidence)
+        ev = list(changes.evidence.values())
+        con.execute(
             f"""
-            INSERT INTO beliefs (belief_id, statement, words, sig, category, scope, subject, attribute,
-                confidence, evidence_type, importance, decay_sensitivity, status, valid_from, valid_to,
-                superseded_by, supersedes, conflicts_with, first_seen, last_seen, evidence_count, sessions,
-                created_at, updated_at, run_id, extractor, model, prompt_version)
-            SELECT n.belief_id, n.statement, n.words, n.sig, n.category, n.scope, n.subject, n.attribute,
-                   a.confidence, CASE WHEN a.explicit THEN 'explicit' ELSE 'implied' END, n.importance,
-                   n.decay_sensitivity, {status_sql("n", "a")}, n.valid_from, n.valid_to, n.superseded_by, n.supersedes,
-                   n.conflicts_with, a.first_seen, a.last_seen, a.n, a.sessions, $now, $now, $run_id, n.extractor,
-                   n.model, n.prompt_version
-            FROM {rows(_NEW)} n JOIN {aggregates(rows(_NEW_EVIDENCE, "evidence"))} a USING (belief_id)
+            INSERT INTO evidence SELECT belief_id, session_id, message_id, agent, file, byte_start, byte_end, ts,
+                quote, statement, confidence, explicit, run_id, $now
+            FROM {rows(_EVIDENCE)}
             """,
             {"rows": pack(
-                belief_id=[h.belief_id for h in new], statement=[h.statement for h in new],
-                words=[" ".join(h.tokens) for h in new], sig=[h.sig for h in new],
-                category=[h.category for h in new], scope=[h.scope for h in new], subject=[h.subject for h in new],
-                attribute=[h.attribute for h in new], importance=[h.importance for h in new],
-                decay_sensitivity=[h.decay_sensitivity for h in new], status=[h.status for h in new],
-                valid_from=[h.valid_from for h in new], valid_to=[h.valid_to for h in new],
-                superseded_by=[h.superseded_by for h in new], supersedes=[h.supersedes for h in new],
-                conflicts_with=[h.conflicts_with for h in new], extractor=[c.extractor for c in cands],
-                model=[c.model for c in cands], prompt_version=[c.prompt_version for c in cands],
-            ), "evidence": pack(
-                belief_id=[k[0] for k, _ in ev], session_id=[k[1] for k, _ in ev], ts=[e.ts for _, e in ev],
-                confidence=[e.confidence for _, e in ev], explicit=[e.explicit for _, e in ev],
-                decay_sensitivity=[decay[k[0]] for k, _ in ev], scope=[scopes[k[0]] for k, _ in ev],
-            ), "run_id": self.run_id, **aggregate_params(self.settings, self.now)},
+                belief_id=[k[0] for k in keys], session_id=[k[1] for k in keys], message_id=[k[2] for k in keys],
+                agent=[e.agent for e in ev], file=[e.file for e in ev], byte_start=[e.byte_start for e in ev],
+                byte_end=[e.byte_end for e in ev], ts=[e.ts for e in ev], quote=[e.quote for e in ev],
+                statement=[e.statement for e in ev], confidence=[e.confidence for e in ev],
+                explicit=[e.explicit for e in ev], run_id=[e.run_id for e in ev],
+            ), "now": now},
         )
+    if changes.inserted:
+        _write_new(con, changes, settings, now, run_id)
+    touched = [h for h in view.held.values() if not h.new and h.belief_id in changes.touched]
+    if touched:
+        evidence = (f"(SELECT e.*, t.decay_sensitivity, t.scope FROM evidence e "
+                    f"JOIN {rows(_TOUCHED)} t USING (belief_id))")
+        con.execute(
+            f"""
+            UPDATE beliefs SET importance = u.importance, {set_aggregates("a")}, status = {status_sql("u", "a")},
+                   updated_at = $now
+            FROM {rows(_TOUCHED)} u JOIN {aggregates(evidence)} a USING (belief_id)
+            WHERE beliefs.belief_id = u.belief_id
+            """,
+            {"rows": pack(
+                belief_id=[h.belief_id for h in touched], importance=[h.importance for h in touched],
+                status=[h.status for h in touched], superseded_by=[h.superseded_by for h in touched],
+                decay_sensitivity=[h.decay_sensitivity for h in touched], scope=[h.scope for h in touched],
+            ), **params},
+        )
+    # Long strings are costly to update (DuckDB copies each touched vector), so only the rows whose wording or
+    # supersession changed get those columns.
+    existing = [h for h in view.held.values() if not h.new]
+    reworded = [h for h in existing if h.tokens != h.stored_tokens]
+    if reworded:
+        con.execute(
+            f"UPDATE beliefs SET statement = u.statement, words = u.words FROM {rows(_REWORDED)} u "
+            "WHERE beliefs.belief_id = u.belief_id",
+            {"rows": pack(belief_id=[h.belief_id for h in reworded], statement=[h.statement for h in reworded],
+                          words=[" ".join(h.tokens) for h in reworded])},
+        )
+    relinked = [h for h in existing if h.lifecycle != h.loaded]
+    if relinked:
+        con.execute(
+            f"""
+            UPDATE beliefs SET superseded_by = u.superseded_by, supersedes = u.supersedes, valid_to = u.valid_to
+            FROM {rows(_RELINKED)} u WHERE beliefs.belief_id = u.belief_id
+            """,
+            {"rows": pack(
+                belief_id=[h.belief_id for h in relinked], superseded_by=[h.superseded_by for h in relinked],
+                supersedes=[h.supersedes for h in relinked], valid_to=[h.valid_to for h in relinked],
+            )},
+        )
+    aliases = {k: v for k, v in changes.aliases.items() if k not in view.stored_keys}
+    if aliases:
+        con.execute(
+            f"INSERT INTO belief_keys SELECT key, belief_id FROM {rows({'key': 'VARCHAR', 'belief_id': 'VARCHAR'})} "
+            "ON CONFLICT (key) DO NOTHING",
+            {"rows": pack(key=list(aliases), belief_id=list(aliases.values()))},
+        )
+    history(con, changes.events, run_id, now)
+    # Recall's terms, in this same transaction: each new evidence item's quote, each new or changed wording.
+    terms.add(con, ((*key, e.quote) for key, e in changes.evidence.items()))
+    terms.replace_statements(con, {h.belief_id: h.statement for h in (*reworded, *(h for h, _ in changes.inserted))})
+
+def _write_new(con: duckdb.DuckDBPyConnection, changes: _Changes, settings: StoreSettings, now: datetime,
+               run_id: str) -> None:
+    """A new belief's evidence is all in this batch, so its aggregates come from there, not a table scan."""
+    new = [h for h, _ in changes.inserted]
+    cands = [c for _, c in changes.inserted]
+    decay = {h.belief_id: h.decay_sensitivity for h in new}
+    scopes = {h.belief_id: h.scope for h in new}
+    ev = [(k, e) for k, e in changes.evidence.items() if k[0] in decay]
+    con.execute(
+        f"""
+        INSERT INTO beliefs (belief_id, statement, words, sig, category, scope, subject, attribute,
+            confidence, evidence_type, importance, decay_sensitivity, status, valid_from, valid_to,
+            superseded_by, supersedes, conflicts_with, first_seen, last_seen, evidence_count, sessions,
+            created_at, updated_at, run_id, extractor, model, prompt_version)
+        SELECT n.belief_id, n.statement, n.words, n.sig, n.category, n.scope, n.subject, n.attribute,
+               a.confidence, CASE WHEN a.explicit THEN 'explicit' ELSE 'implied' END, n.importance,
+               n.decay_sensitivity, {status_sql("n", "a")}, n.valid_from, n.valid_to, n.superseded_by, n.supersedes,
+               n.conflicts_with, a.first_seen, a.last_seen, a.n, a.sessions, $now, $now, $run_id, n.extractor,
+               n.model, n.prompt_version
+        FROM {rows(_NEW)} n JOIN {aggregates(rows(_NEW_EVIDENCE, "evidence"))} a USING (belief_id)
+        """,
+        {"rows": pack(
+            belief_id=[h.belief_id for h in new], statement=[h.statement for h in new],
+            words=[" ".join(h.tokens) for h in new], sig=[h.sig for h in new],
+            category=[h.category for h in new], scope=[h.scope for h in new], subject=[h.subject for h in new],
+            attribute=[h.attribute for h in new], importance=[h.importance for h in new],
+            decay_sensitivity=[h.decay_sensitivity for h in new], status=[h.status for h in new],
+            valid_from=[h.valid_from for h in new], valid_to=[h.valid_to for h in new],
+            superseded_by=[h.superseded_by for h in new], supersedes=[h.supersedes for h in new],
+            conflicts_with=[h.conflicts_with for h in new], extractor=[c.extractor for c in cands],
+            model=[c.model for c in cands], prompt_version=[c.prompt_version for c in cands],
+        ), "evidence": pack(
+            belief_id=[k[0] for k, _ in ev], session_id=[k[1] for k, _ in ev], ts=[e.ts for _, e in ev],
+            confidence=[e.confidence for _, e in ev], explicit=[e.explicit for _, e in ev],
+            decay_sensitivity=[decay[k[0]] for k, _ in ev], scope=[scopes[k[0]] for k, _ in ev],
+        ), "run_id": run_id, **aggregate_params(settings, now)},
+    )
 
 
 _NEW = schema.types(
