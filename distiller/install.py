@@ -7,23 +7,18 @@ on the machine they are generated on.
 
 from __future__ import annotations
 
-import html
 import os
 import re
 import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
-from html import escape as _escape
+from typing import Any
 
 from distiller.config import Settings, env_file
 from distiller.errors import DistillError, UsageError
-
-
-def escape(text: str) -> str:
-    """A plist value's text escaped (&, <, >), as xml.sax.saxutils would, without its ~40 ms import at every start."""
-    return _escape(text, quote=False)
 
 KINDS = ("systemd", "cron", "launchd")
 LABEL = "com.distiller.distill"
@@ -130,11 +125,42 @@ def check_run(kind: str, settings: Settings, roots: Sequence[str]) -> None:
     check_options(settings, Planned(settings.model) if choice == "anthropic" else RulesExtractor())
 
 
+_PLIST_NOTE = b"<!-- Written by `distill schedule install launchd`; `distill schedule uninstall launchd` removes it. -->"
+
+
+def launchd_plist(agent: dict[str, Any]) -> str:
+    """The launchd agent's plist, written by plistlib (escaping, types and the DTD are its job, not ours), with a
+    note saying who wrote it. plistlib is imported here, not at every start (~4 ms). A value XML cannot carry (a
+    control character in a path) is a clear error, not a broken file."""
+    import plistlib
+
+    try:
+        data = plistlib.dumps(agent, sort_keys=False)
+    except ValueError as exc:
+        raise DistillError(f"cannot write a launchd plist for these paths and options: {exc}") from exc
+    return data.replace(b"<plist ", _PLIST_NOTE + b"\n<plist ", 1).decode("utf-8")
+
+
+def _plist_arguments(text: str) -> list[str] | None:
+    """A plist's ProgramArguments (None: not a plist, or not one with a list of strings there)."""
+    import plistlib
+    from xml.parsers.expat import ExpatError
+
+    try:
+        agent = plistlib.loads(text.encode("utf-8"))
+    except (plistlib.InvalidFileException, ExpatError, ValueError):
+        return None
+    arguments = agent.get("ProgramArguments") if isinstance(agent, dict) else None
+    if isinstance(arguments, list) and all(isinstance(a, str) for a in arguments):
+        return arguments
+    return None
+
+
 def installed_state_dir(text: str) -> str | None:
     """The state dir an installed unit runs on, from its command's `--state-dir` (None when it cannot be told)."""
-    plist = re.search(r"<string>--state-dir</string>\s*<string>(.*?)</string>", text)
-    if plist:
-        return html.unescape(plist.group(1))
+    if text.lstrip().startswith("<?xml"):
+        words = _plist_arguments(text)
+        return next((following for word, following in pairwise(words or ()) if word == "--state-dir"), None)
     for line in text.splitlines():
         if line.startswith("ExecStart="):  # systemd: % and $ doubled, quoted as a shell would
             line = line[len("ExecStart="):].replace("%%", "%").replace("$$", "$")
@@ -146,7 +172,7 @@ def installed_state_dir(text: str) -> str | None:
             words = shlex.split(line)
         except ValueError:
             return None
-        return next((following for word, following in zip(words, words[1:]) if word == "--state-dir"), None)
+        return next((following for word, following in pairwise(words) if word == "--state-dir"), None)
     return None
 
 
@@ -214,46 +240,17 @@ WantedBy=timers.target
         text = f"{CRON_MARK}\nSHELL=/bin/sh\n{line}\n"
         path = where / "distill.cron"
         return Plan(kind, ((path, text),),
-                    (f"( crontab -l 2>/dev/null | grep -vF '{CRON_TAG}'; grep -v '^SHELL' {shlex.quote(str(path))} ) "
-                     f"| crontab -",),
+                    ((f"( crontab -l 2>/dev/null | grep -vF '{CRON_TAG}'; grep -v '^SHELL' {shlex.quote(str(path))} ) "
+                      f"| crontab -"),),
                     (f"crontab -l | grep -vF '{CRON_TAG}' | crontab -",))
     if kind == "launchd":
         where = target or home / "Library" / "LaunchAgents"
-        logs = home / "Library" / "Logs" / "distill.log"
-        arguments = "\n".join(f"    <string>{escape(a)}</string>" for a in argv)
-        text = f"""<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-<!-- Written by `distill schedule install launchd`; `distill schedule uninstall launchd` removes it. -->
-<plist version="1.0">
-<dict>
-  <key>Label</key>
-  <string>{LABEL}</string>
-  <key>ProgramArguments</key>
-  <array>
-{arguments}
-  </array>
-  <key>EnvironmentVariables</key>
-  <dict>
-    <key>DISTILL_STATE_DIR</key>
-    <string>{escape(str(state_dir))}</string>
-  </dict>
-  <key>StartInterval</key>
-  <integer>{every}</integer>
-  <key>RunAtLoad</key>
-  <true/>
-  <key>StandardOutPath</key>
-  <string>{escape(str(logs))}</string>
-  <key>StandardErrorPath</key>
-  <string>{escape(str(logs))}</string>
-  <key>ProcessType</key>
-  <string>Background</string>
-  <key>LowPriorityIO</key>
-  <true/>
-  <key>Nice</key>
-  <integer>10</integer>
-</dict>
-</plist>
-"""
+        logs = str(home / "Library" / "Logs" / "distill.log")
+        text = launchd_plist({
+            "Label": LABEL, "ProgramArguments": argv, "EnvironmentVariables": {"DISTILL_STATE_DIR": str(state_dir)},
+            "StartInterval": every, "RunAtLoad": True, "StandardOutPath": logs, "StandardErrorPath": logs,
+            "ProcessType": "Background", "LowPriorityIO": True, "Nice": 10,
+        })
         path = where / f"{LABEL}.plist"
         return Plan(kind, ((path, text),),
                     (f"launchctl bootstrap gui/$(id -u) {shlex.quote(str(path))}",
@@ -269,7 +266,7 @@ class Installed:
     removed: tuple[str, ...]
     next_steps: tuple[str, ...]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "written": list(self.written), "removed": list(self.removed),
                 "next_steps": list(self.next_steps)}
 
@@ -278,7 +275,10 @@ def installed(state_dir: Path) -> list[tuple[str, Path, str | None]]:
     """The schedules installed in their usual places: (kind, unit file, the state dir it runs on or None)."""
     found = []
     for kind in KINDS:
-        path = plan(kind, state_dir, [], 3600).files[0][0]
+        try:
+            path = plan(kind, state_dir, [], 3600).files[0][0]
+        except DistillError:  # a state dir no plist can name has no launchd agent installed for it
+            continue
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):

@@ -24,7 +24,8 @@ from distiller.recall import drop_derived
 from distiller.records import message_time
 from distiller.store import clock, reads, runs, tombstones
 from distiller.store.reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
-from distiller.store.writes import StoredBelief, StoredEvidence, StoreSettings, UpsertResult, restore
+from distiller.store.settings import StoreSettings
+from distiller.store.writes import StoredBelief, StoredEvidence, UpsertResult, restore
 from distiller.store.bulk import pack, rows
 from distiller.store.db import connect_for, private_files, transaction
 from distiller.store.forget import Forgotten, forget_beliefs, forget_source, source_sessions

@@ -19,7 +19,7 @@ from distiller.records import Belief, EvidenceItem, Message
 from distiller.redact import refusal
 from distiller.storable import unsafe
 from distiller.store import writes as store
-from distiller.store import clock, migrations
+from distiller.store import clock, lifecycle, migrations
 from distiller.store import keys as normalization
 from distiller.store.db import MEMORY_LIMIT, connect, transaction
 from distiller.store.forget import forget_beliefs, forget_source
@@ -237,7 +237,7 @@ def test_activation_orders_and_fades(db, tmp_path):
     assert [b.statement for b in rows][:3] == ["User plays chess", "User plays go", "User plays poker"]
     assert live(db)["User is in a sprint"][0] == "archived"  # high decay, three months old: faded on arrival
     with connect(db) as con, transaction(con):
-        assert store.fade(con, now=NOW + timedelta(days=3650)) >= 2
+        assert lifecycle.fade(con, now=NOW + timedelta(days=3650)) >= 2
     assert live(db)["User plays poker"][0] == "archived"
 
 
@@ -373,9 +373,9 @@ def test_decay_runs_on_the_transcripts_clock_per_scope(db):
     assert live(db)["User is on a trip"][0] == "archived"  # the work agent's clock is three years on
     with connect(db) as con, transaction(con):
         clock.advance(con, {"agent:main": datetime(2023, 1, 1, tzinfo=timezone.utc)})  # never back
-        assert store.fade(con, now=NOW) == 0
+        assert lifecycle.fade(con, now=NOW) == 0
         clock.advance(con, {"agent:main": datetime(2023, 6, 1, tzinfo=timezone.utc)})
-        assert store.fade(con, now=NOW) == 1
+        assert lifecycle.fade(con, now=NOW) == 1
     assert live(db)["User is in a sprint"][0] == "archived"
 
 

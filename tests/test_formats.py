@@ -17,7 +17,7 @@ import pytest
 from distiller.pipeline import run as pipeline
 from distiller import sources
 from distiller.records import Message
-from distiller.screen.clean import BLOCKS, Cleaning, Needles, Rule
+from distiller.sources.cleaning import BLOCKS, Cleaning, Needles, Rule
 from distiller.sources import sniff
 from distiller.sources.base import Discovery, Format, Header, SourceFile
 

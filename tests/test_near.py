@@ -16,20 +16,23 @@ from distiller.store.db import connect
 GROUPS = [("agent:main", "preference", "user"), ("agent:main", "fact", "user"), ("global", "preference", "user")]
 # Few, alike words: many pairs near either threshold, and Jaro-Winkler high for wordings of different words.
 WORDS = ["tea", "teas", "team", "green", "greet", "morning", "mornings", "dark", "mode", "editor", "edit", "x"]
-SIGS = ["||", "2||", "||neg"]
+SIGS = ["||", "2||", "||neg", "2||neg", "2|monday|"]
 
 wording = st.lists(st.sampled_from(WORDS), min_size=0, max_size=7, unique=True).map(" ".join)
 entry = st.tuples(st.sampled_from(range(len(GROUPS))), wording, st.sampled_from(SIGS))
 
 
 def definition(con, stored: list[tuple], cands: list[tuple], jw_floor: float, jac_floor: float) -> list[tuple]:
-    """Every (candidate, other) of one group, other a stored belief or another candidate, whose content words reach
-    both thresholds: Jaro-Winkler on the joined words, Jaccard on the word sets. Nothing skipped, nothing fenced."""
+    """Every (candidate, other) of one group, other a stored belief or another candidate, that agree on numbers and
+    dates (the sig up to its last "|") and whose content words reach both thresholds: Jaro-Winkler on the joined
+    words, Jaccard on the word sets. Nothing skipped, nothing fenced."""
     pairs = []
     for i, (group, words, _) in enumerate(cands):
         others = [(f"b{k}", s) for k, s in enumerate(stored) if s[1]] + [
             (f"#{j}", c) for j, c in enumerate(cands) if j != i]
-        pairs += [(i, ref, o[2], words, o[1]) for ref, o in others if o[0] == group and words]
+        facts = cands[i][2].rsplit("|", 1)[0]
+        pairs += [(i, ref, o[2], words, o[1]) for ref, o in others
+                  if o[0] == group and words and o[2].rsplit("|", 1)[0] == facts]
     if not pairs:
         return []
     jws = [row[0] for row in con.execute(

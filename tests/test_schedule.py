@@ -201,6 +201,34 @@ def test_install_cron_and_launchd_then_uninstall(tmp_path, agents):
     assert list(tmp_path.glob("distill.cron")) == [] and list(tmp_path.glob("*.plist")) == []
 
 
+def test_launchd_plist_parses_back_to_what_was_asked_for_whatever_the_paths_hold(tmp_path, agents):
+    """Markup, quotes, ampersands, a newline and non-ASCII in the state dir and a run option: the written plist is
+    well-formed and parses back to exactly those strings (an f-string plist broke on the first `<`)."""
+    state = tmp_path / "st<ate> & \"q\" 'a' ]]> é\nline"
+    units = tmp_path / "units"
+    done = CliRunner().invoke(cli, ["--state-dir", str(state), "schedule", "install", "launchd", "--dir", str(units),
+                                    "--every", "2h", "--budget-usd", "0.5"])
+    assert done.exit_code == 0, done.stderr
+    written = (units / f"{install.LABEL}.plist").read_bytes()
+    assert b"Written by `distill schedule install launchd`" in written
+    agent = plistlib.loads(written)
+    assert agent["Label"] == install.LABEL and agent["StartInterval"] == 7200 and agent["RunAtLoad"] is True
+    assert agent["Nice"] == 10 and agent["LowPriorityIO"] is True and agent["ProcessType"] == "Background"
+    assert agent["EnvironmentVariables"] == {"DISTILL_STATE_DIR": str(state)}
+    arguments = agent["ProgramArguments"]
+    assert arguments[arguments.index("--state-dir") + 1] == str(state)
+    assert arguments[arguments.index("--budget-usd"):][:2] == ["--budget-usd", "0.5"]
+    assert install.installed_state_dir(written.decode()) == str(state)
+
+
+def test_a_path_no_plist_can_carry_is_a_clear_error_not_a_broken_file(tmp_path, agents):
+    units = tmp_path / "units"
+    refused = CliRunner().invoke(cli, ["--state-dir", str(tmp_path / "bell\x07"), "schedule", "install", "launchd",
+                                       "--dir", str(units)])
+    assert refused.exit_code == 1 and "cannot write a launchd plist" in refused.stderr
+    assert not list(units.glob("*.plist"))
+
+
 def test_every_and_intervals():
     assert install.every_seconds("1h") == 3600 and install.every_seconds("90") == 90
     with pytest.raises(DistillError):

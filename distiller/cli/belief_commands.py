@@ -15,7 +15,7 @@ from distiller.errors import DistillError
 from distiller.events import cached_share
 from distiller.extract.base import CATEGORIES
 from distiller.store.reads import SORTS, BeliefRow, Filters
-from distiller.store.writes import STATUSES
+from distiller.store.lifecycle import STATUSES
 from distiller.terminal import printable
 
 

@@ -21,7 +21,7 @@ from distiller.events import Committed, Tally
 from distiller.records import Belief
 from distiller.store import batch_rows
 from distiller.store import writes as belief_store
-from distiller.store import clock, cursors, messages, runs
+from distiller.store import clock, cursors, lifecycle, messages, runs
 from distiller.store.db import connect_for, transaction
 from distiller.track import save_cursors
 from distiller.verify import verify
@@ -87,6 +87,6 @@ def commit_batch(settings: Settings, batch: Batch, run_id: str, tally: Tally, *,
         if also is not None:
             also(con, done)
         if final:
-            belief_store.fade(con)
+            lifecycle.fade(con)
         runs.update(con, run_id, tally.as_dict(), status or ("ok" if final else "running"))
     files.remove(batch_dir or settings.state_dir, batch.batch_id)

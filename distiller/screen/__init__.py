@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 from distiller import sources
 from distiller.canonical import canonical
-from distiller.screen.clean import PLAIN, clean
+from distiller.screen.clean import clean
 from distiller.screen.injection import suspect_injection
 from distiller.screen.prefilter import CONTEXT, DROP, KEEP, prefilter
 from distiller.records import Message
 from distiller.redact import Redacted, redact
+from distiller.sources.cleaning import PLAIN
 
 DECISION_RANK = {KEEP: 2, CONTEXT: 1, DROP: 0}
 SUSPECT_INJECTION = "suspect-injection"

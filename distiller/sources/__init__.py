@@ -1,7 +1,8 @@
 """The registry of transcript formats: the one place a format is listed. Everything else asks it.
 
-The built-in formats are imported on first use, so that a format's package may use screening's helpers without an
-import cycle (screening looks its cleaning rules up here)."""
+The built-in formats are imported on first use: a command that never reads a transcript does not pay for them.
+Screening looks each format's cleaning rules up here; the formats write those rules in `sources.cleaning` and never
+import screening, so layers import downwards only."""
 
 from __future__ import annotations
 

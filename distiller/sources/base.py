@@ -23,14 +23,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from distiller.records import Message
-
-if TYPE_CHECKING:
-    from distiller.screen.clean import Cleaning
+from distiller.sources.cleaning import Cleaning
 
 Skip = str
 """Why a line is no message ("tool_result", "non_message", …): a plain string, made for most lines read, and counted

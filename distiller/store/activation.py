@@ -25,9 +25,12 @@ ACTIVATION_SQL = f"ln(sum({DECAY_TERM.format(decay='b.decay_sensitivity')}))"
 
 
 class Decay(Protocol):
-    decay_low: float
-    decay_medium: float
-    decay_high: float
+    @property
+    def decay_low(self) -> float: ...
+    @property
+    def decay_medium(self) -> float: ...
+    @property
+    def decay_high(self) -> float: ...
 
 
 def activation_params(settings: Decay | None, now: datetime) -> dict:

@@ -10,7 +10,8 @@ from datetime import datetime
 import duckdb
 
 from distiller.store import terms, tombstones
-from distiller.store.writes import StoreSettings, recompute
+from distiller.store.lifecycle import recompute
+from distiller.store.settings import StoreSettings
 from distiller.store.bulk import pack, rows
 from distiller.store.keys import belief_key, file_key, normalize, session_key, slot_message_key
 

@@ -10,7 +10,7 @@ from datetime import datetime
 import duckdb
 import orjson
 
-from distiller.store.writes import ARCHIVED, history
+from distiller.store.lifecycle import ARCHIVED, history
 from distiller.store.bulk import pack, rows
 
 DONE = "done"

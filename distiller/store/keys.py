@@ -85,9 +85,11 @@ def _words(statement: str, has_digit: bool) -> list[str]:
     return [_NUMBER_WORDS.get(w, w) for w in words]
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 12)
 def normalize(statement: str) -> Normalized:
-    """Cached: a batch and its replays repeat statements, and the result is immutable."""
+    """Cached: a batch and its replays repeat statements, and the result is immutable. 4,096 statements cover a
+    batch (a pass is verified, then stored); at 65,536 the cache alone held ~45 MB of a run over one long session
+    (tests/bench/bench_one_session.py), growing with the session up to that bound."""
     has_digit = _DIGIT.search(statement) is not None
     words = _words(statement, has_digit)
     text = " ".join(words)

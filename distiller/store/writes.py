@@ -12,7 +12,8 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import Any
 
 import duckdb
 
@@ -20,17 +21,9 @@ from distiller.errors import DistillError
 from distiller.records import Belief
 from distiller.redact import refusal
 from distiller.storable import unsafe
-from distiller.store import clock, near, schema, terms, tombstones
-from distiller.store.activation import (
-    ACTIVATION_SQL,
-    DECAY_HIGH,
-    DECAY_LOW,
-    DECAY_MEDIUM,
-    DECAY_TERM,
-    activation_params,
-    clock_join,
-)
+from distiller.store import near, schema, terms, tombstones
 from distiller.store.bulk import pack, rows
+from distiller.store.decide import Holder, Known, New, Outcome, decide
 from distiller.store.keys import (
     belief_key,
     file_key,
@@ -40,37 +33,18 @@ from distiller.store.keys import (
     slot_message_key,
     slot_part,
 )
-
-PROVISIONAL, ACTIVE, ARCHIVED, FLAGGED = "provisional", "active", "archived", "flagged_for_review"
-STATUSES = (PROVISIONAL, ACTIVE, ARCHIVED, FLAGGED)
-
-
-@dataclass(frozen=True, slots=True)
-class ScopeRule:
-    """The first rule whose globs match a belief's category and source agent sets its scope ("{agent}" expands)."""
-
-    scope: str
-    category: str = "*"
-    agent: str = "*"
-
-
-@dataclass(frozen=True, slots=True)
-class StoreSettings:
-    near_jaro_winkler: float = 0.88  # on the content words, in order
-    near_jaccard: float = 0.6  # word-level, on the distinct content words
-    active_confidence: float = 0.75  # explicit and at least this confident: active from the first mention
-    activation_floor: float = -5.0  # ACT-R base level below which a belief is archived as faded
-    decay_low: float = DECAY_LOW  # d in B = ln(Σ t^-d), t in hours, per decay sensitivity
-    decay_medium: float = DECAY_MEDIUM
-    decay_high: float = DECAY_HIGH
-    independent_weight: float = 0.5  # how much each further session's confidence adds
-    allow_newer_evidence: bool = False  # may a forgotten key return with evidence newer than its tombstone?
-    scope_rules: tuple[ScopeRule, ...] = ()
-
-    def __post_init__(self) -> None:
-        for name in ("near_jaro_winkler", "near_jaccard"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise DistillError(f"{name} must be between 0 and 1, not {getattr(self, name)}")
+from distiller.store.lifecycle import (
+    ACTIVE,
+    ARCHIVED,
+    FLAGGED,
+    PROVISIONAL,
+    aggregate_params,
+    aggregates,
+    history,
+    set_aggregates,
+    status_sql,
+)
+from distiller.store.settings import ScopeRule, StoreSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +62,7 @@ class UpsertResult:
     replayed: int = 0  # every evidence item already recorded: nothing changed
     belief_ids: tuple[str, ...] = ()  # the beliefs the candidates went to (replays included), not a count
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, int]:
         return {name: value for name, value in asdict(self).items() if name != "belief_ids"}
 
 
@@ -225,10 +199,11 @@ _HELD_COLUMNS = ", ".join(f"b.{'words' if f.name == 'tokens' else f.name}" for f
                           if f.metadata.get("column", True))
 
 
-def _held(row: tuple) -> _Held:
+def _held(row: tuple[Any, ...]) -> _Held:
     tokens = tuple(row[2].split())
-    held = _Held(*row[:2], tokens, *row[3:], stored_tokens=tokens)
-    held.loaded = held.lifecycle
+    values: list[Any] = [*row[:2], tokens, *row[3:]]
+    held = _Held(*values)
+    held.stored_tokens, held.loaded = tokens, held.lifecycle
     return held
 
 
@@ -238,7 +213,7 @@ def _when(ts: str | None, now: datetime) -> datetime:
             parsed = datetime.fromisoformat(ts)
         except ValueError:
             return now
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     return now
 
 
@@ -321,7 +296,7 @@ def upsert(
 ) -> UpsertResult:
     """Store verified beliefs inside the caller's open transaction; safe to replay."""
     settings = settings or StoreSettings()
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     refused = _refusals(["\n".join([b.statement, *(e.quote for e in b.evidence)]) for b in beliefs])
     candidates = [_candidate(order, belief, run_id, settings, now)
                   for order, (belief, why) in enumerate(zip(beliefs, refused)) if why is None]
@@ -337,7 +312,7 @@ def restore(
 ) -> UpsertResult:
     """Import exported beliefs through the same rules as new ones (tombstones, secrets, dedupe), keeping their ids."""
     settings = settings or StoreSettings()
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     # Flagged beliefs last among equals in time, so each meets the belief it contradicted already in place.
     ordered = sorted(stored, key=lambda b: b.status == FLAGGED)
     refused = _refusals(["\n".join([b.statement, *(q for e in b.evidence for q in (e.quote, e.statement))])
@@ -347,104 +322,8 @@ def restore(
     return _store(con, settings, now, "import", candidates, refused)
 
 
-def _aggregates(ev: str) -> str:
-    """Per belief, from evidence rows `ev` (with the belief's decay_sensitivity): counts, first/last seen, activation
-    and combined confidence, in one pass per session and one per belief.
-
-    Confidence: the best session's confidence, with each further session closing part of the remaining gap
-    (1 - (1 - c_max) · Π(1 - w·c_s)), so more independent sessions mean higher, never above 1.
-    """
-    return f"""(
-        SELECT belief_id, count(*) AS sessions, sum(n) AS n, min(first_seen) AS first_seen,
-               max(last_seen) AS last_seen, bool_or(explicit) AS explicit, ln(sum(decayed)) AS activation,
-               1 - (1 - max(c)) * exp(sum(ln(1 - least($weight * c, 0.99)))
-                                      - ln(1 - least($weight * max(c), 0.99))) AS confidence
-        FROM (
-            SELECT e.belief_id, max(e.confidence) AS c, count(*) AS n, min(e.ts) AS first_seen,
-                   max(e.ts) AS last_seen, bool_or(e.explicit) AS explicit,
-                   sum({DECAY_TERM.format(decay='e.decay_sensitivity')}) AS decayed
-            FROM {ev} e {clock.join("e.scope")} GROUP BY e.belief_id, e.session_id
-        ) GROUP BY belief_id
-    )"""
-
-
-def _status_sql(row: str, a: str) -> str:
-    """The status from the aggregates `a` and the row's own supersession and flag."""
-    return f"""CASE
-        WHEN {row}.superseded_by IS NOT NULL THEN 'archived'
-        WHEN {row}.status = 'flagged_for_review' THEN {row}.status
-        WHEN {a}.activation < $floor THEN 'archived'
-        WHEN ({a}.explicit AND {a}.confidence >= $active) OR {a}.sessions >= 2 THEN 'active'
-        ELSE 'provisional' END"""
-
-
-def _set_aggregates(a: str) -> str:
-    return (f"confidence = {a}.confidence, evidence_type = CASE WHEN {a}.explicit THEN 'explicit' ELSE 'implied' END, "
-            f"evidence_count = {a}.n, sessions = {a}.sessions, first_seen = {a}.first_seen, last_seen = {a}.last_seen")
-
-
-def _aggregate_params(settings: StoreSettings, now: datetime) -> dict:
-    return {"floor": settings.activation_floor, "active": settings.active_confidence,
-            "weight": settings.independent_weight, **activation_params(settings, now)}
-
-
 _IDS = rows({"belief_id": "VARCHAR"})
 _SLOTS = rows({"scope": "VARCHAR", "subject": "VARCHAR", "attribute": "VARCHAR"}, "slots")
-_MATCHED = rows({"belief_id": "VARCHAR", "exact": "BOOLEAN"})
-
-
-def recompute(con: duckdb.DuckDBPyConnection, ids: Iterable[str], settings: StoreSettings, now: datetime) -> None:
-    """Counts, combined confidence, first/last seen, activation and status of these beliefs, from their evidence."""
-    ids = list(dict.fromkeys(ids))
-    if not ids:
-        return
-    evidence = (f"(SELECT e.*, b.decay_sensitivity, b.scope FROM evidence e JOIN beliefs b USING (belief_id) "
-                f"SEMI JOIN {_IDS} i USING (belief_id))")
-    con.execute(
-        f"""
-        UPDATE beliefs SET {_set_aggregates("a")}, status = {_status_sql("beliefs", "a")}, updated_at = $now
-        FROM {_aggregates(evidence)} a
-        WHERE beliefs.belief_id = a.belief_id
-        """,
-        {"rows": pack(belief_id=ids), **_aggregate_params(settings, now)},
-    )
-
-
-def fade(con: duckdb.DuckDBPyConnection, *, settings: StoreSettings | None = None, now: datetime | None = None,
-         run_id: str = "fade") -> int:
-    """Archive live beliefs whose activation fell below the floor; once per run is enough (it scans all evidence)."""
-    settings = settings or StoreSettings()
-    now = now or datetime.now(timezone.utc)
-    faded = con.execute(
-        f"""
-        UPDATE beliefs SET status = 'archived', updated_at = $now
-        FROM (SELECT e.belief_id, {ACTIVATION_SQL} AS activation
-              FROM evidence e JOIN beliefs b USING (belief_id) {clock_join()}
-              WHERE b.status IN ('provisional', 'active') GROUP BY e.belief_id) a
-        WHERE beliefs.belief_id = a.belief_id AND a.activation < $floor
-        RETURNING beliefs.belief_id
-        """,
-        {"floor": settings.activation_floor, **activation_params(settings, now)},
-    ).fetchall()
-    ids = [row[0] for row in faded]
-    history(con, [(i, "faded", None) for i in ids], run_id, now)
-    return len(ids)
-
-
-def history(con: duckdb.DuckDBPyConnection, events: list[tuple[str, str, str | None]], run_id: str,
-            now: datetime) -> None:
-    """Lifecycle events as (belief_id, event, other_id): superseded, revived, flagged, faded.
-
-    Reinforcements need no row here: each evidence row records its run, time and wording."""
-    if events:
-        con.execute(
-            f"INSERT INTO belief_history SELECT belief_id, $now, event, $run_id, other_id FROM {rows(_EVENT)}",
-            {"rows": pack(belief_id=[e[0] for e in events], event=[e[1] for e in events],
-                          other_id=[e[2] for e in events]), "now": now, "run_id": run_id},
-        )
-
-
-_EVENT = {"belief_id": "VARCHAR", "event": "VARCHAR", "other_id": "VARCHAR"}
 
 
 def _not_forgotten(con: duckdb.DuckDBPyConnection, settings: StoreSettings,
@@ -498,6 +377,29 @@ def _store(con: duckdb.DuckDBPyConnection, settings: StoreSettings, now: datetim
     return UpsertResult(**counts, belief_ids=tuple(drawn))
 
 
+@dataclass(slots=True)
+class _View:
+    """What one pass knows of the store: loaded before its candidates are decided, kept current as each is."""
+
+    held: dict[str, _Held] = field(default_factory=dict)  # the beliefs it may touch, by id
+    exact: dict[str, str] = field(default_factory=dict)  # key → belief id
+    stored_keys: set[str] = field(default_factory=set)  # keys belief_keys already holds
+    slots: dict[tuple[str, str, str], set[str]] = field(default_factory=dict)  # slot → live, unflagged holders
+    cited: set[tuple[str, str, str]] = field(default_factory=set)  # (belief, session, message) already evidence
+    near_ids: set[int] = field(default_factory=set)  # candidates with a near duplicate in the pass's near_pairs
+
+
+@dataclass(slots=True)
+class _Changes:
+    """What one pass writes, gathered as its candidates are decided (the beliefs themselves change in the view)."""
+
+    evidence: dict[tuple[str, str, str], _Evidence] = field(default_factory=dict)  # (belief, session, message)
+    aliases: dict[str, str] = field(default_factory=dict)  # key → belief id, for belief_keys
+    touched: set[str] = field(default_factory=set)  # beliefs whose aggregates change
+    inserted: list[tuple[_Held, _Candidate]] = field(default_factory=list)
+    events: list[tuple[str, str, str | None]] = field(default_factory=list)  # lifecycle events for belief_history
+
+
 @dataclass
 class _Upsert:
     """One pass: what its candidates can touch, loaded; each decided in order; the outcome written in bulk."""
@@ -506,49 +408,40 @@ class _Upsert:
     settings: StoreSettings
     now: datetime
     run_id: str
-    held: dict[str, _Held] = field(default_factory=dict)
-    exact: dict[str, str] = field(default_factory=dict)  # key → belief id
-    stored_keys: set[str] = field(default_factory=set)  # keys belief_keys already holds
-    slots: dict[tuple[str, str, str], set[str]] = field(default_factory=dict)  # slot → live, unflagged holders
-    cited: set[tuple[str, str, str]] = field(default_factory=set)  # (belief, session, message) already evidence
-    near_ids: set[int] = field(default_factory=set)  # candidates with a near duplicate in the pass's near_pairs
+    counts: dict[str, int]  # the result's counters, shared by every pass of an upsert
+    view: _View = field(default_factory=_View)
+    changes: _Changes = field(default_factory=_Changes)
     resolved: dict[int, str] = field(default_factory=dict)  # candidate order → the belief it went to
-    evidence: dict[tuple[str, str, str], _Evidence] = field(default_factory=dict)
-    aliases: dict[str, str] = field(default_factory=dict)
-    touched: set[str] = field(default_factory=set)
-    inserted: list[tuple[_Held, _Candidate]] = field(default_factory=list)
-    events: list[tuple[str, str, str | None]] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=dict)
 
     def apply(self, candidates: list[_Candidate]) -> None:
         self._load(candidates)
         for candidate in candidates:
             self._decide(candidate)
-        if self.near_ids:
+        if self.view.near_ids:
             self.con.execute("DROP TABLE near_pairs")
-        self._write()
+        _write(self.con, self.view, self.changes, self.settings, self.now, self.run_id)
 
     # -- reading ---------------------------------------------------------------------------------------------
 
-    def _keep(self, row: tuple) -> _Held:
-        held = self.held.get(row[0])
+    def _keep(self, row: tuple[Any, ...]) -> _Held:
+        held = self.view.held.get(row[0])
         if held is None:
-            held = self.held[row[0]] = _held(row)
+            held = self.view.held[row[0]] = _held(row)
             if held.slot and held.status not in (ARCHIVED, FLAGGED):
-                self.slots.setdefault(held.slot, set()).add(held.belief_id)
+                self.view.slots.setdefault(held.slot, set()).add(held.belief_id)
         return held
 
     def _load(self, candidates: list[_Candidate]) -> None:
         con = self.con
         keys = [k for c in candidates for k in c.keys]
-        self.exact = dict(con.execute(
+        self.view.exact = dict(con.execute(
             f"SELECT key, belief_id FROM belief_keys SEMI JOIN {rows({'key': 'VARCHAR'})} w USING (key) "
             "SEMI JOIN beliefs USING (belief_id)",
             {"rows": pack(key=keys)},
         ).fetchall())
-        self.stored_keys = set(self.exact)
+        self.view.stored_keys = set(self.view.exact)
         messages = [e for c in candidates for e in c.evidence]
-        self.cited = set(con.execute(
+        self.view.cited = set(con.execute(
             "SELECT belief_id, session_id, message_id FROM evidence SEMI JOIN "
             f"{rows({'session_id': 'VARCHAR', 'message_id': 'VARCHAR'})} w USING (session_id, message_id)",
             {"rows": pack(session_id=[e.session_id for e in messages], message_id=[e.message_id for e in messages])},
@@ -559,24 +452,26 @@ class _Upsert:
         unmatched = [c for c in live if targets[c.order] is None and c.tokens]
         if unmatched:
             self._find_near(unmatched)
-        exact = {targets[c.order] for c in live} - {None}
+        exact = {target for c in live if (target := targets[c.order]) is not None}
         near = ({ref for (ref,) in con.execute(
             "SELECT DISTINCT ref FROM near_pairs WHERE NOT starts_with(ref, '#')").fetchall()}
-            if self.near_ids else set())
+            if self.view.near_ids else set())
         ids = sorted(exact | near)
         slot_list = sorted({c.slot for c in live if c.slot})
-        # The slots of the candidates and of the beliefs they matched exactly: their live holders may be superseded.
+        # The slots of the candidates and of the beliefs they matched, exactly or nearly: their live holders may be
+        # superseded, or (a matched belief revived) supersede it; every one of them is loaded, never only those that
+        # happen to be near a candidate.
         for row in con.execute(
             f"""
-            WITH matched AS (SELECT b.*, i.exact FROM beliefs b JOIN {_MATCHED} i USING (belief_id))
+            WITH matched AS (SELECT b.* FROM beliefs b SEMI JOIN {_IDS} i USING (belief_id))
             SELECT {_HELD_COLUMNS} FROM matched b
             UNION ALL
             SELECT {_HELD_COLUMNS} FROM beliefs b
             SEMI JOIN (SELECT * FROM {_SLOTS} UNION SELECT scope, subject, attribute FROM matched
-                       WHERE exact AND attribute <> '') s USING (scope, subject, attribute)
+                       WHERE attribute <> '') s USING (scope, subject, attribute)
             WHERE b.status NOT IN ('archived', 'flagged_for_review')
             """,
-            {"rows": pack(belief_id=ids, exact=[i in exact for i in ids]),
+            {"rows": pack(belief_id=ids),
              "slots": pack(scope=[s[0] for s in slot_list], subject=[s[1] for s in slot_list],
                            attribute=[s[2] for s in slot_list])},
         ).fetchall():
@@ -592,15 +487,15 @@ class _Upsert:
                          words=[" ".join(c.tokens) for c in unmatched], sig=[c.sig for c in unmatched]),
             "jaro_winkler": self.settings.near_jaro_winkler, "jaccard": self.settings.near_jaccard,
         })
-        self.near_ids = {i for (i,) in self.con.execute("SELECT DISTINCT id FROM near_pairs").fetchall()}
-        if not self.near_ids:
+        self.view.near_ids = {i for (i,) in self.con.execute("SELECT DISTINCT id FROM near_pairs").fetchall()}
+        if not self.view.near_ids:
             self.con.execute("DROP TABLE near_pairs")
-        elif len(self.near_ids) > 64:  # a point lookup per candidate, not a scan of every pair
+        elif len(self.view.near_ids) > 64:  # a point lookup per candidate, not a scan of every pair
             self.con.execute("CREATE INDEX near_pairs_id ON near_pairs (id)")
 
     def _near_pairs(self, c: _Candidate) -> list[tuple[float, str, str]]:
         """(score, ref, sig) of the candidate's near duplicates, best first."""
-        if c.order not in self.near_ids:
+        if c.order not in self.view.near_ids:
             return []
         return self.con.execute("SELECT jw + jac, ref, sig FROM near_pairs WHERE id = ? ORDER BY 1 DESC, 2",
                                 [c.order]).fetchall()
@@ -609,7 +504,7 @@ class _Upsert:
 
     def _resolve(self, ref: str) -> _Held | None:
         belief_id = self.resolved.get(int(ref[1:])) if ref.startswith("#") else ref
-        return self.held.get(belief_id) if belief_id else None
+        return self.view.held.get(belief_id) if belief_id else None
 
     def _near_target(self, c: _Candidate) -> _Held | None:
         """The closest near duplicate, a live one before an archived one (which the new evidence revives)."""
@@ -632,10 +527,12 @@ class _Upsert:
                 return target
         return None
 
-    def _holders(self, slot: tuple[str, str, str] | None, excluding: str | None = None) -> list[_Held]:
+    def _holders(self, slot: tuple[str, str, str] | None, excluding: str | None = None) -> list[Holder]:
+        """The slot's live, unflagged holders, oldest first (decide.Holder)."""
         if slot is None:
             return []
-        return sorted((self.held[i] for i in self.slots.get(slot, ()) if i != excluding),
+        return sorted((Holder(h.belief_id, h.last_seen, h.status, h.confidence, h.valid_from)
+                       for h in (self.view.held[i] for i in self.view.slots.get(slot, ()) if i != excluding)),
                       key=lambda h: (h.last_seen, h.belief_id))
 
     def _strong(self, c: _Candidate) -> bool:
@@ -648,42 +545,42 @@ class _Upsert:
     def _add_evidence(self, target: _Held, evidence: list[_Evidence]) -> None:
         for e in evidence:
             key = (target.belief_id, e.session_id, e.message_id)
-            self.cited.add(key)
-            self.evidence.setdefault(key, e)
+            self.view.cited.add(key)
+            self.changes.evidence.setdefault(key, e)
             target.last_seen = max(target.last_seen, e.ts)
-        self.touched.add(target.belief_id)
+        self.changes.touched.add(target.belief_id)
 
     def _register(self, c: _Candidate, belief_id: str) -> None:
         for key in c.keys:
-            self.exact.setdefault(key, belief_id)
-            self.aliases.setdefault(key, belief_id)
+            self.view.exact.setdefault(key, belief_id)
+            self.changes.aliases.setdefault(key, belief_id)
         self.resolved[c.order] = belief_id
 
     def _exact_target(self, c: _Candidate) -> str | None:
         for key in c.keys:
-            target = self.exact.get(key)
+            target = self.view.exact.get(key)
             if target is not None:
                 return target
         return None
 
     def _replayed(self, c: _Candidate, target: str | None) -> bool:
         """Its exact belief already holds every evidence item: nothing changes (known targets never change)."""
-        return target is not None and all((target, e.session_id, e.message_id) in self.cited for e in c.evidence)
+        return target is not None and all((target, e.session_id, e.message_id) in self.view.cited for e in c.evidence)
 
     def _supersede(self, old: _Held, new: _Held, valid_to: str | None) -> None:
         old.superseded_by, old.valid_to, old.status = new.belief_id, valid_to, ARCHIVED
         if old.slot:
-            self.slots.get(old.slot, set()).discard(old.belief_id)
-        self.touched.add(old.belief_id)
-        self.events.append((old.belief_id, "superseded", new.belief_id))
+            self.view.slots.get(old.slot, set()).discard(old.belief_id)
+        self.changes.touched.add(old.belief_id)
+        self.changes.events.append((old.belief_id, "superseded", new.belief_id))
 
     def _decide(self, c: _Candidate) -> None:
         target_id = self._exact_target(c)
-        if self._replayed(c, target_id):
+        if target_id is not None and self._replayed(c, target_id):
             self._register(c, target_id)
             self._count("replayed")
             return
-        target = self.held[target_id] if target_id else self._near_target(c)
+        target = self.view.held[target_id] if target_id else self._near_target(c)
         if target is not None:
             self._reinforce(c, target, merged=target_id is None)
         else:
@@ -691,7 +588,7 @@ class _Upsert:
 
     def _reinforce(self, c: _Candidate, target: _Held, *, merged: bool) -> None:
         self._register(c, target.belief_id)
-        fresh = [e for e in c.evidence if (target.belief_id, e.session_id, e.message_id) not in self.cited]
+        fresh = [e for e in c.evidence if (target.belief_id, e.session_id, e.message_id) not in self.view.cited]
         if not fresh:
             self._count("replayed")
             return
@@ -700,172 +597,154 @@ class _Upsert:
         target.importance = max(target.importance, c.importance)
         if merged and len(c.tokens) > len(target.tokens):  # the more informative wording; a tie keeps the old one
             target.statement, target.tokens = c.statement, c.tokens
-        if target.status == ARCHIVED:  # superseded, or faded: whichever way the history arrived, it is back
-            holders = self._holders(target.slot, excluding=target.belief_id)
-            if holders and (newest, target.belief_id) <= (holders[-1].last_seen, holders[-1].belief_id):
-                if target.superseded_by is None:  # faded before its newer holder came: history all the same
-                    target.superseded_by, target.valid_to = holders[-1].belief_id, holders[-1].valid_from
-                    self.touched.add(target.belief_id)
-                self._count("reinforced")
-                return
-            superseding = bool(holders) or target.superseded_by is not None
-            target.superseded_by, target.valid_to, target.status = None, None, PROVISIONAL
-            if holders:
-                target.supersedes = holders[-1].belief_id
-            for holder in holders:
-                self._supersede(holder, target, newest.isoformat())
-            if target.slot:
-                self.slots.setdefault(target.slot, set()).add(target.belief_id)
-            self.events.append((target.belief_id, "revived", target.supersedes))
-            self._count("superseded" if superseding else "merged" if merged else "reinforced")
-            return
-        if target.status == PROVISIONAL and self._strong(c):
-            target.status = ACTIVE
-        self._count("merged" if merged else "reinforced")
+        holders = self._holders(target.slot, excluding=target.belief_id) if target.status == ARCHIVED else []
+        self._apply(target, decide(Known(target.belief_id, target.status, newest, target.superseded_by,
+                                         target.supersedes, self._strong(c), merged), holders))
 
     def _insert(self, c: _Candidate) -> None:
         valid_from = c.valid_from or min(e.ts for e in c.evidence).isoformat()
         new = _Held(c.belief_id, c.statement, c.tokens, c.sig, c.category, c.scope, c.subject, c.attribute,
-                    ACTIVE if self._strong(c) else PROVISIONAL, c.confidence, c.importance, c.decay_sensitivity,
-                    c.latest, valid_from, None, new=True)
-        self.held[new.belief_id] = new
+                    PROVISIONAL, c.confidence, c.importance, c.decay_sensitivity, c.latest, valid_from, None, new=True)
+        self.view.held[new.belief_id] = new
         self._register(c, new.belief_id)
         self._add_evidence(new, c.evidence)
         holders = self._holders(c.slot)
-        contradicted = self._contradicted(c)
-        outcome, other = "inserted", None
-        if holders and (c.latest, c.belief_id) < (holders[-1].last_seen, holders[-1].belief_id):
-            newest = holders[-1]  # a late arrival: history, not news
-            new.status, new.superseded_by, new.valid_to = ARCHIVED, newest.belief_id, newest.valid_from
-            other = newest.belief_id
-        elif holders and all(h.status == PROVISIONAL or c.explicit or c.confidence >= h.confidence for h in holders):
-            new.supersedes = other = holders[-1].belief_id
-            for holder in holders:
-                self._supersede(holder, new, valid_from)
-            outcome = "superseded"
-        elif holders or contradicted is not None:
-            new.status, outcome = FLAGGED, "flagged"
-            new.conflicts_with = other = (holders[-1] if holders else contradicted).belief_id
-        if new.slot and new.status not in (ARCHIVED, FLAGGED):
-            self.slots.setdefault(new.slot, set()).add(new.belief_id)
-        if other is not None:
-            self.events.append((new.belief_id, {"inserted": "superseded_late", "superseded": "supersedes",
-                                                "flagged": "flagged"}[outcome], other))
-        self._count(outcome)
-        self.inserted.append((new, c))
+        contradicted = None if holders else self._contradicted(c)
+        self._apply(new, decide(New(c.belief_id, c.latest, valid_from, c.explicit, c.confidence, self._strong(c),
+                                    contradicted.belief_id if contradicted else None), holders))
+        self.changes.inserted.append((new, c))
 
-    # -- writing ---------------------------------------------------------------------------------------------
+    def _apply(self, target: _Held, outcome: Outcome) -> None:
+        """Carry out decide()'s outcome on the beliefs held in memory; written in bulk by _write()."""
+        target.status = outcome.status
+        if not outcome.keep_links:
+            target.superseded_by, target.valid_to = outcome.superseded_by, outcome.valid_to
+        if outcome.supersedes is not None:
+            target.supersedes = outcome.supersedes
+        if outcome.conflicts_with is not None:
+            target.conflicts_with = outcome.conflicts_with
+        for holder_id in outcome.archive:
+            self._supersede(self.view.held[holder_id], target, outcome.archive_valid_to)
+        if outcome.holds_slot and target.slot:
+            self.view.slots.setdefault(target.slot, set()).add(target.belief_id)
+        if outcome.event is not None:
+            self.changes.events.append((target.belief_id, outcome.event, outcome.other))
+        self._count(outcome.count)
 
-    def _write(self) -> None:
-        """Evidence first, so the existing beliefs' aggregates include it; new beliefs get theirs from the batch."""
-        con, now, params = self.con, self.now, _aggregate_params(self.settings, self.now)
-        if self.evidence:  # none of it cited yet: the primary key is a guard here, not a filter
-            keys = list(self.evidence)
-            ev = list(self.evidence.values())
-            con.execute(
-                f"""
-                INSERT INTO evidence SELECT belief_id, session_id, message_id, agent, file, byte_start, byte_end, ts,
-                    quote, statement, confidence, explicit, run_id, $now
-                FROM {rows(_EVIDENCE)}
-                """,
-                {"rows": pack(
-                    belief_id=[k[0] for k in keys], session_id=[k[1] for k in keys], message_id=[k[2] for k in keys],
-                    agent=[e.agent for e in ev], file=[e.file for e in ev], byte_start=[e.byte_start for e in ev],
-                    byte_end=[e.byte_end for e in ev], ts=[e.ts for e in ev], quote=[e.quote for e in ev],
-                    statement=[e.statement for e in ev], confidence=[e.confidence for e in ev],
-                    explicit=[e.explicit for e in ev], run_id=[e.run_id for e in ev],
-                ), "now": now},
-            )
-        if self.inserted:
-            self._write_new()
-        touched = [h for h in self.held.values() if not h.new and h.belief_id in self.touched]
-        if touched:
-            evidence = (f"(SELECT e.*, t.decay_sensitivity, t.scope FROM evidence e "
-                        f"JOIN {rows(_TOUCHED)} t USING (belief_id))")
-            con.execute(
-                f"""
-                UPDATE beliefs SET importance = u.importance, {_set_aggregates("a")}, status = {_status_sql("u", "a")},
-                       updated_at = $now
-                FROM {rows(_TOUCHED)} u JOIN {_aggregates(evidence)} a USING (belief_id)
-                WHERE beliefs.belief_id = u.belief_id
-                """,
-                {"rows": pack(
-                    belief_id=[h.belief_id for h in touched], importance=[h.importance for h in touched],
-                    status=[h.status for h in touched], superseded_by=[h.superseded_by for h in touched],
-                    decay_sensitivity=[h.decay_sensitivity for h in touched], scope=[h.scope for h in touched],
-                ), **params},
-            )
-        # Long strings are costly to update (DuckDB copies each touched vector), so only the rows whose wording or
-        # supersession changed get those columns.
-        existing = [h for h in self.held.values() if not h.new]
-        reworded = [h for h in existing if h.tokens != h.stored_tokens]
-        if reworded:
-            con.execute(
-                f"UPDATE beliefs SET statement = u.statement, words = u.words FROM {rows(_REWORDED)} u "
-                "WHERE beliefs.belief_id = u.belief_id",
-                {"rows": pack(belief_id=[h.belief_id for h in reworded], statement=[h.statement for h in reworded],
-                              words=[" ".join(h.tokens) for h in reworded])},
-            )
-        relinked = [h for h in existing if h.lifecycle != h.loaded]
-        if relinked:
-            con.execute(
-                f"""
-                UPDATE beliefs SET superseded_by = u.superseded_by, supersedes = u.supersedes, valid_to = u.valid_to
-                FROM {rows(_RELINKED)} u WHERE beliefs.belief_id = u.belief_id
-                """,
-                {"rows": pack(
-                    belief_id=[h.belief_id for h in relinked], superseded_by=[h.superseded_by for h in relinked],
-                    supersedes=[h.supersedes for h in relinked], valid_to=[h.valid_to for h in relinked],
-                )},
-            )
-        aliases = {k: v for k, v in self.aliases.items() if k not in self.stored_keys}
-        if aliases:
-            con.execute(
-                f"INSERT INTO belief_keys SELECT key, belief_id FROM {rows({'key': 'VARCHAR', 'belief_id': 'VARCHAR'})} "
-                "ON CONFLICT (key) DO NOTHING",
-                {"rows": pack(key=list(aliases), belief_id=list(aliases.values()))},
-            )
-        history(con, self.events, self.run_id, now)
-        # Recall's terms, in this same transaction: each new evidence item's quote, each new or changed wording.
-        terms.add(con, ((*key, e.quote) for key, e in self.evidence.items()))
-        terms.replace_statements(con, {h.belief_id: h.statement for h in (*reworded, *(h for h, _ in self.inserted))})
+# -- writing ---------------------------------------------------------------------------------------------
 
-    def _write_new(self) -> None:
-        """A new belief's evidence is all in this batch, so its aggregates come from there, not a table scan."""
-        new = [h for h, _ in self.inserted]
-        cands = [c for _, c in self.inserted]
-        decay = {h.belief_id: h.decay_sensitivity for h in new}
-        scopes = {h.belief_id: h.scope for h in new}
-        ev = [(k, e) for k, e in self.evidence.items() if k[0] in decay]
-        self.con.execute(
+def _write(con: duckdb.DuckDBPyConnection, view: _View, changes: _Changes, settings: StoreSettings, now: datetime,
+           run_id: str) -> None:
+    """Evidence first, so the existing beliefs' aggregates include it; new beliefs get theirs from the batch."""
+    params = aggregate_params(settings, now)
+    if changes.evidence:  # none of it cited yet: the primary key is a guard here, not a filter
+        keys = list(changes.evidence)
+        ev = list(changes.evidence.values())
+        con.execute(
             f"""
-            INSERT INTO beliefs (belief_id, statement, words, sig, category, scope, subject, attribute,
-                confidence, evidence_type, importance, decay_sensitivity, status, valid_from, valid_to,
-                superseded_by, supersedes, conflicts_with, first_seen, last_seen, evidence_count, sessions,
-                created_at, updated_at, run_id, extractor, model, prompt_version)
-            SELECT n.belief_id, n.statement, n.words, n.sig, n.category, n.scope, n.subject, n.attribute,
-                   a.confidence, CASE WHEN a.explicit THEN 'explicit' ELSE 'implied' END, n.importance,
-                   n.decay_sensitivity, {_status_sql("n", "a")}, n.valid_from, n.valid_to, n.superseded_by, n.supersedes,
-                   n.conflicts_with, a.first_seen, a.last_seen, a.n, a.sessions, $now, $now, $run_id, n.extractor,
-                   n.model, n.prompt_version
-            FROM {rows(_NEW)} n JOIN {_aggregates(rows(_NEW_EVIDENCE, "evidence"))} a USING (belief_id)
+            INSERT INTO evidence SELECT belief_id, session_id, message_id, agent, file, byte_start, byte_end, ts,
+                quote, statement, confidence, explicit, run_id, $now
+            FROM {rows(_EVIDENCE)}
             """,
             {"rows": pack(
-                belief_id=[h.belief_id for h in new], statement=[h.statement for h in new],
-                words=[" ".join(h.tokens) for h in new], sig=[h.sig for h in new],
-                category=[h.category for h in new], scope=[h.scope for h in new], subject=[h.subject for h in new],
-                attribute=[h.attribute for h in new], importance=[h.importance for h in new],
-                decay_sensitivity=[h.decay_sensitivity for h in new], status=[h.status for h in new],
-                valid_from=[h.valid_from for h in new], valid_to=[h.valid_to for h in new],
-                superseded_by=[h.superseded_by for h in new], supersedes=[h.supersedes for h in new],
-                conflicts_with=[h.conflicts_with for h in new], extractor=[c.extractor for c in cands],
-                model=[c.model for c in cands], prompt_version=[c.prompt_version for c in cands],
-            ), "evidence": pack(
-                belief_id=[k[0] for k, _ in ev], session_id=[k[1] for k, _ in ev], ts=[e.ts for _, e in ev],
-                confidence=[e.confidence for _, e in ev], explicit=[e.explicit for _, e in ev],
-                decay_sensitivity=[decay[k[0]] for k, _ in ev], scope=[scopes[k[0]] for k, _ in ev],
-            ), "run_id": self.run_id, **_aggregate_params(self.settings, self.now)},
+                belief_id=[k[0] for k in keys], session_id=[k[1] for k in keys], message_id=[k[2] for k in keys],
+                agent=[e.agent for e in ev], file=[e.file for e in ev], byte_start=[e.byte_start for e in ev],
+                byte_end=[e.byte_end for e in ev], ts=[e.ts for e in ev], quote=[e.quote for e in ev],
+                statement=[e.statement for e in ev], confidence=[e.confidence for e in ev],
+                explicit=[e.explicit for e in ev], run_id=[e.run_id for e in ev],
+            ), "now": now},
         )
+    if changes.inserted:
+        _write_new(con, changes, settings, now, run_id)
+    touched = [h for h in view.held.values() if not h.new and h.belief_id in changes.touched]
+    if touched:
+        evidence = (f"(SELECT e.*, t.decay_sensitivity, t.scope FROM evidence e "
+                    f"JOIN {rows(_TOUCHED)} t USING (belief_id))")
+        con.execute(
+            f"""
+            UPDATE beliefs SET importance = u.importance, {set_aggregates("a")}, status = {status_sql("u", "a")},
+                   updated_at = $now
+            FROM {rows(_TOUCHED)} u JOIN {aggregates(evidence)} a USING (belief_id)
+            WHERE beliefs.belief_id = u.belief_id
+            """,
+            {"rows": pack(
+                belief_id=[h.belief_id for h in touched], importance=[h.importance for h in touched],
+                status=[h.status for h in touched], superseded_by=[h.superseded_by for h in touched],
+                decay_sensitivity=[h.decay_sensitivity for h in touched], scope=[h.scope for h in touched],
+            ), **params},
+        )
+    # Long strings are costly to update (DuckDB copies each touched vector), so only the rows whose wording or
+    # supersession changed get those columns.
+    existing = [h for h in view.held.values() if not h.new]
+    reworded = [h for h in existing if h.tokens != h.stored_tokens]
+    if reworded:
+        con.execute(
+            f"UPDATE beliefs SET statement = u.statement, words = u.words FROM {rows(_REWORDED)} u "
+            "WHERE beliefs.belief_id = u.belief_id",
+            {"rows": pack(belief_id=[h.belief_id for h in reworded], statement=[h.statement for h in reworded],
+                          words=[" ".join(h.tokens) for h in reworded])},
+        )
+    relinked = [h for h in existing if h.lifecycle != h.loaded]
+    if relinked:
+        con.execute(
+            f"""
+            UPDATE beliefs SET superseded_by = u.superseded_by, supersedes = u.supersedes, valid_to = u.valid_to
+            FROM {rows(_RELINKED)} u WHERE beliefs.belief_id = u.belief_id
+            """,
+            {"rows": pack(
+                belief_id=[h.belief_id for h in relinked], superseded_by=[h.superseded_by for h in relinked],
+                supersedes=[h.supersedes for h in relinked], valid_to=[h.valid_to for h in relinked],
+            )},
+        )
+    aliases = {k: v for k, v in changes.aliases.items() if k not in view.stored_keys}
+    if aliases:
+        con.execute(
+            f"INSERT INTO belief_keys SELECT key, belief_id FROM {rows({'key': 'VARCHAR', 'belief_id': 'VARCHAR'})} "
+            "ON CONFLICT (key) DO NOTHING",
+            {"rows": pack(key=list(aliases), belief_id=list(aliases.values()))},
+        )
+    history(con, changes.events, run_id, now)
+    # Recall's terms, in this same transaction: each new evidence item's quote, each new or changed wording.
+    terms.add(con, ((*key, e.quote) for key, e in changes.evidence.items()))
+    terms.replace_statements(con, {h.belief_id: h.statement for h in (*reworded, *(h for h, _ in changes.inserted))})
+
+def _write_new(con: duckdb.DuckDBPyConnection, changes: _Changes, settings: StoreSettings, now: datetime,
+               run_id: str) -> None:
+    """A new belief's evidence is all in this batch, so its aggregates come from there, not a table scan."""
+    new = [h for h, _ in changes.inserted]
+    cands = [c for _, c in changes.inserted]
+    decay = {h.belief_id: h.decay_sensitivity for h in new}
+    scopes = {h.belief_id: h.scope for h in new}
+    ev = [(k, e) for k, e in changes.evidence.items() if k[0] in decay]
+    con.execute(
+        f"""
+        INSERT INTO beliefs (belief_id, statement, words, sig, category, scope, subject, attribute,
+            confidence, evidence_type, importance, decay_sensitivity, status, valid_from, valid_to,
+            superseded_by, supersedes, conflicts_with, first_seen, last_seen, evidence_count, sessions,
+            created_at, updated_at, run_id, extractor, model, prompt_version)
+        SELECT n.belief_id, n.statement, n.words, n.sig, n.category, n.scope, n.subject, n.attribute,
+               a.confidence, CASE WHEN a.explicit THEN 'explicit' ELSE 'implied' END, n.importance,
+               n.decay_sensitivity, {status_sql("n", "a")}, n.valid_from, n.valid_to, n.superseded_by, n.supersedes,
+               n.conflicts_with, a.first_seen, a.last_seen, a.n, a.sessions, $now, $now, $run_id, n.extractor,
+               n.model, n.prompt_version
+        FROM {rows(_NEW)} n JOIN {aggregates(rows(_NEW_EVIDENCE, "evidence"))} a USING (belief_id)
+        """,
+        {"rows": pack(
+            belief_id=[h.belief_id for h in new], statement=[h.statement for h in new],
+            words=[" ".join(h.tokens) for h in new], sig=[h.sig for h in new],
+            category=[h.category for h in new], scope=[h.scope for h in new], subject=[h.subject for h in new],
+            attribute=[h.attribute for h in new], importance=[h.importance for h in new],
+            decay_sensitivity=[h.decay_sensitivity for h in new], status=[h.status for h in new],
+            valid_from=[h.valid_from for h in new], valid_to=[h.valid_to for h in new],
+            superseded_by=[h.superseded_by for h in new], supersedes=[h.supersedes for h in new],
+            conflicts_with=[h.conflicts_with for h in new], extractor=[c.extractor for c in cands],
+            model=[c.model for c in cands], prompt_version=[c.prompt_version for c in cands],
+        ), "evidence": pack(
+            belief_id=[k[0] for k, _ in ev], session_id=[k[1] for k, _ in ev], ts=[e.ts for _, e in ev],
+            confidence=[e.confidence for _, e in ev], explicit=[e.explicit for _, e in ev],
+            decay_sensitivity=[decay[k[0]] for k, _ in ev], scope=[scopes[k[0]] for k, _ in ev],
+        ), "run_id": run_id, **aggregate_params(settings, now)},
+    )
 
 
 _NEW = schema.types(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from distiller.screen.clean import BLOCKS, USER, Cleaning, Needles, Rule, remove
+from distiller.sources.cleaning import BLOCKS, USER, Cleaning, Needles, Rule, remove
 
 ENVELOPE_BLOCKS: tuple[str, ...] = (
     "command-name", "command-message", "command-args", "command-contents",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from distiller.screen.clean import BLOCKS, USER, Cleaning, Needles, Rule, remove
+from distiller.sources.cleaning import BLOCKS, USER, Cleaning, Needles, Rule, remove
 
 ENVELOPE_BLOCKS: tuple[str, ...] = (
     "environment_context", "user_instructions", "INSTRUCTIONS", "skills_instructions", "permissions instructions",

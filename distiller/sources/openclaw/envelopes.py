@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from distiller.screen.clean import (
+from distiller.sources.cleaning import (
     ASSISTANT,
     BLOCKS,
     BOTH,
