@@ -36,6 +36,7 @@ from distiller.config import (
 )
 from distiller.doctor import diagnose
 from distiller.errors import EXIT_ERROR, DistillError, os_fault
+from distiller.cli.extractor_options import base_url_option, extractor_option, model_option
 from distiller.extract.select import make_extractor
 from distiller.screen.prefilter import CONTEXT, DROP, KEEP
 from distiller.screen import Decision
@@ -308,9 +309,9 @@ def _run_summary(d: dict, dry_run: bool) -> str:
     type=click.Choice(sorted(SHOWN)),
     help="Print the decision on every newly read message (one JSON object each with --json); kept = keep + context.",
 )
-@click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]),
-              help="auto: Anthropic when ANTHROPIC_API_KEY is set, else the offline rules.  [default: auto]")
-@click.option("--model", help="Anthropic model.  [default: claude-haiku-5-5]")
+@extractor_option
+@model_option
+@base_url_option
 @click.option("--allow-expensive-model", is_flag=True, default=None, help="Allow Opus-class models.")
 @click.option("--budget-usd", type=float, help="Stop this run before it would spend more (0: no limit).")
 @click.option("--budget-tokens", type=int, help="Stop this run before it would use more model tokens (0: no limit).")
@@ -325,12 +326,13 @@ def _run_summary(d: dict, dry_run: bool) -> str:
               "scheduled run's log holds no belief text.")
 @click.pass_obj
 def run(obj: dict, sources: tuple[Path, ...], dry_run: bool, show: str | None, extractor: str | None,
-        model: str | None, allow_expensive_model: bool | None, budget_usd: float | None, budget_tokens: int | None,
-        no_llm: bool, batch_api: bool | None, concurrency: int | None, show_beliefs: bool) -> None:
+        model: str | None, base_url: str | None, allow_expensive_model: bool | None, budget_usd: float | None,
+        budget_tokens: int | None, no_llm: bool, batch_api: bool | None, concurrency: int | None,
+        show_beliefs: bool) -> None:
     """Read the new tail of every transcript, screen it, distill it into verified beliefs, commit exactly once."""
     out: Output = obj["out"]
     settings = override(obj["settings"], extractor="external" if no_llm else extractor, model=model,
-                        allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
+                        base_url=base_url, allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
                         budget_tokens=budget_tokens, batch_api=batch_api, concurrency=concurrency)
     printer = None
     if show is not None:
@@ -419,7 +421,7 @@ def batches_list(obj: dict) -> None:
           "distill batches retry 0123456789ab-0001     # send its failed requests again")
 @batches.command("retry")
 @click.argument("batch_id")
-@click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]), help="[default: auto]")
+@extractor_option
 @click.pass_obj
 def batches_retry(obj: dict, batch_id: str, extractor: str | None) -> None:
     """Extract a quarantined batch again and commit what now succeeds."""
@@ -527,8 +529,8 @@ def _extraction_options(fn):
     """The run options `schedule` passes on to each run (and `schedule install` writes into the unit)."""
     for option in reversed([
         source_option,
-        click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]), help="[default: auto]"),
-        click.option("--model", help="Anthropic model.  [default: claude-haiku-5-5]"),
+        extractor_option,
+        model_option,
         click.option("--allow-expensive-model", is_flag=True, default=None, help="Allow Opus-class models."),
         click.option("--budget-usd", type=float, help="Per-run dollar budget (0: no limit)."),
         click.option("--budget-tokens", type=int, help="Per-run token budget (0: no limit)."),

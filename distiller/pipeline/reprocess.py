@@ -26,7 +26,8 @@ from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Tally, log
 from distiller.extract.base import Extractor
-from distiller.extract.select import Estimator, Planned, make_extractor
+from distiller.extract.base import SubmitsBatches
+from distiller.extract.select import estimator, make_extractor, planned
 from distiller.lock import run_lock
 from distiller.pipeline import budget, distill, pace
 from distiller.pipeline.budget import BudgetReached
@@ -212,10 +213,11 @@ def estimate(settings: Settings, scope: Scope, extractor: Extractor, done: dict[
              progress: Progress | None = None) -> Estimate:
     """Read and screen everything in scope and pack it as the job would, without sending or recording anything
     (a whole history takes seconds: `progress` shows it, labelled `estimating`, and is cleared at the end)."""
-    model = extractor.model or settings.model
+    priced = estimator(settings, extractor)
+    model = priced.model or settings.model
     tally = Tally(extractor="estimate", model=model)
     try:
-        _pass(settings, scope, Estimator(model), dry_run=True, job_id="estimate", run_id="dry-run",
+        _pass(settings, scope, priced, dry_run=True, job_id="estimate", run_id="dry-run",
               done=done or {}, tally=tally, progress=progress, label="estimating")
     finally:
         if progress is not None:
@@ -246,9 +248,9 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
         raise DistillError(f"--since {since.isoformat()} is not before --until {until.isoformat()}")
     extractor = extractor or make_extractor(settings)
     if dry_run and extractor.name == "rules" and settings.origin("model").startswith("flag"):
-        extractor = Planned(settings.model)  # no key: estimate the job `--model` asks for, as run --dry-run does
+        extractor = planned(settings)  # no key: estimate the job `--model` asks for, as run --dry-run does
     check_options(settings, extractor)
-    if settings.batch_api and getattr(extractor, "submit_batch", None) is None:
+    if settings.batch_api and not isinstance(extractor, SubmitsBatches):
         raise DistillError(f"--batch-api needs the Anthropic extractor, not {extractor.name}: set ANTHROPIC_API_KEY "
                            f"or drop --batch-api")
     job_id = job_id_of(scope, extractor)
