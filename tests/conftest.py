@@ -61,7 +61,7 @@ def isolated_env(process_left_as_found, tmp_path, monkeypatch):
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "gemini-home"))
     for name in list(os.environ):
-        if (name.startswith("DISTILL_") and name != "DISTILL_STATE_DIR") or name.startswith("ANTHROPIC_"):
+        if (name.startswith("DISTILL_") and name != "DISTILL_STATE_DIR") or name.startswith(("ANTHROPIC_", "OPENAI_")):
             monkeypatch.delenv(name)
 
 

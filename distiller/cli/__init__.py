@@ -273,6 +273,9 @@ def _distill_summary(d: dict) -> str:
     if d.get("overloaded"):
         lines.append(f"the API pushed back {d['overloaded']} time(s) (429/529): down to {d['concurrency_lowest']} "
                      "request(s) at a time, each retried after the wait it asked for")
+    if d.get("output_mode"):
+        lines.append(f"structured output: {d['output_mode']}"
+                     + (f" (stricter modes refused: {d['output_mode_note']})" if d.get("output_mode_note") else ""))
     if d["quarantined_requests"]:
         lines.append(f"quarantined requests: {d['quarantined_requests']} (see `distill batches list`)")
     if d["submitted"]:

@@ -151,6 +151,18 @@ class CachesPrefix(Protocol):
     def caches_prefix(self) -> bool: ...
 
 
+@runtime_checkable
+class NegotiatesOutputMode(Protocol):
+    """The structured-output mode is found per run (json_schema, json_object or text, as the server allows):
+    `mode` is the one requests go in, `mode_note` why a stricter one was given up (None: it was not). The run
+    records both in its counters."""
+
+    @property
+    def mode(self) -> str: ...
+    @property
+    def mode_note(self) -> str | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class BatchOutcome:
     """An ended provider batch: each request_id has an extraction or a short error.

@@ -4,9 +4,10 @@ as it can be believed. Shared by every model extractor, so each reads them the s
 from __future__ import annotations
 
 import email.utils
+import math
 import time
 from collections.abc import Callable, Mapping
-from datetime import timezone
+from datetime import UTC
 
 # More tokens than any model's context window and reply together: a usage count above it is not believed.
 MAX_REPORTED_TOKENS = 100_000_000
@@ -27,13 +28,12 @@ def retry_after(headers: Mapping[str, str], now: Callable[[], float] = time.time
         value = headers.get(name)
         if value is None:
             continue
+        seconds: float | None
         try:
             seconds = float(value) / scale
         except (ValueError, OverflowError):
             seconds = _seconds_until(value, now) if scale == 1.0 else None
-            if seconds is None:
-                continue
-        if seconds == seconds and 0 <= seconds < float("inf"):  # not NaN, not negative, finite
+        if seconds is not None and math.isfinite(seconds) and seconds >= 0:
             return seconds
     return None
 
@@ -45,7 +45,7 @@ def _seconds_until(http_date: str, now: Callable[[], float]) -> float | None:
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:  # RFC 9110 dates are in GMT; one without a zone is read as UTC
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     try:
         return max(0.0, when.timestamp() - now())
     except (OverflowError, ValueError, OSError):

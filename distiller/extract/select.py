@@ -106,6 +106,16 @@ def _anthropic(settings: Settings) -> Extractor:
     return AnthropicExtractor(settings.model, allow_expensive_model=settings.allow_expensive_model)
 
 
+def _openai_compatible(settings: Settings) -> Extractor:
+    from distiller.extract.openai_compatible import from_settings
+
+    return from_settings(settings)
+
+
+def _openai_rates(settings: Settings) -> prices.Rates:
+    return prices.configured(settings.price_input_per_mtok, settings.price_output_per_mtok)
+
+
 def _anthropic_rates(settings: Settings) -> prices.Rates:
     return prices.rates(settings.model)
 
@@ -124,6 +134,9 @@ BUILTIN: tuple[Backend, ...] = (
             caches_prefix=_anthropic_caches, check_model=_anthropic_model),
     Backend("rules", "offline rules over the user's own sentences: no model, nothing sent",
             lambda settings: RulesExtractor(), offline=True, billed=False),
+    Backend("openai-compatible", "any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, a gateway) at "
+            "base_url", _openai_compatible, offline=False, billed=True, key_env="OPENAI_API_KEY", needs_key=False,
+            rates=_openai_rates),
     Backend(EXTERNAL, "an external agent answers staged batches (`run --no-llm`, then `distill commit`)",
             lambda settings: ExternalExtractor(), offline=True, billed=False, selectable=False),
 )

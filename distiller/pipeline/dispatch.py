@@ -129,7 +129,7 @@ class Synchronous(Dispatcher):
             allowance = self.check_budget(built)
             built = distill.extract(self.files_dir, built, self.extractor, allowance,  # pending first
                                     pacer=self.pacer)
-            distill.note_pace(self.tally, self.pacer)
+            distill.note_pace(self.tally, self.pacer, self.extractor)
         self.counted(fresh)
         self.commit_batch(built, final=final, gone=gone)
         if self.progress is not None:

@@ -32,6 +32,7 @@ from distiller.extract.base import (
     Extraction,
     Extractor,
     ExtractRequest,
+    NegotiatesOutputMode,
     OverloadListener,
     RetriesTruncated,
     SubmitsBatches,
@@ -333,10 +334,12 @@ def _answered(extractor: Extractor, request: ExtractRequest, allowance: Allowanc
     return extraction, tuple(failures)
 
 
-def note_pace(tally: Tally, pacer: pace.Pace) -> None:
-    """The run's counters of how the API pushed back."""
+def note_pace(tally: Tally, pacer: pace.Pace, extractor: Extractor) -> None:
+    """The run's counters of how the API pushed back, and the output mode the server took."""
     tally.overloaded = pacer.overloads
     tally.concurrency_lowest = pacer.lowest if pacer.overloads else None
+    if isinstance(extractor, NegotiatesOutputMode):
+        tally.output_mode, tally.output_mode_note = extractor.mode, extractor.mode_note
 
 
 def submit(state_dir: Path, batch: Batch, extractor: Extractor) -> Batch:

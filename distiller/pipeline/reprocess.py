@@ -356,7 +356,7 @@ def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, 
             waiting = distill.set_aside_unsubmitted(waiting)
         elif waiting.status == PENDING:
             waiting = distill.extract(batch_dir, waiting, extractor, allowance, pacer=pacer)
-            distill.note_pace(tally, pacer)
+            distill.note_pace(tally, pacer, extractor)
         tally.resumed += 1
         commit_job_batch(settings, job_id, waiting, run_id, tally, batch_dir)
         collected.committed += 1

@@ -186,7 +186,7 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
         if batch.status == PENDING:
             pacer = pacer or pace.Pace(settings.concurrency)
             batch = distill.extract(settings.state_dir, batch, extractor, allowance, pacer=pacer)
-            distill.note_pace(tally, pacer)
+            distill.note_pace(tally, pacer, extractor)
         tally.resumed += 1
         try:
             commit_batch(settings, batch, run_id, tally)
