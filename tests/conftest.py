@@ -17,6 +17,7 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 from fakeapi import fake_anthropic  # noqa: F401  (the fake Messages API fixture)
+from fakeopenai import fake_openai  # noqa: F401  (the fake OpenAI-compatible server fixture)
 
 from distiller import stop
 from distiller.cli import cli

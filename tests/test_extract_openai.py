@@ -10,7 +10,7 @@ import orjson
 import pytest
 from conftest import append, distill, message_line, new_session
 from fakeapi import candidate
-from fakeopenai import FakeOpenAI, Reply, fake_openai  # noqa: F401 - a fixture
+from fakeopenai import FakeOpenAI, Reply
 
 from distiller import prices
 from distiller.config import Settings, override
@@ -236,9 +236,9 @@ def test_an_unreachable_server_is_unavailable():
 
 
 def test_a_model_the_server_does_not_have_names_the_fix():
-    with FakeOpenAI(models=("qwen2.5:7b",), error_style="ollama") as fake:
-        with pytest.raises(DistillError, match="ollama pull llama3.1:8b"):
-            extractor(fake).extract(make_request())
+    with FakeOpenAI(models=("qwen2.5:7b",), error_style="ollama") as fake, \
+            pytest.raises(DistillError, match="ollama pull llama3.1:8b"):
+        extractor(fake).extract(make_request())
 
 
 # --- settings
@@ -277,15 +277,20 @@ def run_json(fake: FakeOpenAI, *args: str):
     return result.returncode, (orjson.loads(result.stdout) if result.stdout.strip() else None), result.stderr
 
 
-def test_a_run_through_a_server_without_json_schema_records_the_mode_and_commits(agents, settings):
-    session_of(agents, "I'm allergic to peanuts and shellfish", "I live in Lisbon near the river")
+def test_a_run_through_a_server_without_json_schema_finds_the_mode_once_records_it_and_commits(agents, settings):
+    facts = ["I'm allergic to peanuts and shellfish", "I live in Lisbon near the river", "I play the cello on Sundays",
+             "I brew my own coffee every morning"]
+    for n, fact in enumerate(facts):
+        session_of(agents, fact, agent=f"agent{n}")  # one request each, four in flight
     with FakeOpenAI(auto=True, rejects={"json_schema"}) as fake:
-        code, summary, err = run_json(fake)
+        code, summary, err = run_json(fake, "--concurrency", "4")
+        modes = fake.modes()
     assert code == 0, err
     assert summary["extractor"] == "openai-compatible" and summary["model"] == MODEL
+    assert modes.count("json_schema") == 1 and modes.count("json_object") == 4  # found once, not per request
     assert summary["output_mode"] == "json_object" and "json_schema" in summary["output_mode_note"]
     assert summary["cost_usd"] == 0 and summary["tokens"] > 0
-    assert len(stored(settings)) == 2
+    assert len(stored(settings)) == 4
 
 
 def test_cross_request_citations_and_floods_are_refused_as_from_any_model(agents, settings):
@@ -322,7 +327,7 @@ def test_a_truncated_reply_is_retried_with_more_room_through_the_pipeline(agents
     session_of(agents, "I'm allergic to peanuts and shellfish")
     with FakeOpenAI(auto=True) as fake:
         fake.enqueue_content('{"candidates": [{"statement": "The user', finish_reason="length")
-        code, summary, err = run_json(fake)
+        code, _, err = run_json(fake)
         rooms = [b["max_tokens"] for b in fake.completion_requests()]
     assert code == 0, err
     assert rooms == [4096, 8192] and len(stored(settings)) == 1
@@ -356,3 +361,25 @@ def test_a_dry_run_prices_a_local_model_at_zero(agents, settings):
         assert fake.completion_requests() == []
     assert code == 0, err
     assert summary["estimated_tokens"] > 0 and summary["estimated_cost_usd"] == 0
+
+
+# --- doctor
+
+
+def doctor_checks(env: dict[str, str]) -> dict[str, tuple[str, str]]:
+    result = distill("--json", "doctor", env=env)
+    return {c["name"]: (c["level"], c["detail"]) for c in orjson.loads(result.stdout)["checks"]}
+
+
+def test_doctor_names_the_backend_and_asks_the_server_for_the_model(tmp_path):
+    with FakeOpenAI(models=("qwen2.5:7b", "llama3.1:latest")) as fake:
+        env = {"DISTILL_EXTRACTOR": "openai-compatible", "DISTILL_BASE_URL": fake.base_url}
+        checks = doctor_checks({**env, "DISTILL_MODEL": "llama3.1"})
+        assert checks["extractor"][0] == "ok" and "openai-compatible, model llama3.1" in checks["extractor"][1]
+        assert checks["server"] == ("ok", f"{fake.base_url} serves llama3.1")
+        assert "not set" in checks["api_key"][1]
+        missing = doctor_checks({**env, "DISTILL_MODEL": "mistral:7b"})["server"]
+        assert missing[0] == "problem" and "qwen2.5:7b" in missing[1]
+    gone = doctor_checks({**env, "DISTILL_MODEL": "qwen2.5:7b"})["server"]
+    assert gone[0] == "problem" and "did not answer" in gone[1]
+    assert doctor_checks({"DISTILL_EXTRACTOR": "openai-compatible"})["server"][0] == "problem"

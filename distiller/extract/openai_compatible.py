@@ -102,6 +102,7 @@ class OpenAICompatibleExtractor:
         self.max_tokens = max_tokens
         self.base_url = base_url
         self._mode_lock = threading.Lock()
+        self._probing = threading.Lock()  # held by the request finding the mode
         self._mode_index = 0
         self.mode_settled = False  # a reply has come back in `mode`
         self.mode_note: str | None = None  # why a stricter mode was given up, in the server's words
@@ -156,30 +157,38 @@ class OpenAICompatibleExtractor:
 
     def _complete(self, request: ExtractRequest, room: int, on_overload: OverloadListener | None,
                   spent: list[Usage]) -> _Reply:
-        """One completion in the run's mode; while the mode is not settled, a mode the server refuses (400/422)
-        is stepped down from, and the step kept only once a reply comes back in the next."""
-        with self._mode_lock:
-            index = self._mode_index
+        """One completion in the run's mode. Until a reply has settled the mode, one request at a time finds it
+        (the others wait, then follow it), so a server that refuses json_schema is asked in it once, not once per
+        request in flight."""
+        with self._probing:
+            if not self.mode_settled:
+                return self._probe(request, room, on_overload, spent)
+        try:
+            reply = self._call(request, room, self.mode, on_overload)
+        except BadRequest as exc:
+            raise BadRequest(str(exc), (*spent, *exc.usage)) from None
+        spent.append(reply.usage)
+        return reply
+
+    def _probe(self, request: ExtractRequest, room: int, on_overload: OverloadListener | None,
+               spent: list[Usage]) -> _Reply:
+        """The modes from the strictest down: one the server refuses (400/422) is stepped down from; the first
+        that answers settles the run's mode. When every mode is refused, the request is at fault, not the mode:
+        nothing is settled, and the BadRequest says what each refusal was."""
         refusals: list[str] = []
-        while True:
+        for index, mode in enumerate(MODES):
             try:
-                reply = self._call(request, room, MODES[index], on_overload)
+                reply = self._call(request, room, mode, on_overload)
             except BadRequest as exc:
                 spent.extend(exc.usage)
-                with self._mode_lock:
-                    settled = self.mode_settled
-                if settled or index + 1 >= len(MODES):
-                    raise BadRequest(f"{exc}" + (f" (after {'; '.join(refusals)})" if refusals else ""),
-                                     tuple(spent)) from None
-                refusals.append(f"{MODES[index]} refused: {exc}")
-                index += 1
+                refusals.append(f"{mode} refused: {exc}")
                 continue
             spent.append(reply.usage)
             with self._mode_lock:
-                if not self.mode_settled:  # the first reply settles the run's mode; later ones follow it
-                    self._mode_index, self.mode_settled = index, True
-                    self.mode_note = "; ".join(refusals) or None
+                self._mode_index, self.mode_settled = index, True
+                self.mode_note = "; ".join(refusals) or None
             return reply
+        raise BadRequest("every output mode was refused: " + "; ".join(refusals), tuple(spent))
 
     def _call(self, request: ExtractRequest, room: int, mode: str, on_overload: OverloadListener | None) -> _Reply:
         messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": render_request(request)}]
@@ -323,3 +332,33 @@ def from_settings(settings: Settings) -> OpenAICompatibleExtractor:
     rates = prices.configured(settings.price_input_per_mtok, settings.price_output_per_mtok)
     return OpenAICompatibleExtractor(settings.model, base_url=url, api_key=os.environ.get(KEY_ENV) or None,
                                      rates=rates)
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """What `distill doctor` found at the server: whether it answered, and whether it serves the model."""
+
+    reachable: bool
+    serves_model: bool | None  # None: it lists no models (some gateways do not)
+    detail: str
+
+
+def probe(url: str, model: str, *, timeout: float = 3.0) -> Probe:
+    """Ask the server for its models (GET /models: free, and every compatible server we know serves it)."""
+    client = openai.OpenAI(api_key=os.environ.get(KEY_ENV) or NO_KEY, base_url=url, max_retries=0, timeout=timeout)
+    try:
+        names = [m.id for m in client.models.list()]
+    except openai.APIStatusError as exc:
+        if exc.status_code in (401, 403):
+            return Probe(True, None, f"{url} rejected the key ({exc.status_code}); check {KEY_ENV}")
+        return Probe(True, None, f"{url} answered {exc.status_code} to GET /models: {_detail(exc)}")
+    except openai.OpenAIError as exc:
+        return Probe(False, None, f"{url} did not answer: {exc}")
+    finally:
+        client.close()
+    if not names:
+        return Probe(True, None, f"{url} answers but lists no models")
+    if model in names or f"{model}:latest" in names:  # Ollama lists an untagged model as :latest
+        return Probe(True, True, f"{url} serves {model}")
+    shown = ", ".join(sorted(names)[:8]) + ("…" if len(names) > 8 else "")
+    return Probe(True, False, f"{url} answers but does not serve {model} (it serves: {shown})")
