@@ -383,3 +383,18 @@ def test_doctor_names_the_backend_and_asks_the_server_for_the_model(tmp_path):
     gone = doctor_checks({**env, "DISTILL_MODEL": "qwen2.5:7b"})["server"]
     assert gone[0] == "problem" and "did not answer" in gone[1]
     assert doctor_checks({"DISTILL_EXTRACTOR": "openai-compatible"})["server"][0] == "problem"
+
+
+def test_a_schedule_for_a_local_server_needs_no_anthropic_key_but_a_server_and_a_model(tmp_path, agents, settings,
+                                                                                        monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    units = ["schedule", "install", "systemd", "--dir", str(tmp_path / "units"), "--extractor", "openai-compatible"]
+    no_server = distill(*units, "--model", MODEL)
+    assert no_server.returncode == 1 and "--base-url" in no_server.stderr
+    assert not (tmp_path / "units").exists()
+    from_shell = distill(*units, "--model", MODEL, env={"DISTILL_BASE_URL": "http://localhost:11434/v1"})
+    assert from_shell.returncode == 1 and "distill.toml" in from_shell.stderr  # the unit would not see it
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    (settings.state_dir / "distill.toml").write_text('base_url = "http://localhost:11434/v1"\n')
+    done = distill(*units, "--model", MODEL)
+    assert done.returncode == 0, done.stderr

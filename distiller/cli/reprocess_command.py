@@ -7,17 +7,28 @@ from pathlib import Path
 
 import click
 
-from distiller import progress
-from distiller.pipeline import reprocess as api
+from distiller import extract, progress
 from distiller.cli.belief_commands import _since as _when
 from distiller.cli.examples import examples
-from distiller.config import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, MIN_CONCURRENCY, override
-from distiller.cli.extractor_options import base_url_option, extractor_option, model_option
+from distiller.cli.extractor_options import (
+    base_url_option,
+    extractor_option,
+    model_option,
+)
+from distiller.config import (
+    DEFAULT_CONCURRENCY,
+    MAX_CONCURRENCY,
+    MIN_CONCURRENCY,
+    override,
+)
 from distiller.extract.select import make_extractor
+from distiller.pipeline import reprocess as api
 
 
 def _named(name: str, model: str | None) -> str:
-    return f"the Anthropic extractor, model {model}" if name == "anthropic" else f"the offline {name} extractor"
+    if name in extract.names() and not extract.named(name).offline:
+        return f"the {extract.named(name).label} extractor, model {model}"
+    return f"the offline {name} extractor"
 
 
 def _estimate_line(e: api.Estimate) -> str:

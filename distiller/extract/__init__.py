@@ -56,6 +56,11 @@ class Backend:
     caches_prefix: Callable[[Settings], bool] = _never  # whether the static prefix is billed as cached
     check_model: Callable[[str], None] = _no_model_check  # raises DistillError for a model it cannot run
     selectable: bool = True  # offered by `--extractor` (external is chosen by `run --no-llm`)
+    label: str = ""  # its name in a sentence ("the Anthropic extractor"); the name when empty
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.name)
 
 
 _registered: dict[str, Backend] = {}

@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import anthropic
 import orjson
-from anthropic.types.messages import MessageBatchIndividualResponse
+from anthropic.types.messages import (
+    MessageBatchIndividualResponse,
+    MessageBatchSucceededResult,
+)
 
 if TYPE_CHECKING:
     import httpx2  # the SDK's own HTTP client library: only the type of a response hook's argument
@@ -173,7 +176,8 @@ class AnthropicExtractor:
         try:
             # No retries: the API takes no idempotency key, so a retry after a timeout could create a second batch.
             batch = self._client.with_options(max_retries=0).messages.batches.create(
-                requests=[{"custom_id": r.request_id, "params": self._params(r)} for r in requests]
+                requests=[{"custom_id": r.request_id, "params": self._params(r)}  # type: ignore[typeddict-item]
+                          for r in requests]
             )
         except anthropic.APIStatusError as exc:
             if exc.status_code >= 500:
@@ -227,7 +231,7 @@ class AnthropicExtractor:
                     unusable[request_id] = self._usage({}, self._fallback(by_id[request_id], self.max_tokens), 0,
                                                        batch=True)
                 continue
-            if kind == "succeeded":
+            if isinstance(result, MessageBatchSucceededResult):
                 fallback = self._fallback(by_id.get(custom_id), self.max_tokens)
                 usage = self._usage(_reported_usage(line.get("result", {}).get("message")), fallback, 0, batch=True)
                 try:

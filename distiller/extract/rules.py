@@ -208,10 +208,11 @@ _ANY_LEAD = re.compile("|".join(f"(?P<r{n}>{rule.pattern.pattern})" for n, rule 
 def first_rule(clause: str) -> tuple[_Rule, re.Match[str]] | None:
     """The first rule whose lead-in opens the clause, with its match."""
     found = _ANY_LEAD.match(clause)
-    if found is None:
+    if found is None or found.lastgroup is None:
         return None
     rule = RULES[int(found.lastgroup[1:])]
-    return rule, rule.pattern.match(clause)
+    matched = rule.pattern.match(clause)
+    return None if matched is None else (rule, matched)
 
 # "mine" alone points outside the statement and is rejected before this rewrite.
 _PRONOUNS = ((re.compile(r"\bmy\b", re.I), "their"), (re.compile(r"\bmyself\b", re.I), "themselves"),

@@ -131,12 +131,12 @@ def _anthropic_model(model: str) -> None:
 BUILTIN: tuple[Backend, ...] = (
     Backend("anthropic", "the Anthropic Messages API (ANTHROPIC_API_KEY)", _anthropic, offline=False, billed=True,
             default_model="claude-haiku-5-5", key_env="ANTHROPIC_API_KEY", needs_key=True, rates=_anthropic_rates,
-            caches_prefix=_anthropic_caches, check_model=_anthropic_model),
+            caches_prefix=_anthropic_caches, check_model=_anthropic_model, label="Anthropic"),
     Backend("rules", "offline rules over the user's own sentences: no model, nothing sent",
             lambda settings: RulesExtractor(), offline=True, billed=False),
     Backend("openai-compatible", "any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, a gateway) at "
             "base_url", _openai_compatible, offline=False, billed=True, key_env="OPENAI_API_KEY", needs_key=False,
-            rates=_openai_rates),
+            rates=_openai_rates, label="OpenAI-compatible"),
     Backend(EXTERNAL, "an external agent answers staged batches (`run --no-llm`, then `distill commit`)",
             lambda settings: ExternalExtractor(), offline=True, billed=False, selectable=False),
 )

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import orjson
 
-from distiller import prices, stop
+from distiller import extract, prices, stop
+from distiller import sources as registry
 from distiller.batches import files as batches
 from distiller.batches.model import PENDING, SUBMITTED, SUBMITTING, Batch
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Tally, log
-from distiller.extract.base import Extractor
-from distiller.extract.base import SubmitsBatches
+from distiller.extract.base import Extractor, SubmitsBatches
 from distiller.extract.select import estimator, make_extractor, planned
 from distiller.lock import run_lock
 from distiller.pipeline import budget, distill, pace
@@ -34,16 +34,19 @@ from distiller.pipeline.budget import BudgetReached
 from distiller.pipeline.chunk import Chunk, Window
 from distiller.pipeline.commit import commit_batch
 from distiller.pipeline.dispatch import Fresh, mode
-from distiller.pipeline.run import check_options, distill_plans, ended_as, resolve_sources
+from distiller.pipeline.run import (
+    check_options,
+    distill_plans,
+    ended_as,
+    resolve_sources,
+)
 from distiller.progress import Progress
+from distiller.records import Cursor
 from distiller.screen import Screened
 from distiller.screen.prefilter import KEEP
-from distiller import sources as registry
-from distiller.store import batch_rows
-from distiller.store import jobs, runs
+from distiller.store import batch_rows, jobs, runs
 from distiller.store.db import connect_for, transaction
 from distiller.tail import complete_lines_end, open_regular
-from distiller.records import Cursor
 from distiller.track import ReadPlan, observe
 
 
@@ -75,11 +78,11 @@ class Estimate:
     cost_usd: float
     model: str
     cache_read_tokens: int = 0  # of `tokens`, the prefix expected to be read from the prompt cache
-    extractor: str = "anthropic"  # the extractor that will run: only a model's estimate is a price to pay
+    extractor: str = "anthropic"  # the extractor that will run: only a billed one's estimate is a price to pay
 
     @property
     def paid(self) -> bool:
-        return self.extractor == "anthropic"
+        return extract.named(self.extractor).billed if self.extractor in extract.names() else False
 
     def as_dict(self) -> dict:
         return {"files": self.files, "bytes": self.bytes, "messages": self.messages, "requests": self.requests,
