@@ -69,6 +69,9 @@ MAX_TOKENS_CEILING = 16_000
 # 429 is rate limiting everywhere; 503 is how vLLM, llama.cpp and most gateways say "overloaded" (Anthropic's 529).
 OVERLOADED = (429, 503, 529)
 CHARS_PER_TOKEN = 4
+# A local model on a modest GPU reads the ≈11k-token request in seconds, but on a CPU in minutes: ten minutes is
+# generous for the first and still ends a hopeless wait (the run stops with 75 and the batch stays pending).
+REQUEST_TIMEOUT_SECONDS = 600.0
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _RESPONSE_FORMATS: dict[str, dict[str, Any]] = {
@@ -96,7 +99,7 @@ class OpenAICompatibleExtractor:
     billed = True
 
     def __init__(self, model: str, *, base_url: str, api_key: str | None = None, rates: prices.Rates = prices.FREE,
-                 max_tokens: int = 4096, max_retries: int = 2, timeout: float = 300.0) -> None:
+                 max_tokens: int = 4096, max_retries: int = 2, timeout: float = REQUEST_TIMEOUT_SECONDS) -> None:
         self.model = model
         self.rates = rates
         self.max_tokens = max_tokens
