@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 import orjson
 import pytest
@@ -90,7 +90,7 @@ class FakeOpenAI:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
-    def start(self) -> FakeOpenAI:
+    def start(self) -> Self:
         self._server = _Server(("127.0.0.1", 0), _handler_for(self))  # type: ignore[arg-type]
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01},
                                         daemon=True)
@@ -107,7 +107,7 @@ class FakeOpenAI:
             self._thread.join()
             self._thread = None
 
-    def __enter__(self) -> FakeOpenAI:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
