@@ -26,6 +26,7 @@ from distiller.extract.base import (
     RetriesTruncated,
     SubmitsBatches,
     Truncated,
+    Unparsed,
 )
 from distiller.extract.openai_compatible import (
     OpenAICompatibleExtractor,
@@ -170,27 +171,22 @@ def test_wrong_types_and_extra_fields_are_kept_for_verification_to_judge():
     assert parsed.evidence[0].item_id == "m1"
 
 
-def test_a_reply_that_does_not_parse_is_asked_once_more(fake_openai):
-    fake_openai.enqueue_content('{"candidates": [{"statement": "The user')  # stopped, yet cut: not JSON
-    fake_openai.enqueue_candidates([GOOD])
-    result = extractor(fake_openai).extract(make_request())
-    assert len(result.candidates) == 1 and len(result.usage) == 2
-
-
-@pytest.mark.parametrize("first,second", [("no json here", "still none"), ("", None),
-                                          ('{"beliefs": []}', '["candidates"]')])
-def test_a_reply_that_does_not_parse_twice_is_a_bad_request_with_both_costs(fake_openai, first, second):
-    fake_openai.enqueue_content(first)
-    fake_openai.enqueue_content(second)
-    with pytest.raises(BadRequest, match="did not parse twice") as raised:
+@pytest.mark.parametrize("content", ['{"candidates": [{"statement": "The user', "no json here", "", None,
+                                     '{"beliefs": []}', '["candidates"]'])
+def test_a_reply_that_does_not_parse_is_unparsed_with_its_cost(fake_openai, content):
+    fake_openai.enqueue_content(content)
+    with pytest.raises(Unparsed, match="did not parse") as raised:
         extractor(fake_openai).extract(make_request())
-    assert len(raised.value.usage) == 2
+    assert len(raised.value.usage) == 1 and len(fake_openai.completion_requests()) == 1
+    assert "temperature" not in fake_openai.completion_requests()[0]  # asked again, it is a fresh sample
 
 
 def test_a_garbled_body_is_not_a_silent_empty_answer(fake_openai):
     fake_openai.enqueue(Reply(body=b"<html>502 from the proxy</html>"))
     fake_openai.enqueue(Reply(body={"choices": []}))
-    with pytest.raises(BadRequest):
+    with pytest.raises(Unparsed):
+        extractor(fake_openai).extract(make_request())
+    with pytest.raises(Unparsed):
         extractor(fake_openai).extract(make_request())
 
 
@@ -311,6 +307,17 @@ def test_cross_request_citations_and_floods_are_refused_as_from_any_model(agents
     assert len(stored(settings)) == 2
 
 
+def test_a_reply_that_does_not_parse_is_asked_once_more_and_nothing_is_split(agents, settings):
+    session_of(agents, "I'm allergic to peanuts and shellfish", "I live in Lisbon near the river")
+    with FakeOpenAI(auto=True) as fake:
+        fake.enqueue_content("Sorry, here it is: {candidates: [oops")
+        code, summary, err = run_json(fake)
+        calls = len(fake.completion_requests())
+    assert code == 0, err
+    assert calls == 2 and summary["model_calls"] == 2 and summary["quarantined_requests"] == 0
+    assert len(stored(settings)) == 2
+
+
 def test_a_request_whose_replies_never_parse_is_split_then_quarantined_with_its_reason(agents, settings):
     session_of(agents, "I'm allergic to peanuts and shellfish", "I live in Lisbon near the river")
     with FakeOpenAI() as fake:
@@ -320,7 +327,7 @@ def test_a_request_whose_replies_never_parse_is_split_then_quarantined_with_its_
     assert code == 0, err
     assert summary["quarantined_requests"] == 2 and calls == 6  # whole, then each half: asked twice each
     listed = orjson.loads(distill("--json", "batches", "list", check=True).stdout)
-    assert "did not parse twice" in orjson.dumps(listed).decode()
+    assert "the reply did not parse" in orjson.dumps(listed).decode()
 
 
 def test_a_truncated_reply_is_retried_with_more_room_through_the_pipeline(agents, settings):
@@ -398,3 +405,14 @@ def test_a_schedule_for_a_local_server_needs_no_anthropic_key_but_a_server_and_a
     (settings.state_dir / "distill.toml").write_text('base_url = "http://localhost:11434/v1"\n')
     done = distill(*units, "--model", MODEL)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_call_asking_again_is_held_against_the_budget_first(agents, settings):
+    session_of(agents, "I'm allergic to peanuts and shellfish")
+    with FakeOpenAI(auto=True) as fake:
+        fake.enqueue_content("no json at all")
+        code, summary, err = run_json(fake, "--budget-tokens", "12000")  # one call's worst case fits, not two
+        calls = len(fake.completion_requests())
+    assert code == 0, err
+    assert calls == 1 and summary["budget_stop"] and summary["quarantined_requests"] == 1
+    assert summary["tokens"] <= 12000

@@ -213,5 +213,10 @@ class Truncated(BadRequest):
         self.max_tokens = max_tokens
 
 
+class Unparsed(BadRequest):
+    """The reply came back but holds no answer that parses: worth asking once more as it was (a sampled model often
+    answers in form the next time) before a split. The pipeline makes that call, held against the budget like any."""
+
+
 class AuthenticationFailed(DistillError):
     """401/403: no retry will help; the user must fix the key."""

@@ -10,8 +10,9 @@ such servers honour structured output unevenly and local models break JSON often
   once per run, not per request. When every mode is refused the request itself is at fault: nothing is settled
   and the request is split like any refused one.
 - Whatever the mode, the reply is parsed leniently (a code fence, prose or a <think> block around the JSON object)
-  and validated strictly afterwards (verify.py). A reply that still does not parse is asked once more; a second
-  failure is a BadRequest, so the pipeline splits the request and, at the bottom, quarantines it with the reason.
+  and validated strictly afterwards (verify.py). A reply that still does not parse is Unparsed: the pipeline asks
+  once more (a fresh sample: no sampling parameters are sent, so the server's defaults apply), held against the
+  budget like any call; a second failure splits the request and, at the bottom, quarantines it with the reason.
   Nothing is ever silently empty.
 - A reply cut at max_tokens (finish_reason "length") is Truncated: retried once with more room (RetriesTruncated).
 - Usage comes from the reply's `usage`; a missing or unbelievable count is estimated (4 characters a token) and
@@ -44,6 +45,7 @@ from distiller.extract.base import (
     ExtractRequest,
     OverloadListener,
     Truncated,
+    Unparsed,
     Usage,
 )
 from distiller.extract.candidates import parse_candidates
@@ -133,30 +135,23 @@ class OpenAICompatibleExtractor:
 
     def extract(self, request: ExtractRequest, *, max_tokens: int | None = None,
                 on_overload: OverloadListener | None = None) -> Extraction:
-        """One request: the reply parsed into candidates, asked once more if it does not parse. Every call's usage
-        is in the Extraction, or in the BadRequest (Truncated) raised, so the budget sees each."""
+        """One request: the reply parsed into candidates. A reply with no answer that parses is Unparsed (the
+        pipeline asks once more, then splits), one cut at max_tokens Truncated; every call's usage is in the
+        Extraction or in the error raised, so the budget sees each."""
         room = max_tokens or self.max_tokens
         spent: list[Usage] = []
         reply = self._complete(request, room, on_overload, spent)
-        try:
-            return Extraction(request.request_id, self._candidates(reply, room, spent), tuple(spent))
-        except Truncated:
-            raise
-        except BadRequest as first:
-            reply = self._complete(request, room, on_overload, spent)
-            try:
-                return Extraction(request.request_id, self._candidates(reply, room, spent), tuple(spent))
-            except Truncated:
-                raise
-            except BadRequest as again:
-                raise BadRequest(f"the reply did not parse twice ({first}; then {again})", tuple(spent)) from None
+        return Extraction(request.request_id, self._candidates(reply, room, spent), tuple(spent))
 
     def _candidates(self, reply: _Reply, room: int, spent: list[Usage]) -> tuple[Candidate, ...]:
         if reply.finish_reason == "length":
             raise Truncated(f"the reply was cut at max_tokens {room}", tuple(spent), max_tokens=room)
         if reply.finish_reason == "content_filter":
             raise BadRequest("the server's content filter stopped the reply", tuple(spent))
-        return parse_reply(reply.text)
+        try:
+            return parse_reply(reply.text)
+        except BadRequest as exc:
+            raise Unparsed(f"the reply did not parse: {exc}", tuple(spent)) from None
 
     def _complete(self, request: ExtractRequest, room: int, on_overload: OverloadListener | None,
                   spent: list[Usage]) -> _Reply:
@@ -195,7 +190,8 @@ class OpenAICompatibleExtractor:
 
     def _call(self, request: ExtractRequest, room: int, mode: str, on_overload: OverloadListener | None) -> _Reply:
         messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": render_request(request)}]
-        params: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": room, "temperature": 0}
+        # No sampling parameters: the server's own defaults, so a reply asked for again is a fresh sample.
+        params: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": room}
         if mode in _RESPONSE_FORMATS:
             params["response_format"] = _RESPONSE_FORMATS[mode]
         estimate = (len(SYSTEM_PROMPT) + len(messages[1]["content"])) // CHARS_PER_TOKEN + 1

@@ -38,6 +38,7 @@ from distiller.extract.base import (
     SubmitsBatches,
     SubmitUncertain,
     Truncated,
+    Unparsed,
     Usage,
 )
 from distiller.extract.select import estimated_output_tokens, prompt_tokens
@@ -170,17 +171,22 @@ def _extract_halves(extractor: Extractor, halves: Sequence[ExtractRequest], dept
 
 def _extract_with_room(extractor: Extractor, request: ExtractRequest, allowance: Allowance, hold: Hold,
                        usage: list[Usage], on_overload: OverloadListener | None) -> Extraction:
-    """One call (held for by `hold`), and, for an extractor that retries a truncated answer, one more with a larger
-    max_tokens after a truncated reply; each call's usage is recorded and charged as it returns, whether it
-    succeeded or not."""
+    """One call (held for by `hold`), and one more after a reply that did not parse (Unparsed) or, for an extractor
+    that retries a truncated answer, after a truncated reply with a larger max_tokens; each call is held for
+    first, and its usage recorded and charged as it returns, whether it succeeded or not."""
     try:
         extraction = extractor.extract(request, on_overload=on_overload)
     except BadRequest as exc:
         usage.extend(exc.usage)
         allowance.settle(hold, exc.usage)
-        room = (extractor.more_room(exc.max_tokens)
-                if isinstance(exc, Truncated) and isinstance(extractor, RetriesTruncated) else None)
-        again_hold = allowance.hold(extractor, request, max_tokens=room) if room is not None else None
+        room: int | None = None  # None: the extractor's own max_tokens
+        if isinstance(exc, Truncated) and isinstance(extractor, RetriesTruncated):
+            room = extractor.more_room(exc.max_tokens)
+            if room is None:
+                raise
+        elif not isinstance(exc, Unparsed):
+            raise
+        again_hold = allowance.hold(extractor, request, max_tokens=room)
         if again_hold is None:
             raise
         try:
