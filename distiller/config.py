@@ -11,12 +11,12 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from distiller import prices
+from distiller import extract
 from distiller.errors import DistillError, UsageError
 
 CONFIG_FILE = "distill.toml"
@@ -49,6 +49,11 @@ class Settings:
     extra_injected_blocks: tuple[str, ...] = ()
     extractor: str = "auto"
     model: str = "claude-haiku-5-5"
+    # The OpenAI-compatible server `extractor = openai-compatible` talks to (e.g. http://localhost:11434/v1 for
+    # Ollama); empty: $OPENAI_BASE_URL. Its price in $/MTok (0: free, as a local model is).
+    base_url: str = ""
+    price_input_per_mtok: float = 0.0
+    price_output_per_mtok: float = 0.0
     allow_expensive_model: bool = False
     request_budget_tokens: int = 6000
     budget_tokens: int = 0  # per run; 0 means no limit
@@ -86,11 +91,16 @@ class Settings:
 class Rule:
     """What a setting accepts; `allowed` is the sentence an error and the README show."""
 
-    kind: str  # int, float, bool, choice, name, names, formats (format names), overrides (pattern -> format)
+    kind: str  # int, float, bool, choice, name, names, url, formats (format names), overrides (pattern -> format)
     low: float = 0
     high: float = 0
     choices: tuple[str, ...] = ()  # for a choice; for a number, the words it also accepts
     pattern: re.Pattern[str] | None = None
+    choices_from: Callable[[], tuple[str, ...]] | None = None  # a choice among what a registry lists now
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        return self.choices_from() if self.choices_from is not None else self.choices
 
     @property
     def allowed(self) -> str:
@@ -101,7 +111,9 @@ class Rule:
         if self.kind == "bool":
             return "true or false"
         if self.kind == "choice":
-            return "one of " + ", ".join(self.choices)
+            return "one of " + ", ".join(self.options)
+        if self.kind == "url":
+            return "an http:// or https:// URL (empty: none)"
         if self.kind == "formats":
             return "a list of format names (" + ", ".join(_format_names()) + ")"
         if self.kind == "overrides":
@@ -115,10 +127,10 @@ def _plain(number: float) -> str:
     return f"{int(number):,}" if number == int(number) else f"{number:,}"
 
 
-_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
+_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}")  # "/": vLLM serves models by their Hub name
 _AGENT = re.compile(r"!?[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}")
 _TAG = re.compile(r"[A-Za-z][A-Za-z0-9_.:-]{0,63}")
-_PUNCT = {_MODEL: "._:@- (first a letter or digit)", _AGENT: "._@+- (first a letter or digit; !name removes a "
+_PUNCT = {_MODEL: "._:@/- (first a letter or digit)", _AGENT: "._@+- (first a letter or digit; !name removes a "
           "built-in exclusion)", _TAG: "_.:- (first a letter)"}
 _LENGTH = {_MODEL: 128, _AGENT: 128, _TAG: 64}
 GIB = 1024**3
@@ -130,8 +142,11 @@ RULES: dict[str, Rule] = {
     "db_wait_seconds": Rule("float", 0, 3600),
     "assistant_decision": Rule("choice", choices=("keep", "context", "drop")),
     "extra_injected_blocks": Rule("names", pattern=_TAG),
-    "extractor": Rule("choice", choices=("auto", "anthropic", "rules", "external")),
+    "extractor": Rule("choice", choices_from=extract.names),
     "model": Rule("name", pattern=_MODEL),
+    "base_url": Rule("url"),
+    "price_input_per_mtok": Rule("float", 0, 1000),
+    "price_output_per_mtok": Rule("float", 0, 1000),
     "allow_expensive_model": Rule("bool"),
     "request_budget_tokens": Rule("int", 100, 1_000_000),
     "budget_tokens": Rule("int", 0, 10**12),
@@ -174,6 +189,9 @@ def _overrides(value: Any) -> tuple[tuple[str, str], ...] | None:
     except overrides.BadOverride as exc:
         raise DistillError(str(exc)) from None
     return tuple(value.items())
+
+
+_URL = re.compile(r"https?://[^\s/?#@]+(?::[0-9]{1,5})?(?:/[^\s]*)?", re.IGNORECASE)
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 _INT_TEXT = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*")
 
@@ -210,8 +228,11 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
         elif isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
             result = value.strip().lower() in _TRUE
     elif rule.kind == "choice":
-        if isinstance(value, str) and value in rule.choices:
+        if isinstance(value, str) and value in rule.options:
             result = value
+    elif rule.kind == "url":
+        if isinstance(value, str) and (value == "" or _URL.fullmatch(value.strip())):
+            result = value.strip()
     elif rule.kind == "name":
         if isinstance(value, str) and rule.pattern.fullmatch(value):
             result = value
@@ -285,11 +306,14 @@ def load_settings(state_dir: Path | None = None, config_file: Path | None = None
 
 def override(settings: Settings, **values: Any) -> Settings:
     """Command-line flags: the top layer, validated like the others (None means not given). A bad flag value is a
-    usage error (exit 2), and so is a `--model` the price table does not know: it could never run."""
+    usage error (exit 2), and so is a `--model` the chosen extractor could never run (for Anthropic, one the price
+    table does not know)."""
     try:
         given = {n: _coerce(n, v, f"flag --{n.replace('_', '-')}") for n, v in values.items() if v is not None}
         if "model" in given:
-            prices.rates(given["model"])  # the price table knows which models exist
+            chosen = given.get("extractor", settings.extractor)
+            backend = extract.named("anthropic") if chosen == extract.AUTO else extract.named(chosen)
+            backend.check_model(given["model"])
     except DistillError as exc:
         raise UsageError(str(exc)) from None
     origins = {**settings.origins, **{n: f"flag --{n.replace('_', '-')}" for n in given}}
@@ -318,8 +342,8 @@ class Shown:
     allowed: str
 
 
-SECRET_ENV = ("ANTHROPIC_API_KEY",)
-PLAIN_ENV = ("ANTHROPIC_BASE_URL",)
+SECRET_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+PLAIN_ENV = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
 
 
 def mask(secret: str) -> str:
@@ -339,7 +363,8 @@ def describe(settings: Settings) -> list[Shown]:
     for env in SECRET_ENV:
         value = os.environ.get(env)
         shown.append(Shown(env.lower(), None if value is None else mask(value), f"env {env}" if value is not None
-                           else "not set", "a key from console.anthropic.com"))
+                           else "not set", "a key from console.anthropic.com" if env.startswith("ANTHROPIC")
+                           else "the OpenAI-compatible server's key, if it wants one"))
     for env in PLAIN_ENV:
         value = os.environ.get(env)
         shown.append(Shown(env.lower(), value, f"env {env}" if value is not None else "not set", "a URL"))

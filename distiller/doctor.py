@@ -16,13 +16,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from distiller import pipeline
-from distiller.pipeline import batches_admin
-from distiller import install
+from distiller import extract, install, pipeline
+from distiller import sources as registry
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.lock import lock_holder
-from distiller import sources as registry
+from distiller.pipeline import batches_admin
 from distiller.sources import sniff
 from distiller.sources.claude_code import discover as cc_discover
 from distiller.store.db import open_existing
@@ -239,6 +238,46 @@ def _claude_code_retention(settings: Settings, sources: Sequence[Path] | None, l
                    f"{age} day(s) ago")
 
 
+def _extractor(settings: Settings, report: Report) -> None:
+    """Which extractor a run would use (from the registry), and what that one needs: Anthropic's key, or an
+    OpenAI-compatible server that answers and serves the model."""
+    try:
+        backend = extract.resolve(settings.extractor)
+    except DistillError as exc:
+        report.add("extractor", PROBLEM, str(exc), "set extractor to one of " + ", ".join(extract.names()))
+        return
+    model = f", model {settings.model}" if not backend.offline else ""
+    report.add("extractor", OK, f"{backend.name}{model} ({settings.origin('extractor')}): {backend.summary}")
+    if backend.name == "openai-compatible":
+        _openai_server(settings, report)
+    else:
+        _api_key(settings, report)
+
+
+def _openai_server(settings: Settings, report: Report) -> None:
+    from distiller.extract import openai_compatible
+
+    url = openai_compatible.base_url(settings)
+    if not url:
+        report.add("server", PROBLEM, "no OpenAI-compatible server named",
+                   "set base_url (e.g. http://localhost:11434/v1 for Ollama) in distill.toml, or OPENAI_BASE_URL")
+        return
+    if settings.origin("model") == "default":
+        report.add("server", PROBLEM, f"no model named for {url}", "set model (e.g. llama3.1:8b) in distill.toml")
+        return
+    found = openai_compatible.probe(url, settings.model)
+    if not found.reachable:
+        report.add("server", PROBLEM, found.detail, "start the server (e.g. `ollama serve`), or fix base_url")
+    elif found.serves_model is False:
+        report.add("server", PROBLEM, found.detail, f"pull or load it (e.g. `ollama pull {settings.model}`), "
+                   "or fix model")
+    else:
+        report.add("server", OK if found.serves_model else WARN, found.detail)
+    key = os.environ.get(openai_compatible.KEY_ENV)
+    report.add("api_key", OK, f"{openai_compatible.KEY_ENV} " + (f"set ({len(key)} characters; value not shown)"
+                                                                   if key else "not set (local servers need none)"))
+
+
 def _api_key(settings: Settings, report: Report) -> None:
     key = os.environ.get("ANTHROPIC_API_KEY")
     if key is None:
@@ -307,7 +346,7 @@ def diagnose(settings: Settings, sources: Sequence[Path] | None = None) -> Repor
             _behind_and_batches(settings, sources, report)
         except DistillError as exc:
             report.add("batches", PROBLEM, str(exc), "see the message")
-    _api_key(settings, report)
+    _extractor(settings, report)
     _schedules(settings, report)
     _disk(settings, report)
     return report

@@ -83,6 +83,8 @@ class Tally:
     budget_stop: str | None = None
     overloaded: int = 0  # 429/529 answers the API gave (each retried): the pace was lowered for each
     concurrency_lowest: int | None = None  # the fewest requests in flight the pace came down to, when it did
+    output_mode: str | None = None  # json_schema, json_object or text: the structured output the server took
+    output_mode_note: str | None = None  # why a stricter mode was given up, in the server's words
     staged: list[str] = field(default_factory=list)
     submitted: list[str] = field(default_factory=list)
     set_aside: list[str] = field(default_factory=list)  # batch files that did not parse; their messages are reread
@@ -201,6 +203,8 @@ class Tally:
             "cost_usd": round(self.cost_usd, 6),
             "overloaded": self.overloaded,
             "concurrency_lowest": self.concurrency_lowest,
+            "output_mode": self.output_mode,
+            "output_mode_note": self.output_mode_note,
             "model_calls": self.model_calls,
             "sdk_retries": self.sdk_retries,
             "estimated_calls": self.estimated_calls,

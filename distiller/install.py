@@ -104,6 +104,7 @@ def check_run(kind: str, settings: Settings, roots: Sequence[str]) -> None:
     model without a key where the unit finds one (this environment, or for systemd and cron the env file), and
     whatever `run` refuses (pipeline.run.check_options: --model or --batch-api for the offline rules, an Opus-class
     model without allow_expensive_model). A unit that fails every hour shows in neither `runs` nor `status`."""
+    from distiller import extract
     from distiller.extract.rules import RulesExtractor
     from distiller.extract.select import Planned
     from distiller.pipeline.run import check_options
@@ -115,6 +116,13 @@ def check_run(kind: str, settings: Settings, roots: Sequence[str]) -> None:
     reads_env_file = kind in ("systemd", "cron")  # a launchd agent gets only what its plist sets
     key = bool(os.environ.get("ANTHROPIC_API_KEY")) or (reads_env_file and key_in_env_file(env_file()))
     choice = settings.extractor if settings.extractor != "auto" else ("anthropic" if key else "rules")
+    backend = extract.named(choice)
+    if not backend.offline and not backend.needs_key:  # a server of the user's own (openai-compatible): made now,
+        check_options(settings, backend.make(settings))  # so a missing base_url or model is refused before a unit
+        if not settings.origin("base_url").startswith("file"):
+            raise DistillError(f"the {kind} unit would not see the server named in this shell's environment: put "
+                               f"base_url = \"…\" in {settings.state_dir / 'distill.toml'}")
+        return
     wanted = ("the Anthropic extractor" if choice == "anthropic" else f"--model {settings.model}"
               if settings.origin("model").startswith("flag") else "--batch-api" if settings.batch_api else None)
     if not key and settings.extractor != "rules" and wanted is not None:

@@ -1,7 +1,9 @@
 """The one price table: every cost the distiller reports is computed here, so a price change is one edit.
 
 Dollars per million tokens from Anthropic's model pages (Nov 2026). Cache writes are priced at the 5-minute
-TTL, the only one the extractor uses. The Message Batches API halves every component.
+TTL, the only one the extractor uses. The Message Batches API halves every component. A model behind an
+OpenAI-compatible server (a local one, a gateway) is not in the table: it costs $0 unless the user configures its
+price (`configured`), and a configured price has no cache discount.
 """
 
 from __future__ import annotations
@@ -24,6 +26,18 @@ class Rates:
     cache_read: float
     long_context_tokens: int | None = None
     long: Rates | None = None
+
+
+FREE = Rates(input=0.0, output=0.0, cache_write=0.0, cache_read=0.0)
+
+
+def configured(input_usd_per_mtok: float, output_usd_per_mtok: float) -> Rates:
+    """A price the user set for a model the table does not know: every input token, cached or not, at the input
+    rate (such servers report no cache writes or reads, and we promise no discount we cannot see)."""
+    if input_usd_per_mtok == 0 and output_usd_per_mtok == 0:
+        return FREE
+    return Rates(input=input_usd_per_mtok, output=output_usd_per_mtok, cache_write=input_usd_per_mtok,
+                 cache_read=input_usd_per_mtok)
 
 
 _HAIKU_4_5 = Rates(input=1.00, output=5.00, cache_write=1.25, cache_read=0.10)
@@ -105,8 +119,14 @@ def is_expensive(model: str) -> bool:
 
 def cost_usd(model: str, input_tokens: int, output_tokens: int, cache_read_tokens: int, cache_write_tokens: int,
              *, batch: bool = False) -> float:
-    """Dollars for one call; `input_tokens` is the uncached part, as the API's usage reports it."""
-    table = rates(model)
+    """Dollars for one call of a model in the table; `input_tokens` is the uncached part, as the API's usage
+    reports it."""
+    return cost(rates(model), input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, batch=batch)
+
+
+def cost(table: Rates, input_tokens: int, output_tokens: int, cache_read_tokens: int, cache_write_tokens: int,
+         *, batch: bool = False) -> float:
+    """Dollars for one call at these rates (the long-context rates above their threshold)."""
     prompt_tokens = input_tokens + cache_read_tokens + cache_write_tokens
     if table.long is not None and table.long_context_tokens is not None and prompt_tokens > table.long_context_tokens:
         table = table.long

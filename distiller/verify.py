@@ -21,11 +21,12 @@ from distiller.extract.base import (
     CATEGORIES,
     DECAY_SENSITIVITIES,
     EVIDENCE_TYPES,
+    MAX_CANDIDATES,
+    MAX_PER_ITEM,
     MAX_STATEMENT_CHARS,
     Candidate,
     Extraction,
 )
-from distiller.extract.prompt import MAX_CANDIDATES, MAX_PER_ITEM
 from distiller.records import Belief, EvidenceItem
 from distiller.storable import has_markup, strip_controls
 from distiller.support import trivial_quote, unsupported

@@ -17,6 +17,7 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 from fakeapi import fake_anthropic  # noqa: F401  (the fake Messages API fixture)
+from fakeopenai import fake_openai  # noqa: F401  (the fake OpenAI-compatible server fixture)
 
 from distiller import stop
 from distiller.cli import cli
@@ -61,7 +62,7 @@ def isolated_env(process_left_as_found, tmp_path, monkeypatch):
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "gemini-home"))
     for name in list(os.environ):
-        if (name.startswith("DISTILL_") and name != "DISTILL_STATE_DIR") or name.startswith("ANTHROPIC_"):
+        if (name.startswith("DISTILL_") and name != "DISTILL_STATE_DIR") or name.startswith(("ANTHROPIC_", "OPENAI_")):
             monkeypatch.delenv(name)
 
 

@@ -112,7 +112,8 @@ class PerMessageRules(RulesExtractor):
     candidate, which is batching-dependent by design, as any model's reading of its context is; this property
     is about the pipeline and the store, so extraction is taken per message.)"""
 
-    def extract(self, request: ExtractRequest) -> Extraction:
+    def extract(self, request: ExtractRequest, *, max_tokens: int | None = None,
+                on_overload: object = None) -> Extraction:
         candidates = [c for item in request.items
                       for c in RulesExtractor.extract(self, replace(request, items=(item,))).candidates]
         return Extraction(request.request_id, tuple(candidates), ())

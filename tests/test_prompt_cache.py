@@ -21,11 +21,17 @@ from distiller.cli import cli
 from distiller.extract.anthropic import AnthropicExtractor, system_blocks
 from distiller.extract.base import Extraction, ExtractRequest, Item
 from distiller.extract.prompt import OUTPUT_SCHEMA, STATIC_PREFIX_TOKENS, SYSTEM_PROMPT, WORKED_EXAMPLES
-from distiller.extract.select import CACHE_WRITES_PER_RUN, estimate
+from distiller.extract.rules import RulesExtractor
+from distiller.extract.select import CACHE_WRITES_PER_RUN, Estimator, estimate
 from distiller.records import EvidenceItem
 from distiller.verify import Source, verify
 
 MODEL = "claude-haiku-5-5"
+
+
+def priced(model: str = MODEL) -> Estimator:
+    """The dry run's stand-in for an Anthropic model, priced from the table."""
+    return Estimator(model, prices.rates(model), prices.caches(model, STATIC_PREFIX_TOKENS))
 _EXAMPLE = re.compile(r'(<transcript agent="([^"]*)">\n.*?</transcript>)\n\nA good answer:\n'
                       r'(\{"candidates": \[\]\}|\{"candidates": \[\n.*?\n\]\})\n', re.DOTALL)
 _ITEM = re.compile(r'<item id="([^"]*)" role="([^"]*)" ts="([^"]*)" cite="(yes|no)">\n(.*?)\n</item>', re.DOTALL)
@@ -158,25 +164,25 @@ def test_the_estimate_prices_the_prefix_as_the_cache_will():
     read = prices.cost_usd(MODEL, transcript, output, STATIC_PREFIX_TOKENS, 0)
     full = prices.cost_usd(MODEL, STATIC_PREFIX_TOKENS + transcript, output, 0, 0)
 
-    cold = estimate(MODEL, total, requests)
+    cold = estimate(priced(), total, requests)
     assert cold.usd == pytest.approx(CACHE_WRITES_PER_RUN * write + (requests - CACHE_WRITES_PER_RUN) * read)
     assert cold.cache_read_tokens == (requests - CACHE_WRITES_PER_RUN) * STATIC_PREFIX_TOKENS
     assert cold.tokens == total + requests * output
-    assert estimate(MODEL, total, requests, warm=True).usd == pytest.approx(requests * read)
-    assert estimate(MODEL, total, requests, every_request_writes=True).usd == pytest.approx(requests * write)
+    assert estimate(priced(), total, requests, warm=True).usd == pytest.approx(requests * read)
+    assert estimate(priced(), total, requests, every_request_writes=True).usd == pytest.approx(requests * write)
     assert read < full < write
-    assert estimate(None, total, requests).usd == 0.0
+    assert estimate(RulesExtractor(), total, requests).usd == 0.0
 
 
 def test_the_estimate_prices_each_request_not_the_sum_of_a_batch():
     """Haiku 5.5 bills a prompt above 100k tokens at five times the rate: twenty ordinary requests are not one."""
-    one = estimate(MODEL, STATIC_PREFIX_TOKENS + 6000, 1, warm=True).usd
-    assert estimate(MODEL, 20 * (STATIC_PREFIX_TOKENS + 6000), 20, warm=True).usd == pytest.approx(20 * one)
+    one = estimate(priced(), STATIC_PREFIX_TOKENS + 6000, 1, warm=True).usd
+    assert estimate(priced(), 20 * (STATIC_PREFIX_TOKENS + 6000), 20, warm=True).usd == pytest.approx(20 * one)
 
 
 def test_a_model_that_cannot_cache_the_prefix_is_estimated_at_full_price(monkeypatch):
     monkeypatch.setitem(prices.MIN_CACHEABLE_TOKENS, MODEL, STATIC_PREFIX_TOKENS + 1)
-    expected = estimate(MODEL, 10 * (STATIC_PREFIX_TOKENS + 6000), 10)
+    expected = estimate(priced(), 10 * (STATIC_PREFIX_TOKENS + 6000), 10)
     full = prices.cost_usd(MODEL, STATIC_PREFIX_TOKENS + 6000, 1500, 0, 0)
     assert expected.usd == pytest.approx(10 * full) and expected.cache_read_tokens == 0
 
@@ -258,7 +264,7 @@ def test_the_dry_run_estimate_accounts_for_the_cache(many_requests):
     code, out, err = _cli("--json", "run", "--dry-run")
     assert code == 0, err
     d = orjson.loads(out)
-    expected = estimate(MODEL, d["estimated_tokens"], d["requests"])
+    expected = estimate(priced(), d["estimated_tokens"], d["requests"])
     assert d["requests"] == len(FACTS)
     assert d["estimated_cache_read_tokens"] == (len(FACTS) - CACHE_WRITES_PER_RUN) * STATIC_PREFIX_TOKENS
     assert d["estimated_cost_usd"] == pytest.approx(expected.usd, abs=1e-6)
@@ -273,7 +279,7 @@ def test_the_reprocess_estimate_accounts_for_the_cache(many_requests):
     d = d.get("estimate", d)
     assert d["requests"] == len(FACTS)
     assert d["estimated_cache_read_tokens"] == (len(FACTS) - CACHE_WRITES_PER_RUN) * STATIC_PREFIX_TOKENS
-    assert d["estimated_cost_usd"] == pytest.approx(estimate(MODEL, d["estimated_tokens"], d["requests"]).usd,
+    assert d["estimated_cost_usd"] == pytest.approx(estimate(priced(), d["estimated_tokens"], d["requests"]).usd,
                                                     abs=1e-6)
     code, human, err = _cli("reprocess", "--dry-run", "--model", MODEL)  # the job a key would run: priced
     assert re.search(rf"to the Anthropic extractor, model {MODEL}, ≈[\d,]+ input tokens \(≈\d+% read from the prompt "

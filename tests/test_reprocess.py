@@ -39,7 +39,7 @@ class NoFactsRules(RulesExtractor):
 
     prompt_version = "rules-no-facts"
 
-    def extract(self, request):
+    def extract(self, request, *, max_tokens=None, on_overload=None):
         found = super().extract(request)
         return type(found)(found.request_id, tuple(c for c in found.candidates if c.category != "fact"), found.usage)
 

@@ -29,7 +29,7 @@ from distiller import pipeline
 from distiller import sources as registry
 from distiller.config import Settings
 from distiller.events import Tally
-from distiller.extract.select import Estimator
+from distiller.extract.select import estimator
 from distiller.lock import run_lock
 from distiller.pipeline import scan
 from distiller.pipeline.chunk import Chunk, Window
@@ -137,7 +137,7 @@ class Recorded(DryRun):
 
 def _scan(settings: Settings, root: Path, plans, session_keys, *, window=None, started=None, log=None):
     tally = Tally(extractor="estimate")
-    dispatcher = Recorded(settings, "dry-run", tally, Estimator(settings.model),
+    dispatcher = Recorded(settings, "dry-run", tally, estimator(settings),
                           show=None if log is None else log.append)
     dispatcher.sent = []
     distill_plans(plans, session_keys, settings, tally, Chunk(settings), unread(settings, tally), dispatcher,

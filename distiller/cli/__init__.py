@@ -38,6 +38,7 @@ from distiller.config import (
 )
 from distiller.doctor import diagnose
 from distiller.errors import EXIT_ERROR, DistillError, os_fault
+from distiller.cli.extractor_options import base_url_option, extractor_option, model_option
 from distiller.extract.select import make_extractor
 from distiller.screen.prefilter import CONTEXT, DROP, KEEP
 from distiller.screen import Decision
@@ -274,6 +275,9 @@ def _distill_summary(d: dict) -> str:
     if d.get("overloaded"):
         lines.append(f"the API pushed back {d['overloaded']} time(s) (429/529): down to {d['concurrency_lowest']} "
                      "request(s) at a time, each retried after the wait it asked for")
+    if d.get("output_mode"):
+        lines.append(f"structured output: {d['output_mode']}"
+                     + (f" (stricter modes refused: {d['output_mode_note']})" if d.get("output_mode_note") else ""))
     if d["quarantined_requests"]:
         lines.append(f"quarantined requests: {d['quarantined_requests']} (see `distill batches list`)")
     if d["submitted"]:
@@ -311,9 +315,9 @@ def _run_summary(d: dict, dry_run: bool) -> str:
     type=click.Choice(sorted(SHOWN)),
     help="Print the decision on every newly read message (one JSON object each with --json); kept = keep + context.",
 )
-@click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]),
-              help="auto: Anthropic when ANTHROPIC_API_KEY is set, else the offline rules.  [default: auto]")
-@click.option("--model", help="Anthropic model.  [default: claude-haiku-5-5]")
+@extractor_option
+@model_option
+@base_url_option
 @click.option("--allow-expensive-model", is_flag=True, default=None, help="Allow Opus-class models.")
 @click.option("--budget-usd", type=float, help="Stop this run before it would spend more (0: no limit).")
 @click.option("--budget-tokens", type=int, help="Stop this run before it would use more model tokens (0: no limit).")
@@ -328,13 +332,13 @@ def _run_summary(d: dict, dry_run: bool) -> str:
               "scheduled run's log holds no belief text.")
 @click.pass_obj
 def run(obj: dict, sources: tuple[Path, ...], source_format: str | None, dry_run: bool, show: str | None,
-        extractor: str | None,
-        model: str | None, allow_expensive_model: bool | None, budget_usd: float | None, budget_tokens: int | None,
-        no_llm: bool, batch_api: bool | None, concurrency: int | None, show_beliefs: bool) -> None:
+        extractor: str | None, model: str | None, base_url: str | None, allow_expensive_model: bool | None,
+        budget_usd: float | None, budget_tokens: int | None, no_llm: bool, batch_api: bool | None,
+        concurrency: int | None, show_beliefs: bool) -> None:
     """Read the new tail of every transcript, screen it, distill it into verified beliefs, commit exactly once."""
     out: Output = obj["out"]
     settings = override(obj["settings"], extractor="external" if no_llm else extractor, model=model,
-                        allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
+                        base_url=base_url, allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
                         budget_tokens=budget_tokens, batch_api=batch_api, concurrency=concurrency)
     settings = forced_sources(settings, sources, source_format)
     printer = None
@@ -424,7 +428,7 @@ def batches_list(obj: dict) -> None:
           "distill batches retry 0123456789ab-0001     # send its failed requests again")
 @batches.command("retry")
 @click.argument("batch_id")
-@click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]), help="[default: auto]")
+@extractor_option
 @click.pass_obj
 def batches_retry(obj: dict, batch_id: str, extractor: str | None) -> None:
     """Extract a quarantined batch again and commit what now succeeds."""
@@ -532,8 +536,8 @@ def _extraction_options(fn):
     """The run options `schedule` passes on to each run (and `schedule install` writes into the unit)."""
     for option in reversed([
         source_option,
-        click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]), help="[default: auto]"),
-        click.option("--model", help="Anthropic model.  [default: claude-haiku-5-5]"),
+        extractor_option,
+        model_option,
         click.option("--allow-expensive-model", is_flag=True, default=None, help="Allow Opus-class models."),
         click.option("--budget-usd", type=float, help="Per-run dollar budget (0: no limit)."),
         click.option("--budget-tokens", type=int, help="Per-run token budget (0: no limit)."),

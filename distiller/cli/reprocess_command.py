@@ -7,17 +7,29 @@ from pathlib import Path
 
 import click
 
-from distiller import progress
-from distiller.pipeline import reprocess as api
+from distiller import extract, progress
 from distiller.cli.belief_commands import _since as _when
 from distiller.cli.format_option import forced_sources, format_option
 from distiller.cli.examples import examples
-from distiller.config import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, MIN_CONCURRENCY, override
+from distiller.cli.extractor_options import (
+    base_url_option,
+    extractor_option,
+    model_option,
+)
+from distiller.config import (
+    DEFAULT_CONCURRENCY,
+    MAX_CONCURRENCY,
+    MIN_CONCURRENCY,
+    override,
+)
 from distiller.extract.select import make_extractor
+from distiller.pipeline import reprocess as api
 
 
 def _named(name: str, model: str | None) -> str:
-    return f"the Anthropic extractor, model {model}" if name == "anthropic" else f"the offline {name} extractor"
+    if name in extract.names() and not extract.named(name).offline:
+        return f"the {extract.named(name).label} extractor, model {model}"
+    return f"the offline {name} extractor"
 
 
 def _estimate_line(e: api.Estimate) -> str:
@@ -42,8 +54,9 @@ def _estimate_line(e: api.Estimate) -> str:
 @click.option("--until", help="Only messages before this ISO date/time (or a span back: 30d).")
 @click.option("--agent", "agents", multiple=True, help="Only this agent (repeatable).")
 @click.option("--include-archives", is_flag=True, help="Also read .reset./.deleted. archives.")
-@click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]), help="[default: auto]")
-@click.option("--model", help="Anthropic model.  [default: claude-haiku-5-5]")
+@extractor_option
+@model_option
+@base_url_option
 @click.option("--allow-expensive-model", is_flag=True, default=None, help="Allow Opus-class models.")
 @click.option("--batch-api", is_flag=True, default=None,
               help="Submit through the Message Batches API (half price); later invocations (or --collect) collect "
@@ -58,13 +71,14 @@ def _estimate_line(e: api.Estimate) -> str:
 @click.option("--keep-old", is_flag=True, help="Keep beliefs only older extractors drew and this pass did not.")
 @click.pass_obj
 def reprocess_command(obj: dict, sources: tuple[Path, ...], source_format: str | None, since: str | None,
-                      until: str | None, agents: tuple[str, ...], include_archives: bool, extractor: str | None, model: str | None,
+                      until: str | None, agents: tuple[str, ...], include_archives: bool, extractor: str | None,
+                      model: str | None, base_url: str | None,
                       allow_expensive_model: bool | None, batch_api: bool | None, collect: bool,
                       concurrency: int | None, dry_run: bool, yes: bool, keep_old: bool) -> None:
     """Distill whole transcripts again (messages already recorded too), without moving the live cursors;
     resumable, and never paying twice for the same job."""
     out = obj["out"]
-    settings = override(obj["settings"], extractor=extractor, model=model,
+    settings = override(obj["settings"], extractor=extractor, model=model, base_url=base_url,
                         allow_expensive_model=allow_expensive_model, batch_api=batch_api, concurrency=concurrency)
     settings = forced_sources(settings, sources, source_format)
 

@@ -1,1 +1,126 @@
-"""Extractors: one protocol, several backends (Anthropic, offline rules, an external agent's JSONL)."""
+"""The registry of extractors: the one place a backend is listed. Everything else asks it.
+
+`--extractor`'s choices (every CLI command that has it), the `extractor` setting's validation, `doctor`'s key and
+endpoint lines, dry-run estimates and `--model` checks all read `backends()`. A backend is the contract of
+`base.Extractor` plus what is known before one is made: its factory, the model it runs by default, the key it
+needs, and what its calls cost (from the one price table, prices.py). Adding one is a module and one `register`
+(tests/test_extractors.py registers a toy one and runs it through the real pipeline).
+
+The built-in backends' modules are imported only when one is made, so that `--help` and the rules never import an
+SDK.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from distiller import prices
+from distiller.errors import DistillError
+
+if TYPE_CHECKING:
+    from distiller.config import Settings
+    from distiller.extract.base import Extractor
+
+AUTO = "auto"  # the Anthropic API when ANTHROPIC_API_KEY is set, else the offline rules
+EXTERNAL = "external"  # an external agent's answers (`run --no-llm`, then `distill commit`)
+
+
+def _no_model_check(model: str) -> None:
+    """A backend that accepts any model name the `model` setting's alphabet allows."""
+
+
+def _free(settings: Settings) -> prices.Rates:
+    return prices.FREE
+
+
+def _never(settings: Settings) -> bool:
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """One extractor choice, as the CLI, config, doctor and estimates see it before (or without) making it."""
+
+    name: str
+    summary: str  # one line, for --help and doctor
+    make: Callable[[Settings], Extractor]  # the extractor the settings ask for; DistillError when it cannot run
+    offline: bool  # answers locally (base.Extractor.offline)
+    billed: bool  # its calls are metered (base.Extractor.billed)
+    default_model: str | None = None  # run when no model is set; None: it runs none, or one must be named
+    key_env: str | None = None  # the environment variable its key is read from
+    needs_key: bool = False  # whether it cannot run without that key
+    rates: Callable[[Settings], prices.Rates] = _free  # what a call costs at the settings' model
+    caches_prefix: Callable[[Settings], bool] = _never  # whether the static prefix is billed as cached
+    check_model: Callable[[str], None] = _no_model_check  # raises DistillError for a model it cannot run
+    selectable: bool = True  # offered by `--extractor` (external is chosen by `run --no-llm`)
+    label: str = ""  # its name in a sentence ("the Anthropic extractor"); the name when empty
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.name)
+
+
+_registered: dict[str, Backend] = {}
+_loaded = False
+
+
+def _builtin() -> list[Backend]:
+    from distiller.extract.select import BUILTIN
+
+    return list(BUILTIN)
+
+
+def backends() -> tuple[Backend, ...]:
+    """Every backend, the built-in ones first."""
+    global _loaded
+    if not _loaded:
+        builtin = {b.name: b for b in _builtin()}
+        _registered.update({**builtin, **_registered})
+        _loaded = True
+    return tuple(_registered.values())
+
+
+def register(backend: Backend) -> None:
+    """Add a backend (a new module calls this once; a test may too, and `unregister` it after)."""
+    if backend.name == AUTO or any(known.name == backend.name for known in backends()):
+        raise ValueError(f"an extractor named {backend.name!r} is registered already")
+    _registered[backend.name] = backend
+
+
+def unregister(name: str) -> None:
+    backends()
+    _registered.pop(name, None)
+
+
+def names() -> tuple[str, ...]:
+    """What the `extractor` setting accepts: auto and every backend."""
+    return (AUTO, *(b.name for b in backends()))
+
+
+def choices() -> tuple[str, ...]:
+    """What `--extractor` offers: auto and every selectable backend."""
+    return (AUTO, *(b.name for b in backends() if b.selectable))
+
+
+def named(name: str) -> Backend:
+    for backend in backends():
+        if backend.name == name:
+            return backend
+    raise DistillError(f"no extractor named {name!r} (known: {', '.join(names())})")
+
+
+def resolve(choice: str) -> Backend:
+    """The backend a choice runs: `auto` is Anthropic when ANTHROPIC_API_KEY is set, else the offline rules."""
+    if choice == AUTO:
+        return named("anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "rules")
+    return named(choice)
+
+
+def priced(settings: Settings) -> Backend:
+    """The backend a dry run prices at: the chosen one when it is billed, else the one a key would run (auto
+    runs the rules without a key, and the estimate says what the model would cost)."""
+    chosen = resolve(settings.extractor)
+    return chosen if chosen.billed else named("anthropic")

@@ -6,18 +6,20 @@ Every SDK failure is translated at this boundary into the pipeline's three outco
 
 from __future__ import annotations
 
-import email.utils
 import os
 import re
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import timezone
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import anthropic
 import orjson
-from anthropic.types.messages import MessageBatchIndividualResponse
+from anthropic.types.messages import (
+    MessageBatchIndividualResponse,
+    MessageBatchSucceededResult,
+)
 
 if TYPE_CHECKING:
     import httpx2  # the SDK's own HTTP client library: only the type of a response hook's argument
@@ -27,44 +29,42 @@ from distiller.errors import DistillError
 from distiller.extract.base import (
     AuthenticationFailed,
     BadRequest,
+    BatchOutcome,
     Candidate,
     Extraction,
     ExtractionUnavailable,
     ExtractRequest,
+    OverloadListener,
     SubmitUncertain,
     Truncated,
     Usage,
 )
 from distiller.extract.candidates import parse_candidates
-from distiller.extract.prompt import OUTPUT_SCHEMA, PROMPT_VERSION, STATIC_PREFIX_TOKENS, SYSTEM_PROMPT, render_request
+from distiller.extract.prompt import (
+    OUTPUT_SCHEMA,
+    PROMPT_VERSION,
+    STATIC_PREFIX_TOKENS,
+    SYSTEM_PROMPT,
+    render_request,
+)
+from distiller.extract.replies import count, retry_after
 
 DEFAULT_MODEL = "claude-haiku-5-5"
 MAX_TOKENS_CEILING = 16_000  # the most a truncated reply is retried with: the SDK wants streaming above ~21k
 CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 OVERLOADED = (429, 529)
-# More tokens than any model's context window and reply together: a usage count above it is not believed.
-MAX_REPORTED_TOKENS = 100_000_000
 
 _OUTPUT_CONFIG = {"format": {"type": "json_schema", "schema": OUTPUT_SCHEMA}}
 
 
-@dataclass(frozen=True, slots=True)
-class BatchOutcome:
-    """An ended Message Batch: each custom_id (= request_id) has an extraction or a short error.
-
-    Errors start with the result type: "errored: <api error type>: …" and "expired" are worth resubmitting;
-    "bad_request: …" (refusal, truncation, unparseable output) calls for a split; "canceled" was asked for.
-    """
-
-    batch_id: str
-    extractions: dict[str, Extraction]
-    errors: dict[str, str]
-    unusable: dict[str, Usage] = field(default_factory=dict)  # what a refused, truncated or garbled reply cost
-
-
 class AnthropicExtractor:
+    """Billed, online; retries a truncated answer with more room, caches the static prefix where the model caches
+    one that long, and submits Message Batches."""
+
     name = "anthropic"
     prompt_version = PROMPT_VERSION
+    offline = False
+    billed = True
 
     def __init__(self, model: str = DEFAULT_MODEL, *, api_key: str | None = None, base_url: str | None = None,
                  max_tokens: int = 4096, allow_expensive_model: bool = False, max_retries: int = 2,
@@ -77,26 +77,29 @@ class AnthropicExtractor:
         if not key:
             raise DistillError("no Anthropic API key: set ANTHROPIC_API_KEY")
         self.model = model
+        self.rates = prices.rates(model)
         self.max_tokens = max_tokens
         self._system = system_blocks(model)
         self.caches_prefix = "cache_control" in self._system[0]  # every request reads the prefix the first wrote
-        # Told of every 429 (rate limited) and 529 (overloaded) response with its retry-after in seconds, the
-        # ones the SDK retries itself included: the pipeline's pace (pipeline/pace.py) listens here.
-        self.on_overload: Callable[[int, float | None], None] | None = None
+        # The listener of the call this thread is making (extract's `on_overload`): the SDK's response hook runs in
+        # the calling thread, for every response, the ones it retries itself included.
+        self._listening = threading.local()
         http_client = anthropic.DefaultHttpxClient(event_hooks={"response": [self._observe]})
         self._client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout,
                                            http_client=http_client)
 
     def _observe(self, response: httpx2.Response) -> None:
-        listener = self.on_overload
+        listener: OverloadListener | None = getattr(self._listening, "listener", None)
         if listener is not None and response.status_code in OVERLOADED:
             listener(response.status_code, retry_after(response.headers))
 
-    def extract(self, request: ExtractRequest, *, max_tokens: int | None = None) -> Extraction:
+    def extract(self, request: ExtractRequest, *, max_tokens: int | None = None,
+                on_overload: OverloadListener | None = None) -> Extraction:
         """One call. Whatever the reply, its usage is counted: a refused, truncated or malformed reply raises a
         BadRequest (Truncated) that carries it, and a 400, which reports none, carries an estimate."""
         max_tokens = max_tokens or self.max_tokens
         started = time.monotonic()
+        self._listening.listener = on_overload
         try:
             raw = self._client.messages.with_raw_response.create(**self._params(request, max_tokens))
             message = raw.parse()
@@ -107,6 +110,8 @@ class AnthropicExtractor:
             raise error from exc
         except anthropic.AnthropicError as exc:
             raise _translate(exc) from exc
+        finally:
+            self._listening.listener = None
         latency_ms = round((time.monotonic() - started) * 1000)
         usage = (self._usage(_reported_usage(_body(raw.http_response)),
                              self._fallback(request, max_tokens), latency_ms, batch=False, retries=raw.retries_taken),)
@@ -171,7 +176,8 @@ class AnthropicExtractor:
         try:
             # No retries: the API takes no idempotency key, so a retry after a timeout could create a second batch.
             batch = self._client.with_options(max_retries=0).messages.batches.create(
-                requests=[{"custom_id": r.request_id, "params": self._params(r)} for r in requests]
+                requests=[{"custom_id": r.request_id, "params": self._params(r)}  # type: ignore[typeddict-item]
+                          for r in requests]
             )
         except anthropic.APIStatusError as exc:
             if exc.status_code >= 500:
@@ -225,7 +231,7 @@ class AnthropicExtractor:
                     unusable[request_id] = self._usage({}, self._fallback(by_id[request_id], self.max_tokens), 0,
                                                        batch=True)
                 continue
-            if kind == "succeeded":
+            if isinstance(result, MessageBatchSucceededResult):
                 fallback = self._fallback(by_id.get(custom_id), self.max_tokens)
                 usage = self._usage(_reported_usage(line.get("result", {}).get("message")), fallback, 0, batch=True)
                 try:
@@ -258,11 +264,11 @@ class AnthropicExtractor:
         int (a negative, a null, a string, a float, a bool, an absurd size) is taken from `fallback`, and the usage
         is then marked estimated, so the budget is never credited nor a paid answer lost to a TypeError. `usage` is
         the reply's JSON as sent, not the SDK's model of it, which coerces some fields and passes others through."""
-        input_tokens = _count(usage.get("input_tokens"))
-        output_tokens = _count(usage.get("output_tokens"))
+        input_tokens = count(usage.get("input_tokens"))
+        output_tokens = count(usage.get("output_tokens"))
         # absent or null cache fields are the API's way of saying none: only a present, unreadable one is suspect
-        cache_read = _count(_or_zero(usage.get("cache_read_input_tokens")))
-        cache_write = _count(_or_zero(usage.get("cache_creation_input_tokens")))
+        cache_read = count(_or_zero(usage.get("cache_read_input_tokens")))
+        cache_write = count(_or_zero(usage.get("cache_creation_input_tokens")))
         estimated = None in (input_tokens, output_tokens, cache_read, cache_write)
         input_tokens = fallback.input_tokens if input_tokens is None else input_tokens
         output_tokens = fallback.output_tokens if output_tokens is None else output_tokens
@@ -300,46 +306,6 @@ def _reported_usage(message: object) -> Mapping[str, object]:
 
 def _or_zero(value: object) -> object:
     return 0 if value is None else value
-
-
-def _count(value: object) -> int | None:
-    """A token count as the API should report it, or None: only a non-negative int (not a bool) within reason."""
-    if type(value) is int and 0 <= value <= MAX_REPORTED_TOKENS:
-        return value
-    return None
-
-
-def retry_after(headers: Mapping[str, str], now: Callable[[], float] = time.time) -> float | None:
-    """The wait a response asks for, in seconds: `retry-after-ms`, else `retry-after` in seconds or as an HTTP date
-    (a date already past is no wait); None when it names none or only unreadable ones (negative, NaN, infinite,
-    garbage). How long a wait is honoured is the pace's business (pipeline/pace.py clamps it)."""
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            seconds = float(value) / scale
-        except (ValueError, OverflowError):
-            seconds = _seconds_until(value, now) if scale == 1.0 else None
-            if seconds is None:
-                continue
-        if seconds == seconds and 0 <= seconds < float("inf"):  # not NaN, not negative, finite
-            return seconds
-    return None
-
-
-def _seconds_until(http_date: str, now: Callable[[], float]) -> float | None:
-    """Seconds from now until an HTTP date (0 once it is past); None when it is not one."""
-    try:
-        when = email.utils.parsedate_to_datetime(http_date)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if when.tzinfo is None:  # RFC 9110 dates are in GMT; one without a zone is read as UTC
-        when = when.replace(tzinfo=timezone.utc)
-    try:
-        return max(0.0, when.timestamp() - now())
-    except (OverflowError, ValueError, OSError):
-        return None
 
 
 def system_blocks(model: str, prefix_tokens: int = STATIC_PREFIX_TOKENS) -> list[dict[str, Any]]:

@@ -1,11 +1,30 @@
-"""The contract between the pipeline and any extractor: a request of screened items in, candidates out."""
+"""The contract between the pipeline and any extractor: a request of screened items in, candidates out.
+
+An extractor is any object with the members of `Extractor`. What only some can do is a capability of its own,
+a small protocol the pipeline asks with `isinstance` (never `getattr`, never by setting attributes on the object):
+`RetriesTruncated` (a reply cut at its output limit is worth one call with more room), `CachesPrefix` (requests
+share a cached prefix the first must write, so it goes alone) and `SubmitsBatches` (a provider's batch API). Which
+extractors exist, and what they need, is the registry's business (`distiller/extract/__init__.py`).
+
+The caps every reply is held to live here, below both the prompt that states them and the verification that
+enforces them.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 from distiller.errors import DistillError, Unavailable
+from distiller.prices import Rates
+
+MAX_CANDIDATES = 20  # candidates one reply may propose (the prompt says so; verify.py cuts the rest, counted)
+MAX_PER_ITEM = 5  # candidates citing one item: a message states a few facts, not dozens
+
+# Told of every 429 (rate limited) and 529/503 (overloaded) answer, retried ones included, with the retry-after it
+# named in seconds (None: none): the pipeline's pace (pipeline/pace.py) listens.
+OverloadListener = Callable[[int, float | None], None]
 
 CATEGORIES = ("identity", "goal", "preference", "decision", "fact", "implicit_inference")
 EVIDENCE_TYPES = ("explicit", "implied")
@@ -80,12 +99,91 @@ class Extraction:
     usage: tuple[Usage, ...]  # empty for offline extractors
 
 
+@runtime_checkable
 class Extractor(Protocol):
-    name: str  # "rules", "anthropic", …
-    model: str | None
-    prompt_version: str
+    """What every extractor has.
 
-    def extract(self, request: ExtractRequest) -> Extraction: ...
+    - `name`, `model` and `prompt_version` are the provenance a batch and every belief record: a batch started
+      with one is never finished with another.
+    - `offline`: answers are local work (the rules): a batch is answered in memory, one request after the other,
+      never journaled, never split for proposing too much. Otherwise each request is a call that may fail, be
+      retried, split, paced and journaled as it returns.
+    - `billed`: each call is metered: its worst case is held against the token and dollar budgets before it is
+      made, and a dry run estimates it at `rates` (prices.FREE for a model no price is configured for, whose
+      tokens are budgeted all the same).
+    - `extract` answers one request. `max_tokens` is the room for the reply (for a `RetriesTruncated` extractor;
+      others ignore it); `on_overload` is told of every 429/529 the call met. Errors are the ones below: try later
+      (ExtractionUnavailable), split or give up (BadRequest, Truncated), fix the key (AuthenticationFailed)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def prompt_version(self) -> str: ...
+    @property
+    def offline(self) -> bool: ...
+    @property
+    def billed(self) -> bool: ...
+    @property
+    def rates(self) -> Rates: ...
+
+    def extract(self, request: ExtractRequest, *, max_tokens: int | None = None,
+                on_overload: OverloadListener | None = None) -> Extraction: ...
+
+
+@runtime_checkable
+class RetriesTruncated(Protocol):
+    """A reply cut at `max_tokens` is worth one more call with `more_room(max_tokens)` (None: no more room)."""
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    def more_room(self, max_tokens: int) -> int | None: ...
+
+
+@runtime_checkable
+class CachesPrefix(Protocol):
+    """Requests share a static prefix the provider caches once a first reply has begun: when `caches_prefix`, the
+    first request goes alone, and estimates price the prefix as written once and read after."""
+
+    @property
+    def caches_prefix(self) -> bool: ...
+
+
+@runtime_checkable
+class NegotiatesOutputMode(Protocol):
+    """The structured-output mode is found per run (json_schema, json_object or text, as the server allows):
+    `mode` is the one requests go in, `mode_note` why a stricter one was given up (None: it was not). The run
+    records both in its counters."""
+
+    @property
+    def mode(self) -> str: ...
+    @property
+    def mode_note(self) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class BatchOutcome:
+    """An ended provider batch: each request_id has an extraction or a short error.
+
+    Errors start with the result type: "errored: <api error type>: …" and "expired" are worth resubmitting;
+    "bad_request: …" (refusal, truncation, unparseable output) calls for a split; "canceled" was asked for.
+    """
+
+    batch_id: str
+    extractions: dict[str, Extraction]
+    errors: dict[str, str]
+    unusable: dict[str, Usage] = field(default_factory=dict)  # what a refused, truncated or garbled reply cost
+
+
+@runtime_checkable
+class SubmitsBatches(Protocol):
+    """A provider batch API (`--batch-api`): submit now, collect in a later run."""
+
+    def submit_batch(self, requests: Sequence[ExtractRequest]) -> str: ...
+
+    def collect_batch(self, batch_id: str, requests: Sequence[ExtractRequest] = ()) -> BatchOutcome | None: ...
 
 
 class ExtractionUnavailable(Unavailable):
@@ -113,6 +211,11 @@ class Truncated(BadRequest):
     def __init__(self, message: str, usage: tuple[Usage, ...] = (), *, max_tokens: int) -> None:
         super().__init__(message, usage)
         self.max_tokens = max_tokens
+
+
+class Unparsed(BadRequest):
+    """The reply came back but holds no answer that parses: worth asking once more as it was (a sampled model often
+    answers in form the next time) before a split. The pipeline makes that call, held against the budget like any."""
 
 
 class AuthenticationFailed(DistillError):

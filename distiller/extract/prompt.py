@@ -11,12 +11,17 @@ from html import escape
 
 import orjson
 
-from distiller.extract.base import CATEGORIES, DECAY_SENSITIVITIES, EVIDENCE_TYPES, MAX_STATEMENT_CHARS, ExtractRequest
+from distiller.extract.base import (
+    CATEGORIES,
+    DECAY_SENSITIVITIES,
+    EVIDENCE_TYPES,
+    MAX_CANDIDATES,
+    MAX_PER_ITEM,
+    MAX_STATEMENT_CHARS,
+    ExtractRequest,
+)
 
-PROMPT_VERSION = "anthropic-v3"
-
-MAX_CANDIDATES = 20
-MAX_PER_ITEM = 5  # candidates citing one item: a message states a few facts, not dozens
+PROMPT_VERSION = "anthropic-v3"  # every model extractor sends this prompt; the name is historical
 
 # The hard cases as worked examples. They also lift the static prefix above the minimum cacheable length of
 # the models we run (prices.MIN_CACHEABLE_TOKENS), so every request after a run's first reads it from the cache

@@ -17,7 +17,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest
+from distiller import prices
+from distiller.extract.base import (
+    Candidate,
+    EvidenceRef,
+    Extraction,
+    ExtractRequest,
+    OverloadListener,
+)
 
 PROMPT_VERSION = "rules-3"  # rules-3: no object or a vague one is no belief
 SINGLE_CONFIDENCE = 0.6  # below the store's threshold for an active belief: one mention stays provisional
@@ -201,10 +208,11 @@ _ANY_LEAD = re.compile("|".join(f"(?P<r{n}>{rule.pattern.pattern})" for n, rule 
 def first_rule(clause: str) -> tuple[_Rule, re.Match[str]] | None:
     """The first rule whose lead-in opens the clause, with its match."""
     found = _ANY_LEAD.match(clause)
-    if found is None:
+    if found is None or found.lastgroup is None:
         return None
     rule = RULES[int(found.lastgroup[1:])]
-    return rule, rule.pattern.match(clause)
+    matched = rule.pattern.match(clause)
+    return None if matched is None else (rule, matched)
 
 # "mine" alone points outside the statement and is rejected before this rewrite.
 _PRONOUNS = ((re.compile(r"\bmy\b", re.I), "their"), (re.compile(r"\bmyself\b", re.I), "themselves"),
@@ -354,11 +362,17 @@ def _merged(found: list[Candidate]) -> list[Candidate]:
 
 
 class RulesExtractor:
-    name = "rules"
-    model = None
-    prompt_version = PROMPT_VERSION
+    """Offline and free: patterns over the user's own sentences, no model, nothing sent anywhere."""
 
-    def extract(self, request: ExtractRequest) -> Extraction:
+    name = "rules"
+    model: str | None = None
+    prompt_version = PROMPT_VERSION
+    offline = True
+    billed = False
+    rates = prices.FREE
+
+    def extract(self, request: ExtractRequest, *, max_tokens: int | None = None,
+                on_overload: OverloadListener | None = None) -> Extraction:
         found: list[Candidate] = []
         for item in request.items:
             if item.evidence and item.role == "user":

@@ -45,9 +45,9 @@ def check(settings: Settings, tally: Tally, spent_today: tuple[int, float], extr
           batch: Batch) -> Allowance:
     """Stop before a batch whose estimate would pass a budget; else what its calls may spend, splits and retries
     included."""
-    if extractor.model is None or not batch.requests:
+    if not extractor.billed or not batch.requests:
         return Allowance()
-    expected = estimate(extractor.model, batch.estimated_tokens, len(batch.requests),
+    expected = estimate(extractor, batch.estimated_tokens, len(batch.requests),
                         warm=tally.model_calls > 0, every_request_writes=settings.batch_api)
     tokens, cost = expected.tokens, expected.usd
     for limit, spent, name, in_tokens in budgets(settings, tally, spent_today):

@@ -112,7 +112,7 @@ class DryRun(Dispatcher):
         planned = model.plan(fresh, request_budget_tokens=self.settings.request_budget_tokens,
                              prompt_tokens=prompt_tokens(self.extractor))
         self.counted(fresh)
-        self.tally.planned(planned, estimate(self.extractor.model, planned.estimated_tokens, planned.requests,
+        self.tally.planned(planned, estimate(self.extractor, planned.estimated_tokens, planned.requests,
                                              warm=self.tally.requests > 0,
                                              every_request_writes=self.settings.batch_api))
 
@@ -121,7 +121,7 @@ class Synchronous(Dispatcher):
     """Extracts the batch now (its file is pending first), within what the budgets leave, and commits it."""
 
     def quick(self) -> AbstractContextManager[None]:
-        return held_for(self.settings) if self.extractor.model is None else nullcontext()
+        return held_for(self.settings) if self.extractor.offline else nullcontext()
 
     def deliver(self, built: Batch, fresh: Fresh, *, final: bool, gone: Sequence[str]) -> None:
         allowance = distill.Allowance()
@@ -129,7 +129,7 @@ class Synchronous(Dispatcher):
             allowance = self.check_budget(built)
             built = distill.extract(self.files_dir, built, self.extractor, allowance,  # pending first
                                     pacer=self.pacer)
-            distill.note_pace(self.tally, self.pacer)
+            distill.note_pace(self.tally, self.pacer, self.extractor)
         self.counted(fresh)
         self.commit_batch(built, final=final, gone=gone)
         if self.progress is not None:

@@ -18,16 +18,29 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from distiller import prices
+from distiller import prices, stop
 from distiller.batches import files as batches
 from distiller.batches import journal, model
-from distiller import stop
 from distiller.batches.model import DISTILLED, PENDING, SUBMITTED, SUBMITTING, Batch
 from distiller.errors import DistillError
 from distiller.events import Tally
-from distiller.extract.base import (BadRequest, Candidate, Extraction, Extractor, ExtractRequest, SubmitUncertain, Truncated,
-                                    Usage)
-from distiller.extract.prompt import MAX_CANDIDATES
+from distiller.extract.base import (
+    MAX_CANDIDATES,
+    BadRequest,
+    CachesPrefix,
+    Candidate,
+    Extraction,
+    Extractor,
+    ExtractRequest,
+    NegotiatesOutputMode,
+    OverloadListener,
+    RetriesTruncated,
+    SubmitsBatches,
+    SubmitUncertain,
+    Truncated,
+    Unparsed,
+    Usage,
+)
 from distiller.extract.select import estimated_output_tokens, prompt_tokens
 from distiller.pipeline import pace
 
@@ -63,16 +76,19 @@ class Allowance:
     def hold(self, extractor: Extractor, request: ExtractRequest, max_tokens: int | None = None) -> Hold | None:
         """Hold the worst case of one call for request (None, and `stopped` set, when it does not fit): its
         estimated input and `max_tokens` of output (the extractor's own limit when not given)."""
-        if extractor.model is None or not self.limited:
+        if not extractor.billed or not self.limited:
             return Hold(0, 0.0)
         prefix = prompt_tokens(extractor)
         estimate = prefix + sum(model.estimate_tokens(i.text) + model.ITEM_OVERHEAD_TOKENS for i in request.items)
-        output = max_tokens if max_tokens is not None else getattr(extractor, "max_tokens", None)
-        if output is None:
+        if max_tokens is not None:
+            output = max_tokens
+        elif isinstance(extractor, RetriesTruncated):
+            output = extractor.max_tokens
+        else:
             output = estimated_output_tokens(estimate)
         tokens = estimate + output
         # priced as if it wrote the cache (the dearest case) and used all the output it may
-        usd = prices.cost_usd(extractor.model, estimate - prefix, output, 0, prefix)
+        usd = prices.cost(extractor.rates, estimate - prefix, output, 0, prefix)
         with self._lock:
             if self.tokens is not None and tokens > self.tokens - self.held_tokens:
                 self.stopped = f"the token budget would be passed by request {request.request_id} (≈{tokens})"
@@ -99,7 +115,8 @@ class Hold:
 
 
 def extract_splitting(extractor: Extractor, request: ExtractRequest, depth: int = 0,
-                      allowance: Allowance | None = None) -> tuple[Extraction, list[tuple[ExtractRequest, str]]]:
+                      allowance: Allowance | None = None, on_overload: OverloadListener | None = None
+                      ) -> tuple[Extraction, list[tuple[ExtractRequest, str]]]:
     """Extract; a truncated reply is retried once with more room, and a refused request is halved and the halves
     tried, down to MAX_SPLIT_DEPTH. A model's answer over the prompt's cap (MAX_CANDIDATES) is not cut: the request
     is halved and asked again, down to a single evidence item, so an honest model that found many facts loses none.
@@ -109,13 +126,14 @@ def extract_splitting(extractor: Extractor, request: ExtractRequest, depth: int 
     The answers of the parts are joined, each part's first MAX_CANDIDATES candidates before any part's overflow,
     so verification's cap (MAX_CANDIDATES per evidence item, verify.py) cuts only the overflow of a single item
     that is still over it. A hostile flood costs at most two calls per evidence item, each held against the
-    allowance."""
-    parts, usage, failed = _extract_parts(extractor, request, depth, allowance or Allowance())
+    allowance. `on_overload` is told of every 429/529 any of the calls meets."""
+    parts, usage, failed = _extract_parts(extractor, request, depth, allowance or Allowance(), on_overload)
     ordered = [c for part in parts for c in part[:MAX_CANDIDATES]] + [c for part in parts for c in part[MAX_CANDIDATES:]]
     return Extraction(request.request_id, tuple(ordered), tuple(usage)), failed
 
 
-def _extract_parts(extractor: Extractor, request: ExtractRequest, depth: int, allowance: Allowance
+def _extract_parts(extractor: Extractor, request: ExtractRequest, depth: int, allowance: Allowance,
+                   on_overload: OverloadListener | None
                    ) -> tuple[list[tuple[Candidate, ...]], list[Usage], list[tuple[ExtractRequest, str]]]:
     """extract_splitting's recursion: the candidates of each part answered, their usage, and what failed."""
     hold = allowance.hold(extractor, request)
@@ -123,28 +141,28 @@ def _extract_parts(extractor: Extractor, request: ExtractRequest, depth: int, al
         return [], [], [(request, f"not sent: {allowance.stopped}")]
     usage: list[Usage] = []
     try:
-        extraction = _extract_with_room(extractor, request, allowance, hold, usage)
+        extraction = _extract_with_room(extractor, request, allowance, hold, usage, on_overload)
     except BadRequest as exc:
         halves = model.split(request) if depth < MAX_SPLIT_DEPTH else ()
         if not halves:
             return [], usage, [(request, str(exc))]
-        return _extract_halves(extractor, halves, depth + 1, allowance, usage)
-    if extractor.model is not None and len(extraction.candidates) > MAX_CANDIDATES:
+        return _extract_halves(extractor, halves, depth + 1, allowance, usage, on_overload)
+    if not extractor.offline and len(extraction.candidates) > MAX_CANDIDATES:
         halves = tuple(h for h in model.split(request) if any(i.evidence for i in h.items))
         if sum(i.evidence for i in request.items) > 1 and halves:
             log.info("request %s: %d candidates, over the cap of %d: split and asked again",
                      request.request_id, len(extraction.candidates), MAX_CANDIDATES)
-            return _extract_halves(extractor, halves, depth, allowance, usage)  # not a refusal: depth unchanged
+            return _extract_halves(extractor, halves, depth, allowance, usage, on_overload)  # not a refusal
     return [extraction.candidates], usage, []
 
 
 def _extract_halves(extractor: Extractor, halves: Sequence[ExtractRequest], depth: int, allowance: Allowance,
-                    usage: list[Usage]
+                    usage: list[Usage], on_overload: OverloadListener | None
                     ) -> tuple[list[tuple[Candidate, ...]], list[Usage], list[tuple[ExtractRequest, str]]]:
     parts: list[tuple[Candidate, ...]] = []
     failed: list[tuple[ExtractRequest, str]] = []
     for half in halves:
-        more, spent, failures = _extract_parts(extractor, half, depth, allowance)
+        more, spent, failures = _extract_parts(extractor, half, depth, allowance, on_overload)
         parts.extend(more)
         usage.extend(spent)
         failed.extend(failures)
@@ -152,20 +170,27 @@ def _extract_halves(extractor: Extractor, halves: Sequence[ExtractRequest], dept
 
 
 def _extract_with_room(extractor: Extractor, request: ExtractRequest, allowance: Allowance, hold: Hold,
-                       usage: list[Usage]) -> Extraction:
-    """One call (held for by `hold`), and one more with a larger max_tokens after a truncated reply; each call's
-    usage is recorded and charged as it returns, whether it succeeded or not."""
+                       usage: list[Usage], on_overload: OverloadListener | None) -> Extraction:
+    """One call (held for by `hold`), and one more after a reply that did not parse (Unparsed) or, for an extractor
+    that retries a truncated answer, after a truncated reply with a larger max_tokens; each call is held for
+    first, and its usage recorded and charged as it returns, whether it succeeded or not."""
     try:
-        extraction = extractor.extract(request)
+        extraction = extractor.extract(request, on_overload=on_overload)
     except BadRequest as exc:
         usage.extend(exc.usage)
         allowance.settle(hold, exc.usage)
-        room = extractor.more_room(exc.max_tokens) if isinstance(exc, Truncated) else None  # type: ignore[attr-defined]
-        again_hold = allowance.hold(extractor, request, max_tokens=room) if room is not None else None
+        room: int | None = None  # None: the extractor's own max_tokens
+        if isinstance(exc, Truncated) and isinstance(extractor, RetriesTruncated):
+            room = extractor.more_room(exc.max_tokens)
+            if room is None:
+                raise
+        elif not isinstance(exc, Unparsed):
+            raise
+        again_hold = allowance.hold(extractor, request, max_tokens=room)
         if again_hold is None:
             raise
         try:
-            extraction = extractor.extract(request, max_tokens=room)  # type: ignore[call-arg]
+            extraction = extractor.extract(request, max_tokens=room, on_overload=on_overload)
         except BadRequest as again:
             usage.extend(again.usage)
             allowance.settle(again_hold, again.usage)
@@ -195,7 +220,7 @@ def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allo
     A stop, ExtractionUnavailable or AuthenticationFailed sends nothing more, waits for the calls in flight (their
     answers are journaled) and propagates: the batch stays pending with what it has."""
     allowance = allowance or Allowance()
-    if extractor.model is None and not batches.path_of(state_dir, batch.batch_id).exists():
+    if extractor.offline and not batches.path_of(state_dir, batch.batch_id).exists():
         return _extract_offline(batch, extractor, allowance)
     finished: dict[str, tuple[Extraction, tuple[tuple[ExtractRequest, str], ...]]] = {}
     if _provenance(batch) != _provenance(extractor):
@@ -214,7 +239,7 @@ def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allo
                         prompt_version=extractor.prompt_version)
     path = batches.write(state_dir, batch)
     if batch.todo and not finished:
-        if extractor.model is None:
+        if extractor.offline:
             _answer_offline(batch.todo, extractor, allowance, finished)
         else:
             with journal.Journal(path) as answers:
@@ -242,8 +267,11 @@ def _extract_offline(batch: Batch, extractor: Extractor, allowance: Allowance) -
                    failed=tuple(f for r in batch.requests for f in finished[r.request_id][1]))
 
 
+Finished = dict[str, tuple[Extraction, tuple[tuple[ExtractRequest, str], ...]]]  # request_id -> answer, failures
+
+
 def _answer_offline(todo: Sequence[ExtractRequest], extractor: Extractor, allowance: Allowance,
-                    finished: dict) -> None:
+                    finished: Finished) -> None:
     """One request after the other (an offline answer is local work), each split and retried as need be."""
     for request in todo:
         stop.check()
@@ -262,67 +290,62 @@ def _named(source: Batch | Extractor) -> str:
 
 
 def _dispatch(extractor: Extractor, todo: Sequence[ExtractRequest], allowance: Allowance, pacer: pace.Pace,
-              log: journal.Journal, finished: dict) -> None:
+              log: journal.Journal, finished: Finished) -> None:
     """The request loop: hand requests to worker threads while the pace allows (each journals its answer before
     it is done); on a stop or an error, send nothing more, wait for what is in flight, then raise.
 
     Where requests share a cached prefix, the first goes alone: the API caches it only once a reply to it has
     begun, so requests sent beside it would each pay to write the cache again."""
     queue = deque(todo)
-    in_flight: dict[Future, ExtractRequest] = {}
+    in_flight: dict[Future[tuple[Extraction, tuple[tuple[ExtractRequest, str], ...]]], ExtractRequest] = {}
     error: BaseException | None = None
-    warming = bool(getattr(extractor, "caches_prefix", False))
-    listen = hasattr(extractor, "on_overload")
-    if listen:
-        extractor.on_overload = pacer.overloaded  # type: ignore[attr-defined]
-    try:
-        with ThreadPoolExecutor(max_workers=pacer.ceiling, thread_name_prefix="distill-request") as pool:
-            while queue or in_flight:
-                timeout = None
-                while queue and error is None and not stop.requested() and not (warming and in_flight):
-                    wait_for = pacer.wait_seconds(len(in_flight))
-                    if wait_for != 0:
-                        timeout = wait_for
-                        break
-                    request = queue.popleft()
-                    in_flight[pool.submit(_answered, extractor, request, allowance, log)] = request
-                if not in_flight:
-                    if error is not None or stop.requested() or not queue:
-                        break
-                    time.sleep(min(timeout or 0.05, 1.0))  # paused by a retry-after, nothing in flight
+    warming = isinstance(extractor, CachesPrefix) and extractor.caches_prefix
+    with ThreadPoolExecutor(max_workers=pacer.ceiling, thread_name_prefix="distill-request") as pool:
+        while queue or in_flight:
+            timeout = None
+            while queue and error is None and not stop.requested() and not (warming and in_flight):
+                wait_for = pacer.wait_seconds(len(in_flight))
+                if wait_for != 0:
+                    timeout = wait_for
+                    break
+                request = queue.popleft()
+                in_flight[pool.submit(_answered, extractor, request, allowance, log, pacer.overloaded)] = request
+            if not in_flight:
+                if error is not None or stop.requested() or not queue:
+                    break
+                time.sleep(min(timeout or 0.05, 1.0))  # paused by a retry-after, nothing in flight
+                continue
+            done, _ = wait(in_flight, timeout=min(timeout, 1.0) if timeout else 1.0, return_when=FIRST_COMPLETED)
+            for future in done:
+                request = in_flight.pop(future)
+                try:
+                    extraction, failures = future.result()
+                except BaseException as exc:  # noqa: BLE001 - re-raised once the calls in flight are saved
+                    error = error or exc
                     continue
-                done, _ = wait(in_flight, timeout=min(timeout, 1.0) if timeout else 1.0, return_when=FIRST_COMPLETED)
-                for future in done:
-                    request = in_flight.pop(future)
-                    try:
-                        extraction, failures = future.result()
-                    except BaseException as exc:  # noqa: BLE001 - re-raised once the calls in flight are saved
-                        error = error or exc
-                        continue
-                    finished[request.request_id] = (extraction, tuple(failures))
-                    pacer.succeeded()
-                    warming = False
-    finally:
-        if listen:
-            extractor.on_overload = None  # type: ignore[attr-defined]
+                finished[request.request_id] = (extraction, tuple(failures))
+                pacer.succeeded()
+                warming = False
     if error is not None:
         raise error
     stop.check()  # a safe point: the journal holds every answer so far, the next run resumes the batch
 
 
-def _answered(extractor: Extractor, request: ExtractRequest, allowance: Allowance,
-              log: journal.Journal) -> tuple[Extraction, tuple[tuple[ExtractRequest, str], ...]]:
+def _answered(extractor: Extractor, request: ExtractRequest, allowance: Allowance, log: journal.Journal,
+              on_overload: OverloadListener) -> tuple[Extraction, tuple[tuple[ExtractRequest, str], ...]]:
     """One request in a worker thread: extracted (split and retried as need be), then journaled, so the fsync of
     one answer overlaps the calls of the others."""
-    extraction, failures = extract_splitting(extractor, request, allowance=allowance)
+    extraction, failures = extract_splitting(extractor, request, allowance=allowance, on_overload=on_overload)
     log.append(extraction, tuple(failures))
     return extraction, tuple(failures)
 
 
-def note_pace(tally: Tally, pacer: pace.Pace) -> None:
-    """The run's counters of how the API pushed back."""
+def note_pace(tally: Tally, pacer: pace.Pace, extractor: Extractor) -> None:
+    """The run's counters of how the API pushed back, and the output mode the server took."""
     tally.overloaded = pacer.overloads
     tally.concurrency_lowest = pacer.lowest if pacer.overloads else None
+    if isinstance(extractor, NegotiatesOutputMode):
+        tally.output_mode, tally.output_mode_note = extractor.mode, extractor.mode_note
 
 
 def submit(state_dir: Path, batch: Batch, extractor: Extractor) -> Batch:
@@ -331,14 +354,13 @@ def submit(state_dir: Path, batch: Batch, extractor: Extractor) -> Batch:
     The file says `submitting` while the API is asked, so a kill, or a failure that leaves open whether the API
     accepted the batch, never lets a later run send it again on its own (see `set_aside_unsubmitted`). Only a
     definite refusal puts it back to `pending`."""
-    submit_batch = getattr(extractor, "submit_batch", None)
-    if submit_batch is None:
-        raise DistillError(f"--batch-api needs the anthropic extractor, not {extractor.name}")
+    if not isinstance(extractor, SubmitsBatches):
+        raise DistillError(f"--batch-api needs an extractor with a batch API (anthropic), not {extractor.name}")
     batch = replace(batch, status=SUBMITTING, extractor=extractor.name, model=extractor.model,
                     prompt_version=extractor.prompt_version)
     batches.write(state_dir, batch)
     try:
-        remote_id = submit_batch(batch.requests)
+        remote_id = extractor.submit_batch(batch.requests)
     except SubmitUncertain:
         raise
     except DistillError:
@@ -369,6 +391,10 @@ def collect(state_dir: Path, batch: Batch, extractor: Extractor) -> Batch | None
     """The results of a submitted batch once the API has ended it (None while it is still running).
 
     Failed requests are quarantined as they are: `distill batches retry` sends them again, one by one."""
+    if not isinstance(extractor, SubmitsBatches):
+        raise DistillError(f"batch {batch.batch_id} was submitted to a batch API {extractor.name} cannot collect")
+    if batch.remote_id is None:
+        raise DistillError(f"batch {batch.batch_id} is marked submitted but names no remote batch")
     outcome = extractor.collect_batch(batch.remote_id, batch.requests)
     if outcome is None:
         return None

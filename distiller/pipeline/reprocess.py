@@ -19,30 +19,34 @@ from pathlib import Path
 
 import orjson
 
-from distiller import prices, stop
+from distiller import extract, prices, stop
+from distiller import sources as registry
 from distiller.batches import files as batches
 from distiller.batches.model import PENDING, SUBMITTED, SUBMITTING, Batch
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Tally, log
-from distiller.extract.base import Extractor
-from distiller.extract.select import Estimator, Planned, make_extractor
+from distiller.extract.base import Extractor, SubmitsBatches
+from distiller.extract.select import estimator, make_extractor, planned
 from distiller.lock import run_lock
 from distiller.pipeline import budget, distill, pace
 from distiller.pipeline.budget import BudgetReached
 from distiller.pipeline.chunk import Chunk, Window
 from distiller.pipeline.commit import commit_batch
 from distiller.pipeline.dispatch import Fresh, mode
-from distiller.pipeline.run import check_options, distill_plans, ended_as, resolve_sources
+from distiller.pipeline.run import (
+    check_options,
+    distill_plans,
+    ended_as,
+    resolve_sources,
+)
 from distiller.progress import Progress
+from distiller.records import Cursor
 from distiller.screen import Screened
 from distiller.screen.prefilter import KEEP
-from distiller import sources as registry
-from distiller.store import batch_rows
-from distiller.store import jobs, runs
+from distiller.store import batch_rows, jobs, runs
 from distiller.store.db import connect_for, transaction
 from distiller.tail import complete_lines_end, open_regular
-from distiller.records import Cursor
 from distiller.track import ReadPlan, observe
 
 
@@ -74,11 +78,11 @@ class Estimate:
     cost_usd: float
     model: str
     cache_read_tokens: int = 0  # of `tokens`, the prefix expected to be read from the prompt cache
-    extractor: str = "anthropic"  # the extractor that will run: only a model's estimate is a price to pay
+    extractor: str = "anthropic"  # the extractor that will run: only a billed one's estimate is a price to pay
 
     @property
     def paid(self) -> bool:
-        return self.extractor == "anthropic"
+        return extract.named(self.extractor).billed if self.extractor in extract.names() else False
 
     def as_dict(self) -> dict:
         return {"files": self.files, "bytes": self.bytes, "messages": self.messages, "requests": self.requests,
@@ -213,10 +217,11 @@ def estimate(settings: Settings, scope: Scope, extractor: Extractor, done: dict[
              progress: Progress | None = None) -> Estimate:
     """Read and screen everything in scope and pack it as the job would, without sending or recording anything
     (a whole history takes seconds: `progress` shows it, labelled `estimating`, and is cleared at the end)."""
-    model = extractor.model or settings.model
+    priced = estimator(settings, extractor)
+    model = priced.model or settings.model
     tally = Tally(extractor="estimate", model=model)
     try:
-        _pass(settings, scope, Estimator(model), dry_run=True, job_id="estimate", run_id="dry-run",
+        _pass(settings, scope, priced, dry_run=True, job_id="estimate", run_id="dry-run",
               done=done or {}, tally=tally, progress=progress, label="estimating")
     finally:
         if progress is not None:
@@ -247,9 +252,9 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
         raise DistillError(f"--since {since.isoformat()} is not before --until {until.isoformat()}")
     extractor = extractor or make_extractor(settings)
     if dry_run and extractor.name == "rules" and settings.origin("model").startswith("flag"):
-        extractor = Planned(settings.model)  # no key: estimate the job `--model` asks for, as run --dry-run does
+        extractor = planned(settings)  # no key: estimate the job `--model` asks for, as run --dry-run does
     check_options(settings, extractor)
-    if settings.batch_api and getattr(extractor, "submit_batch", None) is None:
+    if settings.batch_api and not isinstance(extractor, SubmitsBatches):
         raise DistillError(f"--batch-api needs the Anthropic extractor, not {extractor.name}: set ANTHROPIC_API_KEY "
                            f"or drop --batch-api")
     job_id = job_id_of(scope, extractor)
@@ -355,7 +360,7 @@ def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, 
             waiting = distill.set_aside_unsubmitted(waiting)
         elif waiting.status == PENDING:
             waiting = distill.extract(batch_dir, waiting, extractor, allowance, pacer=pacer)
-            distill.note_pace(tally, pacer)
+            distill.note_pace(tally, pacer, extractor)
         tally.resumed += 1
         commit_job_batch(settings, job_id, waiting, run_id, tally, batch_dir)
         collected.committed += 1

@@ -24,7 +24,7 @@ from distiller.config import Settings
 from distiller.errors import DistillError, Unavailable
 from distiller.events import Tally, log
 from distiller.extract.base import Extractor
-from distiller.extract.select import EXTERNAL, Estimator, make_extractor
+from distiller.extract.select import EXTERNAL, estimator, make_extractor
 from distiller.lock import run_lock
 from distiller.pipeline import budget, distill, pace
 from distiller.pipeline.budget import BudgetReached
@@ -187,7 +187,7 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
         if batch.status == PENDING:
             pacer = pacer or pace.Pace(settings.concurrency)
             batch = distill.extract(settings.state_dir, batch, extractor, allowance, pacer=pacer)
-            distill.note_pace(tally, pacer)
+            distill.note_pace(tally, pacer, extractor)
         tally.resumed += 1
         try:
             commit_batch(settings, batch, run_id, tally)
@@ -218,7 +218,7 @@ def run_once(
     `show` is called with every decision on a newly read message (the tool for tuning the filters); `progress`
     is shown while the run reads."""
     roots = resolve_sources(sources, settings)
-    extractor = extractor or (Estimator(settings.model) if dry_run else make_extractor(settings))
+    extractor = extractor or (estimator(settings) if dry_run else make_extractor(settings))
     check_options(settings, extractor)
     try:
         if dry_run:
@@ -248,7 +248,7 @@ def check_options(settings: Settings, extractor: Extractor) -> None:
     """Refuse up front what the run could not honour, for `run`, `reprocess` and `schedule install` alike: an
     Opus-class model that will be priced or called without allow_expensive_model, and options only the Anthropic
     extractor honours when the offline rules run (not silently ignored)."""
-    if (extractor.model is not None or settings.origin("model").startswith("flag")) and prices.is_expensive(
+    if (not extractor.offline or settings.origin("model").startswith("flag")) and prices.is_expensive(
             settings.model) and not settings.allow_expensive_model:
         raise DistillError(f"model {settings.model!r} is Opus-class and expensive; pass --allow-expensive-model (or "
                            f"set allow_expensive_model) to use it")
@@ -276,7 +276,7 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
     waiting = [] if dry_run else batches.load_all(settings.state_dir)
     # A quick run (offline, nothing left to resume) opens the store once for its start and its first chunk; its
     # very first one creates the store meanwhile (it has no cursors and no spend to read first).
-    quick = not dry_run and extractor.model is None and not waiting
+    quick = not dry_run and extractor.offline and not waiting
     ahead = quick and not settings.db_path.exists()
     with Holding(settings, active=quick,
                  ahead=(lambda con: runs.start(con, run_id, roots)) if ahead else None) as start_hold:
