@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from secretclasses import cases, lookalikes, split_across_messages  # noqa: E402
+from secretclasses import SPLITS, cases, lookalikes, split_across_messages  # noqa: E402
 
 from distiller.redact import redact  # noqa: E402
 
@@ -135,7 +135,7 @@ def evaluate(name: str, run: Callable[[str], str], seeds: int, raw: bool, show_m
                 fp_forms[f"{look.form} ({look.split})"] += 1
                 misses.setdefault("FP " + look.form, f"{text!r} -> {out!r}")
     elapsed = time.perf_counter() - started
-    split = {"train": [0, 0], "held-out": [0, 0]}
+    split = {name: [0, 0] for name in SPLITS}
     for (_, s), (a, b) in caught.items():
         split[s][0] += a
         split[s][1] += b
@@ -176,7 +176,7 @@ def main() -> None:
             results.append(evaluate("ours, raw", run, args.seeds, raw=True, show_misses=args.show_misses))
     classes = sorted({cls for r in results for cls, _ in r["caught"]})
     width = max(map(len, classes)) + 2
-    print(f"{args.seeds} seeds; recall = cases with no secret left whole, train / held-out")
+    print(f"{args.seeds} seeds; recall = cases with no secret left whole, train | held-out | held-out-2")
     print(f"{'class':<{width}}" + "".join(f"{r['name']:>26}" for r in results))
 
     def cell(r: dict, cls: str, split: str) -> str:
@@ -184,10 +184,9 @@ def main() -> None:
         return f"{a}/{b}" if b else "-"
 
     for cls in classes:
-        print(f"{cls:<{width}}" + "".join(f"{cell(r, cls, 'train') + ' | ' + cell(r, cls, 'held-out'):>26}"
-                                          for r in results))
-    print(f"{'ALL train | held-out':<{width}}" + "".join(
-        f"{'%d/%d | %d/%d' % (*r['split']['train'], *r['split']['held-out']):>26}" for r in results))
+        print(f"{cls:<{width}}" + "".join(f"{' | '.join(cell(r, cls, s) for s in SPLITS):>26}" for r in results))
+    print(f"{'ALL':<{width}}" + "".join(
+        f"{' | '.join('%d/%d' % tuple(r['split'][s]) for s in SPLITS):>26}" for r in results))
     print(f"{'look-alikes changed':<{width}}" + "".join(
         f"{'%d/%d (%d forms)' % (r['fp_total'], r['looks'], len(r['fp_forms'])):>26}" for r in results))
     print(f"{'key split over 2 msgs':<{width}}" + "".join(f"{'%d/%d' % r['pairs']:>26}" for r in results))
