@@ -65,7 +65,31 @@ def _looks_random(value: str) -> bool:
         return True
     if "/" in value:
         value = max(value.split("/"), key=len)
-    return _mixes_randomly(value)
+    if "." in value:  # dot-separated parts (a Discord token, an Azure client secret) are judged joined
+        parts = value.split(".")
+        longest = max(parts, key=len)
+        if len(longest) >= 32 and _mixes_randomly(longest):
+            return True
+        long_parts = [p for p in parts if len(p) >= 8]
+        if len(longest) < 16 or sum(bool(_WORD_PART.fullmatch(p)) for p in long_parts) * 2 >= len(long_parts):
+            return False
+        value = "".join(parts)
+    return _mixes_randomly(value) or _prefixed_hex(value)
+
+
+# A vendor's short prefix, then 32+ hex digits ("dapi…", "pul-…"): the prefix holds a letter no hex digit is, or
+# ends in a separator, so a hash that starts with letters is not taken.
+_PREFIXED_HEX = re.compile(r"([A-Za-z]{2,10}?)([_-]?)([0-9a-f]{32,})")
+_WORD_PART = re.compile(r"[A-Za-z][a-z]+(?:[A-Z][a-z]+)*[0-9]{0,2}|[a-z0-9]+|[A-Z0-9]+")
+
+
+def _prefixed_hex(value: str) -> bool:
+    match = _PREFIXED_HEX.fullmatch(value)
+    if match is None:
+        return False
+    prefix, separator, body = match.groups()
+    return ((bool(separator) or any(c > "f" for c in prefix.lower())) and _has_digit(body)
+            and any(c.isalpha() for c in body))
 
 
 def _mixes_randomly(value: str, min_digits: int = 2) -> bool:
@@ -202,6 +226,7 @@ def _run_of(kept: str, length: int, ignored: str = "") -> Callable[[bytes], bool
 
 
 _CARD_DIGITS = _run_of(string.digits, 15, " -")  # a card number: 15 or 16 digits, a blank or dash between any two
+_CAPITALS_RUN = _longest_run(string.ascii_uppercase + string.digits, " ")  # also a TOTP key's groups of four
 _IBAN_RUN = _run_of(string.ascii_uppercase + string.digits, 12, " ")  # two capitals, two digits, 8+ more, blanks
 # Key characters of every kind (base64, URL-safe, vendors' dots, colons and tildes): one run length per text serves
 # the random-token, vendor-token and wrapped-key rules.
@@ -226,7 +251,7 @@ def _assigns(data: bytes) -> bool:
 _KEY_HEADS = frozenset("""
 key secret secrets token password passwords passwd pass pwd pw passphrase passcode credential credentials cred creds
 auth authorization sig signature signing sas apikey accesskey secretkey privatekey sessionid sessid sid cookie
-salt pepper otp totp jwt bearer mnemonic
+salt pepper otp totp jwt bearer mnemonic session
 """.split())
 _JOINED_HEADS = ("password", "passwd", "secret", "token", "passphrase", "credentials", "sessionid", "sessid",
                  "apikey", "accesskey", "secretkey", "privatekey", "accountkey", "signingkey", "masterkey",
@@ -334,6 +359,39 @@ def _strong_password(value: str) -> bool:
     return (len(value) >= 6 and _password_value(value) and value.casefold() not in _NOT_A_PASSWORD
             and (_has_digit(value) or not value.isalnum() or not (value.islower() or value.isupper()
                                                                    or value.istitle())))
+
+
+def _spaced_base32(value: str) -> bool:
+    """Groups of a key, not words in capitals: a digit (the rule is sought where digits are: 24 random base32
+    characters hold none of 2-7 one time in 150, 32 one time in 770), 8 letters, and at most one group a common
+    English word (the BIP-39 list)."""
+    groups = value.lower().split()
+    return sum(group in _BIP39 for group in groups) <= 1 and sum(c.isalpha() for c in value) >= 8
+
+
+_FLAG_SYMBOLS = frozenset("!#$%&*?@^~+=")
+
+
+def _flag_password(value: str) -> bool:
+    """After a password flag letter (-p, -a, -w mean other things to other commands: a port, all, a width): 6 or
+    more characters with a letter, of three kinds among capitals, small letters, digits and symbols, or of two
+    when one is a symbol; no path or file ("python3.11", "x86_64", "build2" and ports are none of these)."""
+    if not _password_value(value) or "/" in value or "\\" in value or _FILE_SUFFIX.search(value):
+        return False
+    if not any(c.isalpha() for c in value):
+        return False
+    symbol = not _FLAG_SYMBOLS.isdisjoint(value)
+    kinds = (any(c.isupper() for c in value) + any(c.islower() for c in value) + _has_digit(value) + symbol)
+    if kinds >= 3 or (kinds == 2 and symbol):
+        return True
+    return len(value) >= 10 and not _WORD_PART.fullmatch(value) and _switches(value) >= 4
+
+
+def _switches(value: str) -> int:
+    """How often a random string turns between capitals, small letters and digits ("DfvscLOGMd": 3 times;
+    "ubuntu2204" once)."""
+    kinds = [c.isdigit() * 2 + c.isupper() for c in value if c.isalnum()]
+    return sum(a != b for a, b in zip(kinds, kinds[1:]))
 
 
 def _dsn_user_key(value: str) -> bool:
@@ -563,24 +621,30 @@ _STRONG_VALUE = r"(?!\[REDACTED)([^\s\"'`]{5,62}[^\s\"'`.,;:!?)\]])"
 # "Password" in other languages, as written (an ASCII letter's case is folded, the others' are listed), and the
 # words that say "is" after it: the value must still look like a password (`_strong_password`), so "hasło jest
 # długie" is prose. A language no list here names is covered when it writes ":" or "=".
+# Each is the word's stem, before the endings inflected languages add ("salasana-ni", "jelsz-avam", "şifre-m",
+# "lösenord-et"): up to six letters may follow it (`_INFLECTION`), and where an ending says "my" the language
+# writes no verb ("şifrem X"), so the value may follow the word directly. Wi-fi and WLAN name a network's password.
 _PASSWORD_WORDS = (
-    "wachtwoord", "has[łŁl]o", "l[öÖo]senord", "adgangskode", "passord", "salasana", "heslo", "[şŞs]ifre", "parola",
-    "jelsz[óÓo]", "palavra-passe", "contrasenya", "kata sandi", "kata laluan", "m[ậẬa]t kh[ẩẨa]u", "[пП]ароль",
-    "[κΚ]ωδικ[όοΌΟ]ς", "パスワード", "暗証番号", "密码", "密碼", "비밀번호", "סיסמה", "كلمة المرور", "पासवर्ड", "lozinka",
-    "geslo", "salasõna", "parole", "slaptažodis",
+    "wachtwoord", "has[łŁl]", "l[öÖo]senord", "adgangskode", "passord", "salasan", "hesl", "[şŞs]ifre", "parol",
+    "jelsz", "palavra-passe", "contrasenya", "kata sandi", "kata laluan", "m[ậẬa]t kh[ẩẨa]u", "[пП]арол",
+    "[κΚ]ωδικ", "パスワード", "暗証番号", "密码", "密碼", "비밀번호", "סיסמ", "كلمة المرور", "पासवर्ड", "lozink",
+    "gesl", "salasõn", "slaptažod", "wi-?fi", "wlan",
 )
 _PASSWORD_WORDS_NEEDLES = (
-    "wachtwoord", "hasło", "haslo", "lösenord", "losenord", "adgangskode", "passord", "salasana", "heslo", "şifre",
-    "sifre", "parola", "jelszó", "jelszo", "palavra-passe", "contrasenya", "kata sandi", "kata laluan", "mật khẩu",
-    "mat khau", "mật khau", "mat khẩu", "пароль", "κωδικός", "κωδικος", "パスワード", "暗証番号", "密码", "密碼",
-    "비밀번호", "סיסמה", "كلمة المرور", "पासवर्ड", "lozinka", "geslo", "salasõna", "parole", "slaptažodis",
+    "wachtwoord", "hasł", "hasl", "lösenord", "losenord", "adgangskode", "passord", "salasan", "hesl", "şifre",
+    "sifre", "parol", "jelsz", "palavra-passe", "contrasenya", "kata sandi", "kata laluan", "mật khẩu",
+    "mat khau", "mật khau", "mat khẩu", "парол", "κωδικ", "パスワード", "暗証番号", "密码", "密碼",
+    "비밀번호", "סיסמ", "كلمة المرور", "पासवर्ड", "lozink", "gesl", "salasõn", "slaptažod", "wifi", "wi-fi", "wlan",
 )
+_INFLECTION = r"(?u:[^\W\d_]){0,6}"  # letters of any script, within the rules' ASCII mode
 _COPULAS = ("is", "es", "est", "ist", "lautet", "è", "é", "to", "jest", "är", "er", "on", "je", "este", "adalah",
             "ialah", "là", "это", "είναι", "olur", "je", "ir", "yra", "van", "al")
 
 _HIGH_ENTROPY = "high-entropy"
 _PHRASE_LEAD = r"(?:\s+(?:for|to|on|of|at)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w.@-]{1,40}(?:\s+[\w.@-]{1,40})?)?"
 _PHRASE_VERB = r"\s*(?:\s(?:is|was|are|is\s+now|is\s+still|will\s+be)(?:\s*[:=])?\s|[:=])\s*[\"'`]?"
+# The verb, or an arrow or a long dash in its place ("admin password → X", "wallet key — 0x…").
+_PHRASE_SEPARATOR = _PHRASE_VERB.replace("|[:=])", "|=>|->|[:=—–→⇒])")
 
 # Ordered from most to least specific: a span claimed by an earlier rule is never re-labelled by a later one.
 _RULES: tuple[_Rule, ...] = (
@@ -685,6 +749,14 @@ _RULES: tuple[_Rule, ...] = (
         accept=_password_value,
         ignore_case=True,
     ),
+    _Rule(  # any command: a password flag letter (-p, -P attached or not; -a, -w) and a value no port, path or word
+        "command-line-password",
+        tuple(blank + "-" + letter for blank in " \t" for letter in "pPaw"),
+        re.compile(r"(?<=[ \t])-(?:[pP][ \t]*|[aw][ \t]+)[\"']?(?!\[REDACTED)(?![-\"'])"
+                   r"([^\s\"'`;|<>(){}\[\]]{6,128})"),
+        group=1,
+        accept=_flag_password,
+    ),
     _Rule(
         "auth-header",
         ("bearer",),
@@ -757,7 +829,7 @@ _RULES: tuple[_Rule, ...] = (
         ("key", "token", "secret"),
         re.compile(
             r"(?ai)\b(?:private|secret|api|access|auth|wallet|signing|license|master|account|app|bot|session|"
-            r"encryption|recovery)[ \t]+(?:key|token|secret)s?" + _PHRASE_LEAD + _PHRASE_VERB
+            r"encryption|recovery)[ \t]+(?:key|token|secret)s?" + _PHRASE_LEAD + _PHRASE_SEPARATOR
             + r"(?!\[REDACTED)([^\s\"'`,;]{7,299}[^\s\"'`.,;:!?)\]])"
         ),
         group=1,
@@ -774,14 +846,14 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "pin",
         ("pin",),
-        re.compile(r"(?ai)\bpin(?:[ \t]+(?:code|number))?" + _PHRASE_LEAD + _PHRASE_VERB + r"(\d{3,12})(?!\w)"),
+        re.compile(r"(?ai)\bpin(?:[ \t]+(?:code|number))?" + _PHRASE_LEAD + _PHRASE_SEPARATOR + r"(\d{3,12})(?!\w)"),
         group=1,
         ignore_case=True,
     ),
     _Rule(
         "ssn",
-        ("ssn", "social"),
-        re.compile(r"(?ai)\b(?:ssn|social(?:[ \t]+(?:security|insurance))?(?:[ \t]+(?:number|no\.?|#))?)[^\d\n]{0,24}?"
+        ("ssn", "soc"),
+        re.compile(r"(?ai)\b(?:ssn|soc\.?[ \t]*sec(?:urity|\.)?|social(?:[ \t]+(?:security|insurance))?(?:[ \t]+(?:number|no\.?|#))?)[^\d\n]{0,24}?"
                    r"(?<!\d)(\d{3}[- ]?\d{2}[- ]?\d{4})(?![\d-])"),
         group=1,
         accept=_social_security_number,
@@ -792,7 +864,7 @@ _RULES: tuple[_Rule, ...] = (
         ("code",),
         re.compile(
             r"(?ai)\b(?:door|alarm|gate|garage|safe|lock|locker|entry|building|keypad|security|access|wi-?fi|"
-            r"recovery|backup|verification|2fa|one-time)[ \t]+codes?" + _PHRASE_LEAD + _PHRASE_VERB
+            r"recovery|backup|verification|2fa|one-time)[ \t]+codes?" + _PHRASE_LEAD + _PHRASE_SEPARATOR
             + r"(?!\[REDACTED)([A-Za-z0-9#*-]{2,39}[A-Za-z0-9#*])(?![\w-])"
         ),
         group=1,
@@ -818,7 +890,7 @@ _RULES: tuple[_Rule, ...] = (
         ("passw", "passc", "passp", "pass ", "pass\t", "pw", "key"),
         re.compile(
             r"(?ai)\b(?:password|passcode|passphrase|passwd|pass[ \t]+code|pwd?|(?:wi-?fi|network|wpa2?|wlan)[ \t]+key)"
-            + _PHRASE_LEAD + _PHRASE_VERB
+            + _PHRASE_LEAD + _PHRASE_SEPARATOR
             + r"(?!\[REDACTED)([^\s\"'`]{2,63}[^\s\"'`.,;:!?)\]])"
         ),
         group=1,
@@ -841,7 +913,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "password-phrase",
         ("passw", "passc", "passp", "pw"),
-        re.compile(r"(?ai)\b(?:the|my|a|same|with|using|use|new|old)[ \t]+(?:same[ \t]+|new[ \t]+|old[ \t]+)?"
+        re.compile(r"(?ai)\b(?:(?:the|my|a|same|with|using|use|new|old)[ \t]+(?:same[ \t]+|new[ \t]+|old[ \t]+)?)?"
                    r"(?:password|passcode|passphrase|pwd?)[ \t]+[\"'`]?" + _STRONG_VALUE),
         group=1,
         accept=_strong_password,
@@ -870,8 +942,10 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "password-phrase",
         _PASSWORD_WORDS_NEEDLES,
-        re.compile(r"(?ai)(?<![A-Za-z])(?:" + "|".join(_PASSWORD_WORDS) + r")(?:[ \t]+[^\s:=\[]{1,20}){0,3}?"
-                   r"(?:[ \t]*[:=]|[ \t]+(?:[—–-]|" + "|".join(_COPULAS) + r")(?=[ \t]))[ \t]*[\"'`]?"
+        re.compile(r"(?ai)(?<![A-Za-z])(?:" + "|".join(_PASSWORD_WORDS) + r")" + _INFLECTION
+                   + r"(?:(?:[ \t]+[^\s:=\[]{1,20}){0,3}?"
+                   r"(?:[ \t]*[:=]|[ \t]+(?:[—–→-]|" + "|".join(_COPULAS) + r")(?=[ \t]))|(?=[ \t]+[^\s:=\[]+(?!\S)))"
+                   r"[ \t]*[\"'`]?"
                    + _STRONG_VALUE),
         group=1,
         accept=_strong_password,
@@ -883,6 +957,16 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(r"(?ai)(?<![^\s\"'`(])[\"'`]?(?!\[REDACTED)([^\s\"'`]{6,63})[\"'`]?[ \t]* as [ \t]*"
                    r"(?:the|my|your|our|a|his|her|their)[ \t]+(?:new[ \t]+|login[ \t]+|account[ \t]+)?"
                    r"(?:password|passcode|passphrase|passwd|pin|login)\b"),
+        group=1,
+        accept=_strong_password,
+        ignore_case=True,
+    ),
+    _Rule(  # the value first: "X is my password", "X, that's the root password", "X — it's the wifi pw"
+        "password-phrase",
+        ("passw", "passc", "passp", "pw"),
+        re.compile(r"(?ai)(?<![^\s\"'`(])[\"'`]?(?!\[REDACTED)([^\s\"'`]{6,63})[\"'`]?[ \t]*(?:[,:—–-][ \t]*)?"
+                   r"(?:(?:is|was)|(?:that|it|this)(?:['’]s|[ \t]+(?:is|was)))[ \t]+(?:my|the|our|your|his|her|their)"
+                   r"[ \t]+(?:[\w'’-]{1,20}[ \t]+){0,2}?(?:password|passcode|passphrase|passwd|pwd|pw)\b"),
         group=1,
         accept=_strong_password,
         ignore_case=True,
@@ -903,6 +987,13 @@ _RULES: tuple[_Rule, ...] = (
         accept=lambda v: sum(c.isalpha() for c in v) >= 6,
         ignore_case=True,
     ),
+    _Rule(  # unnamed: six to eight groups of four capitals of base32, as shown to be typed
+        "totp-key",
+        _DIGITS,
+        re.compile(r"(?<![\w-])[A-Z2-7]{4}(?: [A-Z2-7]{4}){5,7}(?![\w-])"),
+        accept=_spaced_base32,
+        possible=lambda data: _CAPITALS_RUN(data) >= 24,
+    ),
     _Rule(
         "wrapped-key",
         _DIGITS,
@@ -917,7 +1008,8 @@ _RULES: tuple[_Rule, ...] = (
           possible=_CARD_DIGITS),
     _Rule("iban", _DIGITS, re.compile(r"(?a)\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b"), accept=_iban,
           possible=_IBAN_RUN),
-    _Rule(_HIGH_ENTROPY, _DIGITS, re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{32,}={0,2}"),
+    _Rule(_HIGH_ENTROPY, _DIGITS,
+          re.compile(r"(?<![A-Za-z0-9+/=_~.-])[A-Za-z0-9+/_~-][A-Za-z0-9+/_~.-]{30,}[A-Za-z0-9+/_~-]={0,2}"),
           accept=_looks_random, possible=_TOKEN_RUN, check=_random_token),
 )
 

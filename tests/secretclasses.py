@@ -105,6 +105,11 @@ def _one(text: str, *secrets: str) -> tuple[str, tuple[str, ...]]:
 
 T, H, H2 = "train", "held-out", "held-out-2"
 SPLITS = (T, H, H2)
+# Held-out forms that slipped in round 2 and had rules written for them in round 3: train since (the others marked
+# "held-out until round 3" in place).
+PROMOTED = frozenset({"discord bot", "databricks dapi", "pulumi pul-", "azure ad Q~", "user name alice, password X",
+                      "X is my password", "my router's admin password → X", "il codice del wifi è X",
+                      "salasanani on X", "şifrem X", "a jelszavam X"})
 
 
 def _forms() -> dict[str, list[Form]]:
@@ -243,12 +248,12 @@ def _forms() -> dict[str, list[Form]]:
         p = password(r)
         return _one(f"docker login -u bob -p {p} registry.example.com", p)
 
-    @add("command-line", "redis-cli -a", H)
+    @add("command-line", "redis-cli -a", T)  # held-out until round 3
     def _(r):
         p = password(r)
         return _one(f"redis-cli -h cache.internal -a {p} ping", p)
 
-    @add("command-line", "ldapsearch -w", H)
+    @add("command-line", "ldapsearch -w", T)  # held-out until round 3
     def _(r):
         p = password(r)
         return _one(f"ldapsearch -x -D 'cn=admin,dc=example,dc=org' -w {p} -b dc=example,dc=org", p)
@@ -345,7 +350,7 @@ def _forms() -> dict[str, list[Form]]:
         v = "s%3A" + token(r, 32, ALNUM + "-_") + "." + token(r, 43)
         return _one(f"cookie: connect.sid={v}", v)
 
-    @add("session-cookie", "_gitlab_session", H)
+    @add("session-cookie", "_gitlab_session", T)  # held-out until round 3
     def _(r):
         v = hexstr(r, 32)
         return _one(f"_gitlab_session={v}", v)
@@ -391,7 +396,7 @@ def _forms() -> dict[str, list[Form]]:
             def draw(r, make=make):
                 v = make(r)
                 return _one(r.choice(prose).format(v), v)
-            add("vendor-prefix", name, split)(draw)
+            add("vendor-prefix", name, T if name in PROMOTED else split)(draw)
 
     @add("service-account-json", "GCP private_key", T)
     def _(r):
@@ -423,7 +428,7 @@ def _forms() -> dict[str, list[Form]]:
         v = hexstr(r, 64)
         return _one(f'{{"address": "0x{hexstr(r, 40)}", "privateKey": "{v}"}}', v)
 
-    @add("ethereum-key", "wallet key: 0x", H)
+    @add("ethereum-key", "wallet key: 0x", T)  # held-out until round 3
     def _(r):
         v = "0x" + hexstr(r, 64)
         return _one(f"wallet key — {v}", v[2:])
@@ -444,7 +449,7 @@ def _forms() -> dict[str, list[Form]]:
         v = token(r, 32, B32)
         return _one(f"otpauth://totp/Acme:me@example.com?secret={v}&issuer=Acme", v)
 
-    @add("totp-seed", "bare spaced groups", H)
+    @add("totp-seed", "bare spaced groups", T)  # held-out until round 3
     def _(r):
         v = " ".join(token(r, 4, B32) for _ in range(8))
         return _one(f"if the QR code won't scan, type {v} by hand", v)
@@ -465,7 +470,7 @@ def _forms() -> dict[str, list[Form]]:
             def draw(r, phrase=phrase):
                 p = password(r)
                 return _one(phrase.format(p), p)
-            add("password-words", phrase.format("X"), split)(draw)
+            add("password-words", phrase.format("X"), T if phrase.format("X") in PROMOTED else split)(draw)
 
     languages_train = ["mi contraseña es {}", "la clave del wifi es {}", "mein Passwort ist {}",
                        "das Kennwort lautet {}", "mon mot de passe est {}", "le mdp c'est {}",
@@ -478,7 +483,7 @@ def _forms() -> dict[str, list[Form]]:
             def draw(r, phrase=phrase):
                 p = password(r)
                 return _one(phrase.format(p), p)
-            add("password-other-language", phrase.format("X"), split)(draw)
+            add("password-other-language", phrase.format("X"), T if phrase.format("X") in PROMOTED else split)(draw)
 
     # --- seed phrases, CVV, SSN
     @add("seed-phrase", "seed phrase: 12", T)
@@ -537,7 +542,7 @@ def _forms() -> dict[str, list[Form]]:
         v = ssn(r).replace("-", " ")
         return _one(f"social: {v}", v)
 
-    @add("ssn-words", "soc sec #", H)
+    @add("ssn-words", "soc sec #", T)  # held-out until round 3
     def _(r):
         v = ssn(r)
         return _one(f"my soc sec # is {v}", v)
