@@ -15,11 +15,11 @@ import re
 import string
 import urllib.parse
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
-from itertools import compress
+from functools import cache
+from itertools import compress, pairwise
 from pathlib import Path
-from typing import Callable, Iterator
 
 from distiller.textscan import finder, trie
 
@@ -199,7 +199,7 @@ _DIGITS = tuple("0123456789")
 _BLANKS = (" ", "\t", "\n")  # a run of words holds one
 
 
-@lru_cache(maxsize=None)
+@cache
 def _longest_run(kept: str, ignored: str = "") -> Callable[[bytes], int]:
     """The length of the longest run of `kept` characters in an ASCII text's bytes, with any of `ignored` between
     them (not counted). The last text's answer is kept, as one text is asked about by several rules."""
@@ -391,7 +391,7 @@ def _switches(value: str) -> int:
     """How often a random string turns between capitals, small letters and digits ("DfvscLOGMd": 3 times;
     "ubuntu2204" once)."""
     kinds = [c.isdigit() * 2 + c.isupper() for c in value if c.isalnum()]
-    return sum(a != b for a, b in zip(kinds, kinds[1:]))
+    return sum(a != b for a, b in pairwise(kinds))
 
 
 def _dsn_user_key(value: str) -> bool:
@@ -409,17 +409,20 @@ _BIP39_BYTES = frozenset(word.encode() for word in _BIP39)
 _BIP39_INDEX = {word: n for n, word in enumerate(sorted(_BIP39))}
 
 
+_Trie = dict[str, "_Trie"]
+
+
 def _bip39_trie(words: frozenset[str]) -> str:
     """One regex branch per letter, as a trie: the engine follows a word letter by letter instead of trying 2,048
     alternatives."""
-    trie: dict = {}
+    trie: _Trie = {}
     for word in sorted(words):
         node = trie
         for char in word:
             node = node.setdefault(char, {})
         node[""] = {}
 
-    def branch(node: dict) -> str:
+    def branch(node: _Trie) -> str:
         alternatives = [char + branch(child) for char, child in sorted(node.items()) if char]
         if not alternatives:
             return ""
@@ -1038,7 +1041,7 @@ _RULE_FINDERS = {id(rule): finder(tuple(dict.fromkeys(rule.needles)), letter_led
                  for rule in _RULES}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _candidates(families: int) -> tuple[tuple[_Rule, Callable[[str], bool] | None], ...]:
     """The rules of those families (bit n for family n) and every rule without needles, in order, each with the
     finder of its own needles when they must still be sought (not when they are all its family's)."""
