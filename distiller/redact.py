@@ -1189,3 +1189,96 @@ def refusal(text: str) -> str | None:
     if _IBAN.search(text):
         return "account-number"
     return None
+
+
+# --- a key split across two consecutive messages ("first half: ghp_…" / "and the rest: …")
+
+SPLIT_HEAD = 40  # a key's second piece starts within the first 40 characters of the next message
+SPLIT_CONTEXT = 80  # the characters before the first piece that give the rules a name ("api key: …")
+_PIECE_CHARS = frozenset(string.ascii_letters + string.digits + "+/_~=-")
+_CLOSERS = " \t\r\n.,;:!?)]}\"'`"
+_PIECE = re.compile(r"[A-Za-z0-9+/_~=-]{4,}")
+# A flag, a vendor's prefix, 0x and hex: a token's start, not the rest of one.
+_TOKEN_START = re.compile(r"-|0x[0-9a-fA-F]+\Z|[A-Za-z]{2,10}[_-]")
+_ENDS_REDACTED = re.compile(r"\[REDACTED:[a-z0-9-]+\][\s.,;:!?)\]}\"'`]*\Z")
+
+
+def _key_piece(run: str) -> bool:
+    """A piece of a random key: 12 to 47 characters with capitals, small letters, and digits or four turns of case
+    (hex, capitals and digits, lower case and digits are hashes, tracking numbers, addresses, which end and start
+    messages alone), no word ("1Password")."""
+    return (12 <= len(run) < 48 and any(c.isupper() for c in run) and any(c.islower() for c in run)
+            and not _WORD_PART.fullmatch(run) and (_has_digit(run) or _switches(run) >= 4))
+
+
+def _tail_piece(text: str) -> tuple[int, int] | None:
+    """The span of the run of key characters a text ends with (only closing marks after it), when it is a piece
+    of a key shorter than 32."""
+    end = len(text.rstrip(_CLOSERS))
+    start = end
+    while start > 0 and text[start - 1] in _PIECE_CHARS and end - start < 48:
+        start -= 1
+    if end - start >= 32 or not _key_piece(text[start:end]):
+        return None
+    return start, end
+
+
+def _head_piece(text: str) -> tuple[int, int] | None:
+    """The span of the first run of key characters that starts within the head of a text (the words before it say
+    "and the rest:"), when it is a key's piece and no token's start."""
+    for match in _PIECE.finditer(text, 0, SPLIT_HEAD + 48):
+        if match.start() >= SPLIT_HEAD:
+            return None
+        run = match.group()
+        if run.isalpha() and (run.islower() or run.isupper() or run.istitle()):  # a word
+            continue
+        if (_TOKEN_START.match(run) or not _key_piece(run)
+                or _PUBLIC_BEFORE.search(text, max(0, match.start() - 40), match.start())):
+            return None
+        return match.span()
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """A secret found across two texts: the texts with its pieces replaced, and its kind."""
+
+    before: str
+    after: str
+    kind: str
+
+
+def split_secret(before: str, after: str) -> Split | None:
+    """A secret whose first piece ends `before` and whose second starts within the first 40 characters of `after`
+    (two consecutive messages of one session), or None. The pieces (12 to 47 key characters, capitals, small
+    letters and digits; the second no flag, no vendor's prefix, which start a token, and no public value) are
+    joined, after the end of `before`
+    for context, and the rules judge the join: a span across the seam is a key, and both pieces are redacted. When
+    `before` ends in a redaction, its piece was found alone: a random piece in the head of `after` is its rest.
+
+    Only the last 80 + 48 characters of `before` and the first 88 of `after` are looked at, and the rules run only
+    when `before` ends in a key piece and `after` starts with one (most texts end in a word or a mark)."""
+    if not before or not after:
+        return None
+    redacted_end = _ENDS_REDACTED.search(before, max(0, len(before) - 60))
+    if redacted_end is not None:
+        head = _head_piece(after)
+        if head is None:
+            return None
+        kind = redacted_end.group().split(":", 1)[1].split("]", 1)[0]
+        return Split(before, after[:head[0]] + PLACEHOLDER.format(kind) + after[head[1]:], kind)
+    tail = _tail_piece(before)
+    if tail is None:
+        return None
+    head = _head_piece(after)
+    if head is None:
+        return None
+    context_start = max(0, tail[0] - SPLIT_CONTEXT)
+    seam = tail[1] - context_start
+    probe = before[context_start:tail[1]] + after[head[0]:head[1]]
+    for start, end, kind in _spans(probe, _rules_in_play(probe)):
+        if start < seam < end:
+            marker = PLACEHOLDER.format(kind)
+            return Split(before[:tail[0]] + marker + before[tail[1]:], after[:head[0]] + marker + after[head[1]:],
+                         kind)
+    return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import random
+import re
 import string
 
 from hypothesis import strategies as st
@@ -125,15 +126,21 @@ def _form(cls: str, name: str) -> st.SearchStrategy[str]:
 
 # The rules of issue 22 (context and shape), each from the train forms it was written for.
 SECRETS.update({
+    # The vendors' tokens found by shape (PROMOTED) are high-entropy ones; the listed ones are sought where a digit
+    # is (redact._VENDOR_TOKENS): a random part with none (1 Docker token in 100) is a known miss unless named.
     "vendor-token": st.one_of(*[_form("vendor-prefix", name) for name, split, _ in FORMS["vendor-prefix"]
-                                if split == "train" and name not in PROMOTED]),  # those are found by shape
+                                if split == "train" and name not in PROMOTED]).filter(
+        lambda t: any(c.isdigit() for c in t)),
     "key-assignment": st.one_of(_form("no-space-assignment", "ENV=value"),
                                 _form("caps-key-context", "LICENSE_KEY=CAPS"),
                                 _form("command-line", "PGPASSWORD= psql"),
                                 _form("env-unlisted", "MAILER_PASS"), _form("session-cookie", "Set-Cookie PHPSESSID"),
                                 _form("password-words", "login: jdoe / pass: X")),
     "command-line-password": st.one_of(*[_form("command-line", name) for name in (
-        "curl -u user:pass", "mysql -pSECRET", "sshpass -p", "docker login -p", "redis-cli -a", "ldapsearch -w")]),
+        "curl -u user:pass", "mysql -pSECRET", "sshpass -p", "docker login -p")], *[
+        # after a flag and a blank a dash starts the next flag: a password that starts with one is not sought there
+        _form("command-line", name).filter(lambda t: not re.search(r" -[aw] -", t))
+        for name in ("redis-cli -a", "ldapsearch -w")]),
     "key-phrase": st.one_of(_form("ethereum-key", "prose metamask key"), _form("ethereum-key", "wallet key: 0x")),
     "card-cvv": _form("card-cvv", "CVV: before exp"),
     "seed-phrase": _form("seed-phrase", "bare 24 in a fence"),
