@@ -200,33 +200,35 @@ _BLANKS = (" ", "\t", "\n")  # a run of words holds one
 
 
 @cache
-def _longest_run(kept: str, ignored: str = "") -> Callable[[bytes], int]:
-    """The length of the longest run of `kept` characters in an ASCII text's bytes, with any of `ignored` between
-    them (not counted). The last text's answer is kept, as one text is asked about by several rules."""
-    table = bytes(code if chr(code) in kept else 32 for code in range(256))
+def _marked(kept: str, ignored: str = "") -> Callable[[bytes], bytes]:
+    """An ASCII text's bytes with `ignored` removed, each `kept` character an "a" and any other a blank. The last
+    text's is kept, as one text is asked about by several rules."""
+    table = bytes(97 if chr(code) in kept else 32 for code in range(256))
     dropped = ignored.encode()
-    last: list[tuple[bytes, int]] = [(b"", 0)]  # one tuple, replaced whole: safe to share between threads
+    last: list[tuple[bytes, bytes]] = [(b"", b"")]  # one tuple, replaced whole: safe to share between threads
 
-    def longest(data: bytes) -> int:
+    def marked(data: bytes) -> bytes:
         known = last[0]
         if known[0] is data:
             return known[1]
-        length = max(map(len, data.translate(table, dropped).split()), default=0)
-        last[0] = (data, length)
-        return length
+        result = data.translate(table, dropped)
+        last[0] = (data, result)
+        return result
 
-    return longest
+    return marked
 
 
 def _run_of(kept: str, length: int, ignored: str = "") -> Callable[[bytes], bool]:
     """Whether an ASCII text's bytes hold `length` characters of `kept` in a row, with any of `ignored` between
-    them (not counted): a shape every span of a pattern has. `kept` holds no blank, which splits the runs."""
-    longest = _longest_run(kept, ignored)
-    return lambda data: longest(data) >= length
+    them (not counted): a shape every span of a pattern has. One search for `length` a's in the marked bytes (no
+    split into runs: 3 times quicker)."""
+    marked = _marked(kept, ignored)
+    run = b"a" * length
+    return lambda data: run in marked(data)
 
 
 _CARD_DIGITS = _run_of(string.digits, 15, " -")  # a card number: 15 or 16 digits, a blank or dash between any two
-_CAPITALS_RUN = _longest_run(string.ascii_uppercase + string.digits, " ")  # also a TOTP key's groups of four
+_TOTP_RUN = _run_of(string.ascii_uppercase + string.digits, 24, " ")  # six groups of four base32 capitals
 _IBAN_RUN = _run_of(string.ascii_uppercase + string.digits, 12, " ")  # two capitals, two digits, 8+ more, blanks
 # Key characters of every kind (base64, URL-safe, vendors' dots, colons and tildes): one run length per text serves
 # the random-token, vendor-token and wrapped-key rules.
@@ -754,8 +756,8 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(  # any command: a password flag letter (-p, -P attached or not; -a, -w) and a value no port, path or word
         "command-line-password",
-        tuple(blank + "-" + letter for blank in " \t" for letter in "pPaw"),
-        re.compile(r"(?<=[ \t])-(?:[pP][ \t]*|[aw][ \t]+)[\"']?(?!\[REDACTED)(?![-\"'])"
+        ("-p", "-P", "-a", "-w"),
+        re.compile(r"-(?<=[ \t]-)(?:[pP][ \t]*|[aw][ \t]+)[\"']?(?!\[REDACTED)(?![-\"'])"  # "-" first: skipped to
                    r"([^\s\"'`;|<>(){}\[\]]{6,128})"),
         group=1,
         accept=_flag_password,
@@ -956,7 +958,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password-phrase",
-        (" as ",),
+        ("passw", "passc", "passp", "pin", "login"),  # not " as ": a blank first would be tried at every blank
         re.compile(r"(?ai)(?<![^\s\"'`(])[\"'`]?(?!\[REDACTED)([^\s\"'`]{6,63})[\"'`]?[ \t]* as [ \t]*"
                    r"(?:the|my|your|our|a|his|her|their)[ \t]+(?:new[ \t]+|login[ \t]+|account[ \t]+)?"
                    r"(?:password|passcode|passphrase|passwd|pin|login)\b"),
@@ -995,7 +997,7 @@ _RULES: tuple[_Rule, ...] = (
         _DIGITS,
         re.compile(r"(?<![\w-])[A-Z2-7]{4}(?: [A-Z2-7]{4}){5,7}(?![\w-])"),
         accept=_spaced_base32,
-        possible=lambda data: _CAPITALS_RUN(data) >= 24,
+        possible=_TOTP_RUN,
     ),
     _Rule(
         "wrapped-key",
@@ -1009,7 +1011,10 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("card-number", _DIGITS, re.compile(r"(?<![0-9A-Za-z-])[0-9](?:[ -]?[0-9]){14,15}(?![0-9A-Za-z-])"),
           accept=_card_number,
           possible=_CARD_DIGITS),
-    _Rule("iban", _DIGITS, re.compile(r"(?a)\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b"), accept=_iban,
+    # A capital first, the word's start checked after it: the engine skips to capitals (\b first, it tried every
+    # position).
+    _Rule("iban", _DIGITS, re.compile(r"(?a)[A-Z](?<!\w[A-Z])[A-Z][0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b"),
+          accept=_iban,
           possible=_IBAN_RUN),
     _Rule(_HIGH_ENTROPY, _DIGITS,
           re.compile(r"(?<![A-Za-z0-9+/=_~.-])[A-Za-z0-9+/_~-][A-Za-z0-9+/_~.-]{30,}[A-Za-z0-9+/_~-]={0,2}"),
@@ -1030,9 +1035,16 @@ _FAMILY_NEEDLES = tuple(
                                     for n in rule.needles)))
     for family in _FAMILIES
 )
+# Each family's needles are sought in two finders: the ASCII ones in every text, the others only in a text that is
+# not ASCII (its lower-cased form is ASCII too, so none of them can be there): 0.16 µs a message saved.
+def _finders(needles: tuple[str, ...], ignore_case: bool) -> tuple[Callable[[str], bool], Callable[[str], bool] | None]:
+    beyond_ascii = tuple(needle for needle in needles if not needle.isascii())
+    return (finder(tuple(needle for needle in needles if needle.isascii()), letter_led=ignore_case),
+            finder(beyond_ascii, letter_led=ignore_case) if beyond_ascii else None)
+
+
 _FAMILY_BITS = tuple(
-    (1 << n, ignore_case, finder(needles, letter_led=ignore_case))
-    for n, (ignore_case, needles) in enumerate(_FAMILY_NEEDLES)
+    (1 << n, ignore_case, *_finders(needles, ignore_case)) for n, (ignore_case, needles) in enumerate(_FAMILY_NEEDLES)
 )
 _ALWAYS = any(not rule.needles for rule in _RULES)
 
@@ -1065,13 +1077,14 @@ def _value_group(rule: _Rule, match: re.Match[str]) -> int:
 def _rules_in_play(text: str) -> tuple[_Rule, ...]:
     """The rules whose needles occur in text and whose shape it may hold: the others cannot report a span."""
     lowered = text.lower()
+    ascii = text.isascii()
     families = 0
-    for bit, ignore_case, found in _FAMILY_BITS:
-        if found(lowered if ignore_case else text):
+    for bit, ignore_case, found, found_beyond_ascii in _FAMILY_BITS:
+        searched = lowered if ignore_case else text
+        if found(searched) or (found_beyond_ascii is not None and not ascii and found_beyond_ascii(searched)):
             families |= bit
     if not families and not _ALWAYS:
         return ()
-    ascii = text.isascii()
     data = text.encode()
     in_play = []
     for rule, seek in _candidates(families):
@@ -1196,11 +1209,12 @@ def refusal(text: str) -> str | None:
 SPLIT_HEAD = 40  # a key's second piece starts within the first 40 characters of the next message
 SPLIT_CONTEXT = 80  # the characters before the first piece that give the rules a name ("api key: …")
 _PIECE_CHARS = frozenset(string.ascii_letters + string.digits + "+/_~=-")
-_CLOSERS = " \t\r\n.,;:!?)]}\"'`"
 _PIECE = re.compile(r"[A-Za-z0-9+/_~=-]{4,}")
 # A flag, a vendor's prefix, 0x and hex: a token's start, not the rest of one.
 _TOKEN_START = re.compile(r"-|0x[0-9a-fA-F]+\Z|[A-Za-z]{2,10}[_-]")
-_ENDS_REDACTED = re.compile(r"\[REDACTED:[a-z0-9-]+\][\s.,;:!?)\]}\"'`]*\Z")
+_PIECE_STRING = "".join(sorted(_PIECE_CHARS))
+_CLOSERS = " \t\r\n.,;:!?)}\"'`"  # not "]", which ends a redaction
+_REDACTION_END = re.compile(r"\[REDACTED:([a-z0-9-]+)\Z")
 
 
 def _key_piece(run: str) -> bool:
@@ -1209,18 +1223,6 @@ def _key_piece(run: str) -> bool:
     messages alone), no word ("1Password")."""
     return (12 <= len(run) < 48 and any(c.isupper() for c in run) and any(c.islower() for c in run)
             and not _WORD_PART.fullmatch(run) and (_has_digit(run) or _switches(run) >= 4))
-
-
-def _tail_piece(text: str) -> tuple[int, int] | None:
-    """The span of the run of key characters a text ends with (only closing marks after it), when it is a piece
-    of a key shorter than 32."""
-    end = len(text.rstrip(_CLOSERS))
-    start = end
-    while start > 0 and text[start - 1] in _PIECE_CHARS and end - start < 48:
-        start -= 1
-    if end - start >= 32 or not _key_piece(text[start:end]):
-        return None
-    return start, end
 
 
 def _head_piece(text: str) -> tuple[int, int] | None:
@@ -1260,16 +1262,22 @@ def split_secret(before: str, after: str) -> Split | None:
     when `before` ends in a key piece and `after` starts with one (most texts end in a word or a mark)."""
     if not before or not after:
         return None
-    redacted_end = _ENDS_REDACTED.search(before, max(0, len(before) - 60))
-    if redacted_end is not None:
-        head = _head_piece(after)
-        if head is None:
+    # The end of `before` in string methods (a message each, no rule, no regex): the closing marks, then the run
+    # of key characters before them.
+    window = before[-100:]
+    offset = len(before) - len(window)
+    closed = window.rstrip(_CLOSERS)
+    if closed.endswith("]"):  # a redaction: a piece found alone, whose rest may start the next message
+        redaction = _REDACTION_END.search(closed, max(0, len(closed) - 40), len(closed) - 1)
+        head = _head_piece(after) if redaction is not None else None
+        if redaction is None or head is None:
             return None
-        kind = redacted_end.group().split(":", 1)[1].split("]", 1)[0]
+        kind = redaction.group(1)
         return Split(before, after[:head[0]] + PLACEHOLDER.format(kind) + after[head[1]:], kind)
-    tail = _tail_piece(before)
-    if tail is None:
+    run = len(closed) - len(closed.rstrip(_PIECE_STRING))
+    if not 12 <= run < 32 or not _key_piece(closed[-run:]):  # a run of 32 or more was judged alone
         return None
+    tail = (offset + len(closed) - run, offset + len(closed))
     head = _head_piece(after)
     if head is None:
         return None
