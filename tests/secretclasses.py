@@ -732,14 +732,34 @@ def cases(seed: int, invisible: bool = False) -> list[Case]:
     return out
 
 
-def split_across_messages(seed: int) -> list[tuple[str, str, str]]:
-    """A key pasted in two consecutive messages: (first message, second message, the key)."""
+@dataclass(frozen=True)
+class SplitKey:
+    """A key pasted in two consecutive messages: `first` ends with key[:cut], `second` holds key[cut:]."""
+
+    first: str
+    second: str
+    key: str
+    cut: int
+    split: str
+
+    @property
+    def pieces(self) -> tuple[str, str]:
+        return self.key[:self.cut], self.key[self.cut:]
+
+
+def split_across_messages(seed: int) -> list[SplitKey]:
+    """Keys pasted in two consecutive messages. The train shapes are those the cross-message check was written
+    from; the held-out-2 ones were added after it, and no rule was tuned on them."""
     r = random.Random(f"split-{seed}")  # a stream of its own: no value of cases() or lookalikes() comes back
     out = []
     for make in (lambda: "ghp_" + token(r, 36), lambda: token(r, 48), lambda: "sk-proj-" + token(r, 48)):
         v = make()
         cut = len(v) // 2
-        out.append((f"here is the key, first half: {v[:cut]}", f"and the rest: {v[cut:]}", v))
+        out.append(SplitKey(f"here is the key, first half: {v[:cut]}", f"and the rest: {v[cut:]}", v, cut, T))
+    v = "xoxb-" + token(r, 11, string.digits) + "-" + token(r, 13, string.digits) + "-" + token(r, 24)
+    out.append(SplitKey(f"bot token (1/2): {v[:30]}", f"(2/2) {v[30:]}", v, 30, H2))
+    v = b64(r, 36)
+    out.append(SplitKey(f"the secret access key, line 1: {v[:20]}", f"{v[20:]}   <- line 2", v, 20, H2))
     return out
 
 

@@ -96,12 +96,13 @@ def write_tree(root: Path, seeds: range) -> tuple[list[tuple[str, str, str, tupl
             n += 1
             entries.extend(_placed(place, case.text, n))
             planted.append((f"{case.cls} [{case.split}]", case.form, place, case.secrets, (f"{n:08x}",)))
-        for first, second, secret in split_across_messages(seed):
+        for pair in split_across_messages(seed):
             n += 2
-            entries.append(_entry(_text_message("user", first), n - 1))
-            entries.append(_entry(_text_message("user", second), n))
-            planted.append(("split-across-messages [held-out]", "two turns", "user", (secret,),
-                            (f"{n - 1:08x}", f"{n:08x}")))
+            entries.append(_entry(_text_message("user", pair.first), n - 1))
+            entries.append(_entry(_text_message("user", pair.second), n))
+            # each piece is sought too: both messages must be redacted, not only one
+            planted.append((f"split-across-messages [{pair.split}]", pair.first.split(":")[0], "user",
+                            (pair.key, *pair.pieces), (f"{n - 1:08x}", f"{n:08x}")))
         for look in lookalikes(seed):
             n += 1
             entries.append(_entry(_text_message("user", look.text), n))
