@@ -103,7 +103,7 @@ def join_split(previous: Screened | None, current: Screened) -> None:
     previous message's last item and the head of this one's first, in place, both counted. Called once per message
     with the message screened before it in the same file, so nothing is read or screened twice; a message's text
     changes before it leaves the chunk, never its offsets. A pair split by a chunk's end has its second piece
-    redacted only (the first left with the chunk before)."""
+    redacted only (the first left with the chunk before); at a run's start there is no message before."""
     if previous is None:
         return
     last, first = previous.decisions[-1], current.decisions[0]
