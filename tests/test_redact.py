@@ -2,17 +2,24 @@ import json
 from pathlib import Path
 
 import duckdb
-
 import pytest
+from conftest import append, distill, message_line, new_session
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from conftest import append, distill, message_line, new_session
 from secretclasses import cases, lookalikes, split_across_messages
 from secretgen import SECRETS, prose, texts_with_secrets
 
-from distiller.redact import (_RULES, Redacted, _rules_in_play, _spans, find_secret, redact, redact_every_rule,
-                              refusal, split_secret)
+from distiller.redact import (
+    _RULES,
+    Redacted,
+    _rules_in_play,
+    _spans,
+    find_secret,
+    redact,
+    redact_every_rule,
+    refusal,
+    split_secret,
+)
 from distiller.textscan import contains_any
 
 FIXTURE = Path(__file__).parent / "fixtures" / "labelled.jsonl"
@@ -371,7 +378,7 @@ def test_a_secret_split_across_turns_leaves_no_piece_in_what_the_pipeline_shows(
     from distiller.config import Settings
 
     pairs = [pair for pair in split_across_messages(3) if pair.split == "train"]
-    for n in range(3):  # files enough for the workers to take some
+    for _ in range(3):  # files enough for the workers to take some
         path = new_session(agents)
         append(path, b"".join(message_line(text) for pair in pairs for text in (pair.first, pair.second)))
     for workers in (0, 2):

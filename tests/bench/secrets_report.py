@@ -28,13 +28,13 @@ import sys
 import time
 import unicodedata
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from secretclasses import SPLITS, cases, lookalikes, split_across_messages  # noqa: E402
+from secretclasses import SPLITS, cases, lookalikes, split_across_messages
 
-from distiller.redact import redact, split_secret  # noqa: E402
+from distiller.redact import redact, split_secret
 
 PERSONA = Path("/work/shared/data/synthetic-persona-chat/valid.csv")
 
@@ -186,22 +186,22 @@ def main() -> None:
     classes = sorted({cls for r in results for cls, _ in r["caught"]})
     width = max(map(len, classes)) + 2
     print(f"{args.seeds} seeds; recall = cases with no secret left whole, train | held-out | held-out-2")
-    print(f"{'class':<{width}}" + "".join(f"{r['name']:>26}" for r in results))
+    print(f"{'class':<{width}}" + "".join(f"{r['name']:>30}" for r in results))
 
     def cell(r: dict, cls: str, split: str) -> str:
         a, b = r["caught"].get((cls, split), (0, 0))
         return f"{a}/{b}" if b else "-"
 
     for cls in classes:
-        print(f"{cls:<{width}}" + "".join(f"{' | '.join(cell(r, cls, s) for s in SPLITS):>26}" for r in results))
+        print(f"{cls:<{width}}" + "".join(f"{' | '.join(cell(r, cls, s) for s in SPLITS):>30}" for r in results))
     print(f"{'ALL':<{width}}" + "".join(
-        f"{' | '.join('%d/%d' % tuple(r['split'][s]) for s in SPLITS):>26}" for r in results))
+        " | ".join("{}/{}".format(*r["split"][s]) for s in SPLITS).rjust(30) for r in results))
     print(f"{'look-alikes changed':<{width}}" + "".join(
-        f"{'%d/%d (%d forms)' % (r['fp_total'], r['looks'], len(r['fp_forms'])):>26}" for r in results))
+        f"{r['fp_total']}/{r['looks']} ({len(r['fp_forms'])} forms)".rjust(30) for r in results))
     print(f"{'key split, no piece left':<{width}}" + "".join(
-        f"{' | '.join('%d/%d' % tuple(r['pairs'][s]) if r['pairs'][s][1] else '-' for s in SPLITS):>26}"
+        " | ".join("{}/{}".format(*r["pairs"][s]) if r["pairs"][s][1] else "-" for s in SPLITS).rjust(30)
         for r in results))
-    print(f"{'µs per message':<{width}}" + "".join(f"{r['us']:>26.1f}" for r in results))
+    print(f"{'µs per message':<{width}}" + "".join(f"{r['us']:>30.1f}" for r in results))
     for r in results:
         if r["fp_forms"]:
             print(f"{r['name']} false positives by form: {r['fp_forms']}")
