@@ -36,7 +36,7 @@ INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\u00ad", "\ufeff", "\u202e
 class Case:
     cls: str
     form: str
-    split: str  # train | held-out
+    split: str  # train | held-out | held-out-2
     text: str
     secrets: tuple[str, ...]
 
@@ -103,7 +103,13 @@ def _one(text: str, *secrets: str) -> tuple[str, tuple[str, ...]]:
     return text, secrets
 
 
-T, H = "train", "held-out"
+T, H, H2 = "train", "held-out", "held-out-2"
+SPLITS = (T, H, H2)
+# Held-out forms that slipped in round 2 and had rules written for them in round 3: train since (the others marked
+# "held-out until round 3" in place).
+PROMOTED = frozenset({"discord bot", "databricks dapi", "pulumi pul-", "azure ad Q~", "user name alice, password X",
+                      "X is my password", "my router's admin password → X", "il codice del wifi è X",
+                      "salasanani on X", "şifrem X", "a jelszavam X"})
 
 
 def _forms() -> dict[str, list[Form]]:
@@ -242,12 +248,12 @@ def _forms() -> dict[str, list[Form]]:
         p = password(r)
         return _one(f"docker login -u bob -p {p} registry.example.com", p)
 
-    @add("command-line", "redis-cli -a", H)
+    @add("command-line", "redis-cli -a", T)  # held-out until round 3
     def _(r):
         p = password(r)
         return _one(f"redis-cli -h cache.internal -a {p} ping", p)
 
-    @add("command-line", "ldapsearch -w", H)
+    @add("command-line", "ldapsearch -w", T)  # held-out until round 3
     def _(r):
         p = password(r)
         return _one(f"ldapsearch -x -D 'cn=admin,dc=example,dc=org' -w {p} -b dc=example,dc=org", p)
@@ -344,7 +350,7 @@ def _forms() -> dict[str, list[Form]]:
         v = "s%3A" + token(r, 32, ALNUM + "-_") + "." + token(r, 43)
         return _one(f"cookie: connect.sid={v}", v)
 
-    @add("session-cookie", "_gitlab_session", H)
+    @add("session-cookie", "_gitlab_session", T)  # held-out until round 3
     def _(r):
         v = hexstr(r, 32)
         return _one(f"_gitlab_session={v}", v)
@@ -390,7 +396,7 @@ def _forms() -> dict[str, list[Form]]:
             def draw(r, make=make):
                 v = make(r)
                 return _one(r.choice(prose).format(v), v)
-            add("vendor-prefix", name, split)(draw)
+            add("vendor-prefix", name, T if name in PROMOTED else split)(draw)
 
     @add("service-account-json", "GCP private_key", T)
     def _(r):
@@ -422,7 +428,7 @@ def _forms() -> dict[str, list[Form]]:
         v = hexstr(r, 64)
         return _one(f'{{"address": "0x{hexstr(r, 40)}", "privateKey": "{v}"}}', v)
 
-    @add("ethereum-key", "wallet key: 0x", H)
+    @add("ethereum-key", "wallet key: 0x", T)  # held-out until round 3
     def _(r):
         v = "0x" + hexstr(r, 64)
         return _one(f"wallet key — {v}", v[2:])
@@ -443,7 +449,7 @@ def _forms() -> dict[str, list[Form]]:
         v = token(r, 32, B32)
         return _one(f"otpauth://totp/Acme:me@example.com?secret={v}&issuer=Acme", v)
 
-    @add("totp-seed", "bare spaced groups", H)
+    @add("totp-seed", "bare spaced groups", T)  # held-out until round 3
     def _(r):
         v = " ".join(token(r, 4, B32) for _ in range(8))
         return _one(f"if the QR code won't scan, type {v} by hand", v)
@@ -464,7 +470,7 @@ def _forms() -> dict[str, list[Form]]:
             def draw(r, phrase=phrase):
                 p = password(r)
                 return _one(phrase.format(p), p)
-            add("password-words", phrase.format("X"), split)(draw)
+            add("password-words", phrase.format("X"), T if phrase.format("X") in PROMOTED else split)(draw)
 
     languages_train = ["mi contraseña es {}", "la clave del wifi es {}", "mein Passwort ist {}",
                        "das Kennwort lautet {}", "mon mot de passe est {}", "le mdp c'est {}",
@@ -477,7 +483,7 @@ def _forms() -> dict[str, list[Form]]:
             def draw(r, phrase=phrase):
                 p = password(r)
                 return _one(phrase.format(p), p)
-            add("password-other-language", phrase.format("X"), split)(draw)
+            add("password-other-language", phrase.format("X"), T if phrase.format("X") in PROMOTED else split)(draw)
 
     # --- seed phrases, CVV, SSN
     @add("seed-phrase", "seed phrase: 12", T)
@@ -536,7 +542,7 @@ def _forms() -> dict[str, list[Form]]:
         v = ssn(r).replace("-", " ")
         return _one(f"social: {v}", v)
 
-    @add("ssn-words", "soc sec #", H)
+    @add("ssn-words", "soc sec #", T)  # held-out until round 3
     def _(r):
         v = ssn(r)
         return _one(f"my soc sec # is {v}", v)
@@ -567,6 +573,144 @@ def _forms() -> dict[str, list[Form]]:
         v = "ghp_" + token(r, 36)
         return _one("token\n```\n" + v[:20] + "\n" + v[20:] + "\n```", v)
 
+    # --- held-out-2: fresh shapes, written in round 3 before any rule of that round (none was looked at while
+    # writing rules; the figures for them say how the rules generalise to shapes nobody has seen)
+    @add("command-line", "smbclient -U user%pass", H2)
+    def _(r):
+        p = password(r).replace("%", "")
+        return _one(f"smbclient //nas/media -U alice%{p} -c 'ls'", p)
+
+    @add("command-line", "wget --password=", H2)
+    def _(r):
+        p = password(r)
+        return _one(f"wget --user=backup --password={p} https://files.example.org/dump.tgz", p)
+
+    @add("command-line", "net use /user: pass", H2)
+    def _(r):
+        p = password(r)
+        return _one(f"net use Z: \\\\fileserver\\share /user:CORP\\bob {p} /persistent:yes", p)
+
+    @add("command-line", "htpasswd -b", H2)
+    def _(r):
+        p = password(r)
+        return _one(f"htpasswd -b -c /etc/nginx/.htpasswd admin {p}", p)
+
+    @add("command-line", "keytool -storepass", H2)
+    def _(r):
+        p = password(r)
+        return _one(f"keytool -list -keystore app.jks -storepass {p}", p)
+
+    @add("command-line", "7z -p", H2)
+    def _(r):
+        p = password(r).replace("'", "")
+        return _one(f"7z a -p{p} -mhe=on backup.7z ~/Documents", p)
+
+    vendors_held2: list[tuple[str, Callable[[random.Random], str]]] = [
+        ("netlify nfp_", lambda r: "nfp_" + token(r, 36)),
+        ("render rnd_", lambda r: "rnd_" + token(r, 32)),
+        ("fly fo1_", lambda r: "fo1_" + token(r, 43, ALNUM + "_-")),
+        ("airtable pat.", lambda r: "pat" + token(r, 14) + "." + hexstr(r, 64)),
+        ("terraform atlasv1", lambda r: token(r, 14) + ".atlasv1." + token(r, 67)),
+        ("twitch oauth:", lambda r: "oauth:" + token(r, 30, string.ascii_lowercase + string.digits)),
+        ("okta 00", lambda r: "00" + token(r, 40, ALNUM + "_-")),
+        ("mapbox sk.eyJ", lambda r: "sk.eyJ1Ijoi" + token(r, 50) + "." + token(r, 22, ALNUM + "_-")),
+    ]
+    for name, make in vendors_held2:
+        def draw2(r, make=make):
+            v = make(r)
+            return _one(r.choice(["my token is {} fyi", "ok: {}", "swap in {} and redeploy", "{} (rotated monday)"])
+                        .format(v), v)
+        add("vendor-prefix", name, H2)(draw2)
+
+    @add("session-cookie", "laravel_session", H2)
+    def _(r):
+        v = "eyJpdiI6" + token(r, 60, ALNUM + "+/") + "%3D%3D"
+        return _one(f"Cookie: XSRF-TOKEN=abc; laravel_session={v}", v)
+
+    @add("session-cookie", "JSESSIONID upper hex", H2)
+    def _(r):
+        v = hexstr(r, 32).upper()
+        return _one(f"JSESSIONID={v}; Path=/app", v)
+
+    @add("session-cookie", "next-auth session-token", H2)
+    def _(r):
+        v = token(r, 80, ALNUM + "-_.")
+        return _one(f"__Secure-next-auth.session-token={v}", v)
+
+    @add("no-space-assignment", ".npmrc _authToken", H2)
+    def _(r):
+        v = token(r, 36)
+        return _one(f"//registry.npmjs.org/:_authToken={v}", v)
+
+    @add("no-space-assignment", ".netrc password", H2)
+    def _(r):
+        p = password(r)
+        return _one(f"machine api.example.com login deploy password {p}", p)
+
+    @add("no-space-assignment", "toml quoted token", H2)
+    def _(r):
+        v = token(r, 40)
+        return _one(f'[registries.internal]\ntoken = "{v}"', v)
+
+    phrasing_held2 = ["creds are admin / {}", "{} — that's the root password", "password? it's {}",
+                      "the passphrase I chose: {}", "wifi: HomeNet5G / {}", "new pass => {}",
+                      "the password i gave the landlord was {}", "my gmail pass is still {}"]
+    for phrase in phrasing_held2:
+        def draw3(r, phrase=phrase):
+            p = password(r)
+            return _one(phrase.format(p), p)
+        add("password-words", phrase.format("X"), H2)(draw3)
+
+    languages_held2 = ["lösenordet till wifi är {}", "das WLAN-Passwort lautet {}", "パスワードは {} です",
+                       "密码是 {}", "parola mea de la email este {}", "hasłem do konta jest {}",
+                       "la contraseña del router es {}", "het wachtwoord van de wifi is {}"]
+    for phrase in languages_held2:
+        def draw4(r, phrase=phrase):
+            p = password(r)
+            return _one(phrase.format(p), p)
+        add("password-other-language", phrase.format("X"), H2)(draw4)
+
+    @add("ssn-words", "SSN: nine digits", H2)
+    def _(r):
+        v = f"{r.randrange(1, 666):03d}{r.randrange(1, 100):02d}{r.randrange(1, 10000):04d}"
+        return _one(f"SSN: {v}", v)
+
+    @add("ssn-words", "social security no.", H2)
+    def _(r):
+        v = ssn(r)
+        return _one(f"social security no. {v} (don't share)", v)
+
+    @add("totp-seed", "authenticator secret unspaced", H2)
+    def _(r):
+        v = token(r, 32, B32)
+        return _one(f"secret for google authenticator: {v}", v)
+
+    @add("seed-phrase", "numbered list", H2)
+    def _(r):
+        words = mnemonic(r, 12).split()
+        numbered = "\n".join(f"{i}. {w}" for i, w in enumerate(words, 1))
+        return _one("wallet backup:\n" + numbered, numbered.split("\n5.")[0])
+
+    @add("ethereum-key", "prose key no 0x", H2)
+    def _(r):
+        v = hexstr(r, 64)
+        return _one(f"export the key from the wallet, it's {v}", v)
+
+    @add("hex-key-context", "yaml webhook secret hex", H2)
+    def _(r):
+        v = hexstr(r, 40)
+        return _one(f"webhooks:\n  - url: https://hooks.example.com/x\n    secret: {v}", v)
+
+    @add("url-encoded", "client_secret= form body", H2)
+    def _(r):
+        v = urllib.parse.quote(b64(r, 30), safe="")
+        return _one(f"grant_type=client_credentials&client_id=app-{r.randrange(999)}&client_secret={v}", v)
+
+    @add("connection-string", "redis url password only", H2)
+    def _(r):
+        p = token(r, 20)
+        return _one(f"REDIS_URL=rediss://:{p}@cache.example.net:6380/0", p)
+
     return f
 
 
@@ -588,14 +732,34 @@ def cases(seed: int, invisible: bool = False) -> list[Case]:
     return out
 
 
-def split_across_messages(seed: int) -> list[tuple[str, str, str]]:
-    """A key pasted in two consecutive messages: (first message, second message, the key)."""
+@dataclass(frozen=True)
+class SplitKey:
+    """A key pasted in two consecutive messages: `first` ends with key[:cut], `second` holds key[cut:]."""
+
+    first: str
+    second: str
+    key: str
+    cut: int
+    split: str
+
+    @property
+    def pieces(self) -> tuple[str, str]:
+        return self.key[:self.cut], self.key[self.cut:]
+
+
+def split_across_messages(seed: int) -> list[SplitKey]:
+    """Keys pasted in two consecutive messages. The train shapes are those the cross-message check was written
+    from; the held-out-2 ones were added after it, and no rule was tuned on them."""
     r = random.Random(f"split-{seed}")  # a stream of its own: no value of cases() or lookalikes() comes back
     out = []
     for make in (lambda: "ghp_" + token(r, 36), lambda: token(r, 48), lambda: "sk-proj-" + token(r, 48)):
         v = make()
         cut = len(v) // 2
-        out.append((f"here is the key, first half: {v[:cut]}", f"and the rest: {v[cut:]}", v))
+        out.append(SplitKey(f"here is the key, first half: {v[:cut]}", f"and the rest: {v[cut:]}", v, cut, T))
+    v = "xoxb-" + token(r, 11, string.digits) + "-" + token(r, 13, string.digits) + "-" + token(r, 24)
+    out.append(SplitKey(f"bot token (1/2): {v[:30]}", f"(2/2) {v[30:]}", v, 30, H2))
+    v = b64(r, 36)
+    out.append(SplitKey(f"the secret access key, line 1: {v[:20]}", f"{v[20:]}   <- line 2", v, 20, H2))
     return out
 
 
@@ -658,6 +822,18 @@ def _lookalike_forms() -> list[tuple[str, str, Callable[[random.Random], str]]]:
          + "\n-----END PGP PUBLIC KEY BLOCK-----"),
         ("hex color palette", T, lambda r: " ".join("#" + hexstr(r, 6) for _ in range(5))),
         ("base64 image prefix", H, lambda r: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAA"),
+        # held-out-2: identifiers of a vendor's structure (prefix_ + random body) that are no secret, flags with
+        # ordinary values, words around passwords
+        ("anthropic message id", H2, lambda r: "msg_01" + token(r, 22)),
+        ("stripe customer id", H2, lambda r: f"customer cus_{token(r, 14)} paid invoice in_{token(r, 24)}"),
+        ("openai completion id", H2, lambda r: "chatcmpl-" + token(r, 29)),
+        ("tool use id", H2, lambda r: '{"type": "tool_use", "id": "toolu_01' + token(r, 22) + '"}'),
+        ("command flags", H2, lambda r: r.choice(["tar -xzf backup-2024.tgz -C /srv", "grep -rn -w TODO src/",
+                                                  "ls -la ~/.ssh", "ffmpeg -i in.mp4 -b:v 2M -r 30 out.mp4",
+                                                  "rsync -avP --delete ./site/ web:/var/www/"])),
+        ("password talk 2", H2, lambda r: r.choice(["the password is in the vault", "passwords must be 12 chars",
+                                                    "I changed my password yesterday", "what is my password?"])),
+        ("k8s pod name", H2, lambda r: f"pod web-{hexstr(r, 10)}-{token(r, 5, string.ascii_lowercase)} crashed"),
     ]
     return out
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import base64
 import random
+import re
 import string
 
 from hypothesis import strategies as st
-from secretclasses import FORMS
+from secretclasses import FORMS, PROMOTED
 
 ALNUM = string.ascii_letters + string.digits
 
@@ -125,20 +126,28 @@ def _form(cls: str, name: str) -> st.SearchStrategy[str]:
 
 # The rules of issue 22 (context and shape), each from the train forms it was written for.
 SECRETS.update({
+    # The vendors' tokens found by shape (PROMOTED) are high-entropy ones; the listed ones are sought where a digit
+    # is (redact._VENDOR_TOKENS): a random part with none (1 Docker token in 100) is a known miss unless named.
     "vendor-token": st.one_of(*[_form("vendor-prefix", name) for name, split, _ in FORMS["vendor-prefix"]
-                                if split == "train"]),
+                                if split == "train" and name not in PROMOTED]).filter(
+        lambda t: any(c.isdigit() for c in t)),
     "key-assignment": st.one_of(_form("no-space-assignment", "ENV=value"),
                                 _form("caps-key-context", "LICENSE_KEY=CAPS"),
                                 _form("command-line", "PGPASSWORD= psql"),
                                 _form("env-unlisted", "MAILER_PASS"), _form("session-cookie", "Set-Cookie PHPSESSID"),
                                 _form("password-words", "login: jdoe / pass: X")),
     "command-line-password": st.one_of(*[_form("command-line", name) for name in (
-        "curl -u user:pass", "mysql -pSECRET", "sshpass -p", "docker login -p")]),
-    "key-phrase": _form("ethereum-key", "prose metamask key"),
+        "curl -u user:pass", "mysql -pSECRET", "sshpass -p", "docker login -p")], *[
+        # after a flag and a blank a dash starts the next flag: a password that starts with one is not sought there
+        _form("command-line", name).filter(lambda t: not re.search(r" -[aw] -", t))
+        for name in ("redis-cli -a", "ldapsearch -w")]),
+    "key-phrase": st.one_of(_form("ethereum-key", "prose metamask key"), _form("ethereum-key", "wallet key: 0x")),
     "card-cvv": _form("card-cvv", "CVV: before exp"),
     "seed-phrase": _form("seed-phrase", "bare 24 in a fence"),
     "totp-key": st.one_of(_form("totp-seed", "setup key spaced caps"),
-                          _form("totp-seed", "authenticator secret lower")),
+                          _form("totp-seed", "authenticator secret lower"),
+                          # unnamed, a key is sought where a digit is (`_spaced_base32`)
+                          _form("totp-seed", "bare spaced groups").filter(lambda t: any(c in t for c in "234567"))),
     "wrapped-key": st.one_of(_form("wrapped-key", "base64 wrapped at 24"),
                              _form("wrapped-key", "api key wrapped at 20 after name")),
 })
@@ -146,12 +155,16 @@ SECRETS["url-credentials"] = st.one_of(SECRETS["url-credentials"], _form("dsn-us
 SECRETS["password-phrase"] = st.one_of(SECRETS["password-phrase"], *[
     _form(cls, name) for cls in ("password-words", "password-other-language") for name, split, _ in FORMS[cls]
     if split == "train" and name != "login: jdoe / pass: X"])
-SECRETS["ssn"] = st.one_of(SECRETS["ssn"], _form("ssn-words", "my social is"))
+SECRETS["ssn"] = st.one_of(SECRETS["ssn"], _form("ssn-words", "my social is"), _form("ssn-words", "soc sec #"))
+SECRETS["high-entropy"] = st.one_of(SECRETS["high-entropy"], *[_form("vendor-prefix", name) for name in sorted(
+    PROMOTED) if any(form == name for form, _, _ in FORMS["vendor-prefix"])])  # vendors' tokens found by shape
+SECRETS["key-assignment"] = st.one_of(SECRETS["key-assignment"], _form("session-cookie", "_gitlab_session"))
 
 # Prose that brushes against the needles and the clean stage's markers without being a secret by itself.
 _NEAR = ["sk-", "sk_", "AIza", "Bearer", "BASIC", "pass", "PIN", "pin", "key", "token", "secret", "://", "@",
          "-----", "eyJ", "hf_", "xox", "gl", "=", ":", "ſ", "K", "ı", "İ", "<", "[", "HEARTBEAT", "System:", "\n",
-         "\t", " is ", "42", "the ", "password", "for the vpn", "phrase", "seed words", "code", "ssn", "pw"]
+         "\t", " is ", "42", "the ", "password", "for the vpn", "phrase", "seed words", "code", "ssn", "pw", " -p", " -a",
+         "\t-w ", "wifi", " → ", " — ", "şifre", "is my ", "soc sec", "ABCD 2345 ", "~", "."]
 # What the clean stage removes or splits on, for the texts its shortcut is tested on.
 CLEAN_MARKERS = ["[Queued messages while agent was busy]\n\n---\nQueued #1\n", "[WebChat 2026-03-01 10:00] ",
                  "[Mon 2026-03-01 10:00 UTC] ", "<relevant-memories>I like tea</relevant-memories>", "<think>x</think>",

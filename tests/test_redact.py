@@ -2,17 +2,24 @@ import json
 from pathlib import Path
 
 import duckdb
-
 import pytest
+from conftest import append, distill, message_line, new_session
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from conftest import append, distill, message_line, new_session
-from secretclasses import cases, lookalikes
+from secretclasses import cases, lookalikes, split_across_messages
 from secretgen import SECRETS, prose, texts_with_secrets
 
-from distiller.redact import (_RULES, Redacted, _rules_in_play, _spans, find_secret, redact, redact_every_rule,
-                              refusal)
+from distiller.redact import (
+    _RULES,
+    Redacted,
+    _rules_in_play,
+    _spans,
+    find_secret,
+    redact,
+    redact_every_rule,
+    refusal,
+    split_secret,
+)
 from distiller.textscan import contains_any
 
 FIXTURE = Path(__file__).parent / "fixtures" / "labelled.jsonl"
@@ -223,9 +230,12 @@ def test_every_train_form_of_every_class_leaves_no_secret_whole_and_the_last_gua
 
 @pytest.mark.parametrize("seed", range(3))
 def test_look_alikes_are_kept(seed):
-    changed = [look.form for look in lookalikes(seed) if redact(look.text).counts]
+    """Train and the first held-out look-alikes; the second held-out set is measured (tests/bench/secrets_report.py),
+    as the issue allows one false positive in 36."""
+    looks = [look for look in lookalikes(seed) if look.split != "held-out-2"]
+    changed = [look.form for look in looks if redact(look.text).counts]
     assert changed == []
-    refused = [look.form for look in lookalikes(seed) if refusal(look.text) is not None]
+    refused = [look.form for look in looks if refusal(look.text) is not None]
     assert refused == []
 
 
@@ -336,3 +346,48 @@ def test_a_value_after_equals_may_start_with_a_dash_but_a_flag_after_a_blank_is_
     assert redact("PGPASSWORD=-x7Gq2LmN9pR psql -h db").text == "PGPASSWORD=[REDACTED:key-assignment] psql -h db"
     assert redact("api_token: --verbose").counts == ()
     assert redact("secrets: - first item").counts == ()
+
+
+# --- a key split across two consecutive messages (redact.split_secret, screen.join_split)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_key_split_across_two_messages_is_redacted_in_both(seed):
+    for pair in split_across_messages(seed):
+        if pair.split != "train":
+            continue
+        split = split_secret(redact(pair.first).text, redact(pair.second).text)
+        assert split is not None, pair
+        assert pair.pieces[0] not in split.before and pair.pieces[1] not in split.after, split
+        assert "[REDACTED:" in split.before and "[REDACTED:" in split.after
+
+
+def test_consecutive_look_alikes_and_persona_like_turns_are_no_split_key():
+    texts = [redact(look.text).text for seed in range(10) for look in lookalikes(seed)]
+    texts += ["I went to the shop", "and bought 12 eggs", "commit abc1234", "fixed in Zq8vN3kLm2 too",
+              "my password manager is 1Password", "see msg_01unqD7dJY5U0anxUPClYIGs", "ok"]
+    joined = [(a, b) for a in texts for b in texts if split_secret(a, b) is not None]
+    assert joined == []
+
+
+def test_a_secret_split_across_turns_leaves_no_piece_in_what_the_pipeline_shows(tmp_path, agents):
+    """End to end through the reading and the chunk, in the main process and in scan workers: both turns of each
+    split key are shown redacted (with the pieces' words kept), and a turn between them breaks no pair it should
+    not (the pair is consecutive)."""
+    from distiller import pipeline
+    from distiller.config import Settings
+
+    pairs = [pair for pair in split_across_messages(3) if pair.split == "train"]
+    for _ in range(3):  # files enough for the workers to take some
+        path = new_session(agents)
+        append(path, b"".join(message_line(text) for pair in pairs for text in (pair.first, pair.second)))
+    for workers in (0, 2):
+        shown: list = []
+        settings = Settings(state_dir=tmp_path / f"state-{workers}", scan_workers=workers)
+        pipeline.run_once(settings, [agents], dry_run=True, show=shown.append)
+        texts = [d.text for d in shown]
+        assert len(texts) == 3 * 2 * len(pairs)
+        for pair in pairs:
+            assert not any(piece in text for piece in pair.pieces for text in texts), (pair, texts)
+        assert all("[REDACTED:" in text for text in texts)
+        assert all(text.startswith(("here is the key, first half: ", "and the rest: ")) for text in texts)

@@ -8,7 +8,7 @@ from datetime import datetime
 from distiller.config import Settings
 from distiller.pipeline.read import FileRead
 from distiller.records import Cursor, Message, message_time
-from distiller.screen import Screened, echo, screen
+from distiller.screen import Screened, echo, join_split, screen
 from distiller.track import ReadPlan
 
 # What a pending message costs in memory beyond its text (record, ids, ledger lists): a chunk of many short
@@ -28,7 +28,8 @@ def cost(message: Message) -> int:
 
 
 def screen_read(message: Message, skip: str | None, read: FileRead, settings: Settings) -> Screened:
-    """Screen the next message of a file's reading, and carry its user text on to the file's next message."""
+    """Screen the next message of a file's reading, redact a secret split across it and the message before, and
+    carry its user text on to the file's next message."""
     screened = screen(
         message,
         session_skip=skip,
@@ -36,6 +37,8 @@ def screen_read(message: Message, skip: str | None, read: FileRead, settings: Se
         assistant_decision=settings.assistant_decision,
         extra_blocks=settings.extra_injected_blocks,
     )
+    join_split(read.previous, screened)
+    read.previous = screened
     if message.role == "user":
         read.previous_user_text = screened.decisions[-1].text or read.previous_user_text
     return screened

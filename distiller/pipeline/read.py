@@ -23,7 +23,7 @@ from distiller.config import Settings
 from distiller.events import Tally
 from distiller.progress import Progress
 from distiller.records import Cursor, Message
-from distiller.screen import screen
+from distiller.screen import Screened, screen
 from distiller import sources as registry
 from distiller.sources.base import Format, first_entry
 from distiller.tail import CHUNK_BYTES, open_regular, read_head, read_lines, skip_reason, stat_of, tail_digest
@@ -32,9 +32,11 @@ from distiller.track import ReadPlan
 
 @dataclass
 class FileRead:
-    """One reading of a file: screening a message needs the last user text read before it in the same file."""
+    """One reading of a file: screening a message needs the last user text read before it in the same file, and
+    the message screened just before it (a secret split across the two is redacted in both)."""
 
     previous_user_text: str | None = None
+    previous: Screened | None = None
 
 
 @dataclass

@@ -302,7 +302,15 @@ def _screened(read: _Read, job: _Job, pack: Callable[[Screened], object]) -> Fil
     scanned, state, pending = read
     settings = job.settings
     try:
-        messages = [pack(screen_read(message, skip, state, settings)) for message, skip in pending]
+        messages: list[object] = []
+        waiting: Screened | None = None  # packed once the next is screened: a key split across two changes both
+        for message, skip in pending:
+            screened = screen_read(message, skip, state, settings)
+            if waiting is not None:
+                messages.append(pack(waiting))
+            waiting = screened
+        if waiting is not None:
+            messages.append(pack(waiting))
     except Exception:  # a fault: the main process reads the file and meets it itself
         return None
     return scanned._replace(messages=messages, packed=pack is _packed)

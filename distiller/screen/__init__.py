@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from distiller import sources
 from distiller.canonical import canonical
+from distiller.records import Message
+from distiller.redact import Redacted, redact, split_secret
 from distiller.screen.clean import clean
 from distiller.screen.injection import suspect_injection
 from distiller.screen.prefilter import CONTEXT, DROP, KEEP, prefilter
-from distiller.records import Message
-from distiller.redact import Redacted, redact
 from distiller.sources.cleaning import PLAIN
 
 DECISION_RANK = {KEEP: 2, CONTEXT: 1, DROP: 0}
@@ -97,3 +97,28 @@ def _judged(part: str, message: Message, assistant_decision: str,
         if decision == KEEP and suspect_injection(part):
             decision, reason = CONTEXT, SUSPECT_INJECTION
     return decision, reason, redact(part)
+
+
+def join_split(previous: Screened | None, current: Screened) -> None:
+    """Redact a secret split across two consecutive messages of a session (`redact.split_secret`): the end of the
+    previous message's last item and the head of this one's first, in place, both counted. Called once per message
+    with the message screened before it in the same file, so nothing is read or screened twice; a message's text
+    changes before it leaves the chunk, never its offsets. A pair split by a chunk's end has its second piece
+    redacted only (the first left with the chunk before); at a run's start there is no message before."""
+    if previous is None:
+        return
+    last, first = previous.decisions[-1], current.decisions[0]
+    split = split_secret(last.text, first.text)
+    if split is None:
+        return
+    if split.before != last.text:
+        last.text = split.before
+        previous.redactions = _counted(previous.redactions, split.kind)
+    first.text = split.after
+    current.redactions = _counted(current.redactions, split.kind)
+
+
+def _counted(redactions: tuple[tuple[str, int], ...], kind: str) -> tuple[tuple[str, int], ...]:
+    counts = dict(redactions)
+    counts[kind] = counts.get(kind, 0) + 1
+    return tuple(sorted(counts.items()))

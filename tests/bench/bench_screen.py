@@ -1,5 +1,5 @@
 """Benchmark of the pure screening stages (not a test): clean, prefilter, the injection check and redact, apart and
-together, and `screen` itself.
+together, and `screen` itself (and followed by the split-key join, as the pipeline screens a message).
 
     python tests/bench/bench_screen.py [--corpus DIR] [--mb 100] [--repeat 5]
 
@@ -26,7 +26,7 @@ from distiller.screen.clean import clean as clean_as
 from distiller.screen.clean import clean_every_rule as clean_every_rule_as
 from distiller.sources.openclaw.envelopes import CLEANING
 
-from distiller.screen import screen
+from distiller.screen import join_split, screen
 from distiller.screen.injection import suspect_injection, suspect_injection_every_time
 from distiller.screen.prefilter import prefilter
 from distiller.records import Message
@@ -88,6 +88,13 @@ def main() -> None:
                 suspect_injection(part)
                 redact(part)
 
+    def screen_and_join() -> None:
+        previous = None
+        for message in messages:
+            screened = screen(message)
+            join_split(previous, screened)
+            previous = screened
+
     stages: dict[str, Callable[[], None]] = {
         "clean": lambda: [clean(text, role) for text, role in texts],
         "clean, every rule (no trigger shortcut)": lambda: [clean_every_rule(text, role) for text, role in texts],
@@ -98,6 +105,7 @@ def main() -> None:
         "redact, every rule (no needle shortcut)": lambda: [redact_every_rule(part) for part, _ in parts],
         "all four": all_stages,
         "screen": lambda: [screen(message) for message in messages],
+        "screen, then the split-key join (as the pipeline does)": screen_and_join,
     }
     print(f"{len(texts)} messages, {len(parts)} cleaned parts, {mb:.1f} MB of message text")
     width = max(map(len, stages))

@@ -96,12 +96,13 @@ def write_tree(root: Path, seeds: range) -> tuple[list[tuple[str, str, str, tupl
             n += 1
             entries.extend(_placed(place, case.text, n))
             planted.append((f"{case.cls} [{case.split}]", case.form, place, case.secrets, (f"{n:08x}",)))
-        for first, second, secret in split_across_messages(seed):
+        for pair in split_across_messages(seed):
             n += 2
-            entries.append(_entry(_text_message("user", first), n - 1))
-            entries.append(_entry(_text_message("user", second), n))
-            planted.append(("split-across-messages [held-out]", "two turns", "user", (secret,),
-                            (f"{n - 1:08x}", f"{n:08x}")))
+            entries.append(_entry(_text_message("user", pair.first), n - 1))
+            entries.append(_entry(_text_message("user", pair.second), n))
+            # each piece is sought too: both messages must be redacted, not only one
+            planted.append((f"split-across-messages [{pair.split}]", pair.first.split(":")[0], "user",
+                            (pair.key, *pair.pieces), (f"{n - 1:08x}", f"{n:08x}")))
         for look in lookalikes(seed):
             n += 1
             entries.append(_entry(_text_message("user", look.text), n))
@@ -198,7 +199,7 @@ def measure(work: Path, seeds: range) -> dict:
                 leaked_where.setdefault(f"{cls} / {form} ({place})", set()).update(hits)
     redacted_looks = [(form, text) for form, text, message_id in looks
                       if "[REDACTED" in shown_texts.get(message_id, "")]
-    by_split = Counter("held-out" if "[held-out]" in case[0] else "train" for case in planted for _ in case[3])
+    by_split = Counter(case[0].rsplit("[", 1)[1].rstrip("]") for case in planted for _ in case[3])
     return {"secrets": sum(len(case[3]) for case in planted), "cases": len(planted), "by_split": by_split, "leaks": leaks,
             "leaked_where": leaked_where, "lookalikes": len(looks), "lookalikes_redacted": redacted_looks,
             "beliefs": places["database"].count("\n")}
@@ -218,7 +219,7 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
     print(f"{result['cases']} planted cases, {result['secrets']} secrets, {args.seeds} seeds")
     print(f"secrets found whole anywhere: {sum(result['leaks'].values())}")
-    for split in ("train", "held-out"):
+    for split in ("train", "held-out", "held-out-2"):
         print(f"  of {split} forms: {sum(n for name, n in result['leaks'].items() if f'[{split}]' in name)} "
               f"of {result['by_split'][split]}")
     for place in PLACES:

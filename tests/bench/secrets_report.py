@@ -28,13 +28,13 @@ import sys
 import time
 import unicodedata
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from secretclasses import cases, lookalikes, split_across_messages  # noqa: E402
+from secretclasses import SPLITS, cases, lookalikes, split_across_messages
 
-from distiller.redact import redact  # noqa: E402
+from distiller.redact import redact, split_secret
 
 PERSONA = Path("/work/shared/data/synthetic-persona-chat/valid.csv")
 
@@ -135,16 +135,25 @@ def evaluate(name: str, run: Callable[[str], str], seeds: int, raw: bool, show_m
                 fp_forms[f"{look.form} ({look.split})"] += 1
                 misses.setdefault("FP " + look.form, f"{text!r} -> {out!r}")
     elapsed = time.perf_counter() - started
-    split = {"train": [0, 0], "held-out": [0, 0]}
+    split = {name: [0, 0] for name in SPLITS}
     for (_, s), (a, b) in caught.items():
         split[s][0] += a
         split[s][1] += b
-    pairs = split_across_messages(seeds)
-    pair_leaks = sum(survives(key, run(first) + run(second)) or survives(key, (run(first) + run(second)).replace(
-        "and the rest: ", "").replace("here is the key, first half: ", "")) for first, second, key in pairs)
+    pairs = [pair for seed in range(seeds) for pair in split_across_messages(seed)]
+    # as the pipeline screens them: each message redacted, then the pair's split-key join; caught when neither
+    # piece survives (each message is read alone, so a piece left whole is a leak)
+    pair_tally = {name: [0, 0] for name in SPLITS}
+    for pair in pairs:
+        first, second = run(pair.first), run(pair.second)
+        if name.startswith("ours"):
+            joined = split_secret(first, second)
+            if joined is not None:
+                first, second = joined.before, joined.after
+        pair_tally[pair.split][0] += not (survives(pair.pieces[0], first) or survives(pair.pieces[1], second))
+        pair_tally[pair.split][1] += 1
     return {"name": name, "caught": dict(caught), "split": split, "fp_forms": dict(fp_forms), "fp_total": fp_total,
             "looks": looks, "us": elapsed / texts * 1e6, "misses": list(misses.items())[:show_misses],
-            "pairs": (len(pairs) - pair_leaks, len(pairs))}
+            "pairs": pair_tally}
 
 
 def persona_lines() -> list[str]:
@@ -176,22 +185,23 @@ def main() -> None:
             results.append(evaluate("ours, raw", run, args.seeds, raw=True, show_misses=args.show_misses))
     classes = sorted({cls for r in results for cls, _ in r["caught"]})
     width = max(map(len, classes)) + 2
-    print(f"{args.seeds} seeds; recall = cases with no secret left whole, train / held-out")
-    print(f"{'class':<{width}}" + "".join(f"{r['name']:>26}" for r in results))
+    print(f"{args.seeds} seeds; recall = cases with no secret left whole, train | held-out | held-out-2")
+    print(f"{'class':<{width}}" + "".join(f"{r['name']:>30}" for r in results))
 
     def cell(r: dict, cls: str, split: str) -> str:
         a, b = r["caught"].get((cls, split), (0, 0))
         return f"{a}/{b}" if b else "-"
 
     for cls in classes:
-        print(f"{cls:<{width}}" + "".join(f"{cell(r, cls, 'train') + ' | ' + cell(r, cls, 'held-out'):>26}"
-                                          for r in results))
-    print(f"{'ALL train | held-out':<{width}}" + "".join(
-        f"{'%d/%d | %d/%d' % (*r['split']['train'], *r['split']['held-out']):>26}" for r in results))
+        print(f"{cls:<{width}}" + "".join(f"{' | '.join(cell(r, cls, s) for s in SPLITS):>30}" for r in results))
+    print(f"{'ALL':<{width}}" + "".join(
+        " | ".join("{}/{}".format(*r["split"][s]) for s in SPLITS).rjust(30) for r in results))
     print(f"{'look-alikes changed':<{width}}" + "".join(
-        f"{'%d/%d (%d forms)' % (r['fp_total'], r['looks'], len(r['fp_forms'])):>26}" for r in results))
-    print(f"{'key split over 2 msgs':<{width}}" + "".join(f"{'%d/%d' % r['pairs']:>26}" for r in results))
-    print(f"{'µs per message':<{width}}" + "".join(f"{r['us']:>26.1f}" for r in results))
+        f"{r['fp_total']}/{r['looks']} ({len(r['fp_forms'])} forms)".rjust(30) for r in results))
+    print(f"{'key split, no piece left':<{width}}" + "".join(
+        " | ".join("{}/{}".format(*r["pairs"][s]) if r["pairs"][s][1] else "-" for s in SPLITS).rjust(30)
+        for r in results))
+    print(f"{'µs per message':<{width}}" + "".join(f"{r['us']:>30.1f}" for r in results))
     for r in results:
         if r["fp_forms"]:
             print(f"{r['name']} false positives by form: {r['fp_forms']}")
