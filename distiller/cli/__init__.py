@@ -17,14 +17,12 @@ import click
 import orjson
 from click.core import ParameterSource
 
-from distiller import install, progress
-from distiller import pipeline
-from distiller.pipeline import batches_admin
+from distiller import install, pipeline, progress
 from distiller import manage as beliefs_api
 from distiller.cli.belief_commands import beliefs, runs_command
 from distiller.cli.examples import examples
-from distiller.cli.reprocess_command import reprocess_command
 from distiller.cli.recall_commands import hook_group, profile_command, recall_command
+from distiller.cli.reprocess_command import reprocess_command
 from distiller.config import (
     DEFAULT_CONCURRENCY,
     MAX_CONCURRENCY,
@@ -37,8 +35,9 @@ from distiller.config import (
 from distiller.doctor import diagnose
 from distiller.errors import EXIT_ERROR, DistillError, os_fault
 from distiller.extract.select import make_extractor
-from distiller.screen.prefilter import CONTEXT, DROP, KEEP
+from distiller.pipeline import batches_admin
 from distiller.screen import Decision
+from distiller.screen.prefilter import CONTEXT, DROP, KEEP
 from distiller.terminal import EscapingFormatter, printable
 
 log = logging.getLogger("distiller")
@@ -249,8 +248,8 @@ def _decision_row(decision: Decision) -> str:
 def _distill_summary(d: dict) -> str:
     """Which extractor ran and what came of it: the part of a run summary about beliefs."""
     extractor = d["extractor"] + (f" ({d['model']})" if d["model"] else "")
-    lines = [f"extractor: {extractor}; {d['batches']} batch(es), {d['requests']} request(s), "
-             f"{d['candidates']} candidate(s)"]
+    lines = [(f"extractor: {extractor}; {d['batches']} batch(es), {d['requests']} request(s), "
+              f"{d['candidates']} candidate(s)")]
     if d["beliefs"]:
         lines.append(f"beliefs: {_counts(d['beliefs'])}")
     if d["rejected"]:
@@ -287,8 +286,8 @@ def _distill_summary(d: dict) -> str:
 
 def _run_summary(d: dict, dry_run: bool) -> str:
     lines = [
-        f"{'dry run: would read' if dry_run else 'read'} {d['files']} file(s), {d['bytes_read']:,} bytes, "
-        f"{d['lines']:,} lines",
+        (f"{'dry run: would read' if dry_run else 'read'} {d['files']} file(s), {d['bytes_read']:,} bytes, "
+         f"{d['lines']:,} lines"),
         f"messages: {d['messages']:,}" + (f" ({_counts(d['roles'])})" if d["roles"] else ""),
     ]
     lines += _counter_lines(d, RUN_COUNTERS[:2]) + _stripped_lines(d) + _counter_lines(d, RUN_COUNTERS[2:])

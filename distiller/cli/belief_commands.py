@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import click
@@ -25,12 +26,12 @@ def _since(value: str | None) -> datetime | None:
         return None
     units = {"d": "days", "h": "hours", "m": "minutes", "w": "weeks"}
     if value[-1:] in units and value[:-1].isdigit():
-        return datetime.now(timezone.utc) - timedelta(**{units[value[-1]]: int(value[:-1])})
+        return datetime.now(UTC) - timedelta(**{units[value[-1]]: int(value[:-1])})
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
         raise click.BadParameter(f"expected an ISO date or a span like 7d: {value!r}") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def _file_mode(value: str) -> int:
@@ -55,9 +56,9 @@ def _table(rows: list[BeliefRow]) -> str:
     widths = [max(len(COLUMNS[i]), *(len(row[i]) for row in cells)) for i in range(len(COLUMNS) - 1)]
     numeric = {3, 4}
 
-    def line(row) -> str:
+    def line(row: Sequence[str]) -> str:  # the last column, the statement, is not padded
         return "  ".join([(cell.rjust(width) if i in numeric else cell.ljust(width))
-                          for i, (cell, width) in enumerate(zip(row, widths))] + [row[-1]])
+                          for i, (cell, width) in enumerate(zip(row[:-1], widths, strict=True))] + [row[-1]])
 
     return "\n".join([line([name.upper() for name in COLUMNS]),
                       *(line(row) for row in cells), LEGEND])
@@ -132,9 +133,9 @@ def show(obj: dict, belief_id: str) -> None:
     lines = [
         f"{b.id}  {printable(b.statement)}",
         f"  {b.category} · {b.status} · {b.scope} · slot {b.subject}/{b.attribute or '-'}",
-        f"  confidence {b.confidence:.2f} ({b.evidence_type}) · activation "
-        f"{'-' if b.activation is None else f'{b.activation:.2f}'} · importance {b.importance} · "
-        f"decay {b.decay_sensitivity}",
+        (f"  confidence {b.confidence:.2f} ({b.evidence_type}) · activation "
+         f"{'-' if b.activation is None else f'{b.activation:.2f}'} · importance {b.importance} · "
+         f"decay {b.decay_sensitivity}"),
         f"  {b.evidence_count} evidence item(s) from {b.sessions} session(s), {b.first_seen} → {b.last_seen}; "
         f"valid from {b.valid_from or '-'}" + (f" to {b.valid_to}" if b.valid_to else ""),
     ]
@@ -170,7 +171,7 @@ FORGET_SHOWN = 20  # statements listed in a forget's prompt and report; the rest
 def _forgotten_lines(result: api.Forgetting) -> list[str]:
     ids, statements = result.forgotten.beliefs, result.statements
     lines = [f"  {belief_id}  {printable(statement)}" for belief_id, statement in
-             zip(ids[:FORGET_SHOWN], statements[:FORGET_SHOWN])]
+             zip(ids[:FORGET_SHOWN], statements[:FORGET_SHOWN], strict=True)]
     if len(ids) > FORGET_SHOWN:
         lines.append(f"  … and {len(ids) - FORGET_SHOWN} more (--json lists them all)")
     return lines

@@ -9,9 +9,8 @@ from pathlib import Path
 import click
 
 from distiller.cli.examples import examples
-from distiller.recall import FORMATS, write_if_changed
-from distiller.recall import api
-from distiller.recall.select import Limits
+from distiller.recall import FORMATS, api, write_if_changed
+from distiller.recall.lines import Limits
 
 
 @examples('distill recall "where should we eat tonight?"      # the block for a prompt, on stdout',

@@ -8,11 +8,11 @@ from pathlib import Path
 import click
 
 from distiller import progress
-from distiller.pipeline import reprocess as api
 from distiller.cli.belief_commands import _since as _when
 from distiller.cli.examples import examples
 from distiller.config import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, MIN_CONCURRENCY, override
 from distiller.extract.select import make_extractor
+from distiller.pipeline import reprocess as api
 
 
 def _named(name: str, model: str | None) -> str:
