@@ -19,8 +19,7 @@ from distiller.extract.select import EXTERNAL
 from distiller.lock import run_lock
 from distiller.pipeline import distill
 from distiller.pipeline.commit import commit_batch
-from distiller.store import batch_rows
-from distiller.store import runs
+from distiller.store import batch_rows, runs
 from distiller.store.db import connect_for, transaction
 from distiller.verify import verify
 
@@ -114,8 +113,8 @@ def _verdicts(batch: Batch, numbered: list[tuple[int, Candidate]]) -> tuple[Line
     """Each line verified alone, so every rejection can be reported with its line."""
     sources = batch.sources()
     verdicts = []
-    for number, candidate in numbered:
-        checked = verify(Extraction(batch.batch_id, (candidate,), ()), sources, extractor=EXTERNAL, model=None,
+    for number, line in numbered:
+        checked = verify(Extraction(batch.batch_id, (line,), ()), sources, extractor=EXTERNAL, model=None,
                          prompt_version=batch.prompt_version)
         verdicts.append(LineVerdict(number, checked.rejected[0][0] if checked.rejected else None))
     return tuple(verdicts)

@@ -19,12 +19,12 @@ from typing import BinaryIO
 import orjson
 
 from distiller import compressed, stop
+from distiller import sources as registry
 from distiller.config import Settings
 from distiller.events import Tally
 from distiller.progress import Progress
 from distiller.records import Cursor, Message
 from distiller.screen import screen
-from distiller import sources as registry
 from distiller.sources.base import Format
 from distiller.tail import CHUNK_BYTES, open_regular, read_lines, skip_reason, stat_of, tail_digest
 from distiller.track import ReadPlan
@@ -322,8 +322,7 @@ def _lines_before(f, offset: int) -> Iterator[bytes]:
                 return
             end = start  # a line longer than the block: look further back for its start
             continue
-        for line in reversed(block[cut:].split(b"\n")):
-            yield line
+        yield from reversed(block[cut:].split(b"\n"))
         end = start + cut
         if start == 0:
             return

@@ -10,16 +10,18 @@ or prompts drew from the reprocessed messages, and that this pass did not draw a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
 
 from distiller import prices, stop
+from distiller import sources as registry
 from distiller.batches import files as batches
 from distiller.batches.model import PENDING, SUBMITTED, SUBMITTING, Batch
 from distiller.config import Settings
@@ -35,14 +37,12 @@ from distiller.pipeline.commit import commit_batch
 from distiller.pipeline.dispatch import Fresh, mode
 from distiller.pipeline.run import check_options, distill_plans, ended_as, resolve_sources
 from distiller.progress import Progress
+from distiller.records import Cursor
 from distiller.screen import Screened
 from distiller.screen.prefilter import KEEP
-from distiller import sources as registry
-from distiller.store import batch_rows
-from distiller.store import jobs, runs
+from distiller.store import batch_rows, jobs, runs
 from distiller.store.db import connect_for, transaction
 from distiller.tail import complete_lines_end, open_regular
-from distiller.records import Cursor
 from distiller.track import ReadPlan, observe
 
 
@@ -314,15 +314,13 @@ def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str
             return ReprocessSummary(job_id, status, plan, resumed, 0, run_id, tally, collected)
         with connect_for(settings) as con, transaction(con):
             retired = 0 if keep_old else jobs.retire(con, job_id, extractor.name, extractor.model,
-                                                      extractor.prompt_version, datetime.now(timezone.utc))
+                                                      extractor.prompt_version, datetime.now(UTC))
             jobs.finish(con, job_id, retired)
             runs.update(con, run_id, tally.as_dict(), "ok")
     except BaseException as exc:
-        try:
-            with connect_for(settings) as con:
-                runs.update(con, run_id, tally.as_dict(), ended_as(exc), f"{type(exc).__name__}: {exc}")
-        except Exception:  # bookkeeping must never hide the error that ended the job
-            pass
+        # bookkeeping must never hide the error that ended the job
+        with contextlib.suppress(Exception), connect_for(settings) as con:
+            runs.update(con, run_id, tally.as_dict(), ended_as(exc), f"{type(exc).__name__}: {exc}")
         raise
     return ReprocessSummary(job_id, "done", plan, resumed, retired, run_id, tally, collected)
 
