@@ -3,14 +3,15 @@ a write transaction of its own): what `distill recall` and `distill profile` cal
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.recall import Rendered, profile, render
+from distiller.recall.lines import Limits
 from distiller.recall.profile import Profile
-from distiller.recall.select import Limits, select
+from distiller.recall.select import select
 from distiller.store import batch_rows
 from distiller.store.activation import Decay
 from distiller.store.db import connect, transaction
@@ -32,7 +33,7 @@ def recall(db_path: Path, prompt: str = "", *, agent: str | None = None, limits:
         text = user_profile(db_path, agent=agent, wait_seconds=wait_seconds, model=model, call_model=False).text
     with connect(db_path, read_only=True, wait_seconds=wait_seconds) as con:
         lines = select(con, prompt, agent=agent, limits=limits, settings=settings,
-                       now=now or datetime.now(timezone.utc))
+                       now=now or datetime.now(UTC))
     return render(lines, fmt=fmt, max_chars=max_chars, profile=text)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from datetime import UTC
 from pathlib import Path
 
 import orjson
@@ -37,7 +38,7 @@ def context(block: str) -> bytes:
 def _prompt(raw: bytes) -> str:
     event = orjson.loads(raw)
     if not isinstance(event, dict):
-        raise ValueError("the hook event is not a JSON object")
+        raise TypeError("the hook event is not a JSON object")
     prompt = event.get("prompt")
     return prompt if isinstance(prompt, str) else ""
 
@@ -73,7 +74,7 @@ class _Busy(Exception):
 
 def _from_store(state_dir: Path, prompt: str, agent: str | None) -> list:
     """select.py's lines from the store as it is (read-only, not migrated), and a new snapshot of it."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from distiller.errors import Unavailable
     from distiller.recall import snapshot
@@ -83,7 +84,7 @@ def _from_store(state_dir: Path, prompt: str, agent: str | None) -> list:
     db = state_dir / "distill.duckdb"
     if not db.exists():
         raise FileNotFoundError(f"no database at {db} yet")
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     try:
         with open_existing(db, wait_seconds=BUSY_WAIT_SECONDS) as con:
             lines = select(con, prompt, agent=agent, now=now)

@@ -32,8 +32,8 @@ from distiller.recall.lines import (
     Line,
     dedupe,
 )
-from distiller.store.bulk import pack, rows
 from distiller.store.activation import Decay, activation_params, activation_sql, clock_join
+from distiller.store.bulk import pack, rows
 from distiller.terms import terms
 
 # BM25F's weighted count of a term row (alias t) and a belief's weighted length (belief_lengths, alias l)

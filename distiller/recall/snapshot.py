@@ -21,6 +21,7 @@ from pathlib import Path
 
 import orjson
 
+from distiller.recall import SNAPSHOT_FILE
 from distiller.recall.lines import (
     BM25_B,
     BM25_K1,
@@ -31,7 +32,6 @@ from distiller.recall.lines import (
     Line,
     dedupe,
 )
-from distiller.recall import SNAPSHOT_FILE
 from distiller.terms import terms
 
 VERSION = 1
@@ -172,7 +172,7 @@ def rank(snapshot: dict, prompt: str, *, agent: str | None = None, limits: Limit
                 lengths = [float(x) for x in snapshot["lengths"].split(",")]
             idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
             numbers = list(map(int, posting.split(",")))
-            for place, doubled in zip(numbers[::2], numbers[1::2]):
+            for place, doubled in zip(numbers[::2], numbers[1::2], strict=True):
                 if scope_of is not None and not scope_of[place]:
                     continue
                 tf = doubled / 2
