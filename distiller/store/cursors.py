@@ -31,7 +31,7 @@ class CursorConflict(DistillError):
 
 # The packed column of each field: "offset" is an SQL keyword, packed as new_offset.
 _PACKED = tuple("new_offset" if name == "offset" else name for name in FIELDS)
-_TYPES = {packed: COLUMNS["files"][name] for packed, name in zip(_PACKED, FIELDS)}
+_TYPES = {packed: COLUMNS["files"][name] for packed, name in zip(_PACKED, FIELDS, strict=True)}
 _NEW = rows(_TYPES)
 _MOVES = rows({**_TYPES, "expected": "BIGINT"})
 

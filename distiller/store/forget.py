@@ -10,9 +10,9 @@ from datetime import datetime
 import duckdb
 
 from distiller.store import terms, tombstones
-from distiller.store.writes import StoreSettings, recompute
 from distiller.store.bulk import pack, rows
 from distiller.store.keys import belief_key, file_key, normalize, session_key, slot_message_key
+from distiller.store.writes import StoreSettings, recompute
 
 _IDS = rows({"belief_id": "VARCHAR"})
 

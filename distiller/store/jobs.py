@@ -10,8 +10,8 @@ from datetime import datetime
 import duckdb
 import orjson
 
-from distiller.store.writes import ARCHIVED, history
 from distiller.store.bulk import pack, rows
+from distiller.store.writes import ARCHIVED, history
 
 DONE = "done"
 

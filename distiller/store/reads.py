@@ -9,8 +9,8 @@ import duckdb
 
 from distiller.errors import DistillError
 from distiller.store.activation import activation_params, activation_sql, clock_join
-from distiller.store.writes import StoredBelief, StoredEvidence, StoreSettings
 from distiller.store.bulk import pack, rows
+from distiller.store.writes import StoredBelief, StoredEvidence, StoreSettings
 
 SORTS = {"activation": "activation DESC NULLS LAST", "confidence": "b.confidence DESC", "recent": "b.last_seen DESC"}
 

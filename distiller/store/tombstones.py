@@ -52,7 +52,7 @@ def restore(con: duckdb.DuckDBPyConnection, entries: Sequence[tuple[str, str, da
     """Apply exported tombstones, each keeping the time it was forgotten (the later one wins on a repeat)."""
     if not entries:
         return 0
-    keys, kinds, times, reasons = (list(column) for column in zip(*entries))
+    keys, kinds, times, reasons = (list(column) for column in zip(*entries, strict=True))
     con.execute(
         """
         INSERT INTO tombstones SELECT unnest(?), unnest(?), unnest(?::TIMESTAMPTZ[]), unnest(?)
