@@ -13,16 +13,17 @@ import stat
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from distiller import pipeline
-from distiller.pipeline import batches_admin
-from distiller import install
+import duckdb
+
+from distiller import install, pipeline
+from distiller import sources as registry
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.lock import lock_holder
-from distiller import sources as registry
+from distiller.pipeline import batches_admin
 from distiller.sources import sniff
 from distiller.sources.claude_code import discover as cc_discover
 from distiller.store.db import open_existing
@@ -96,7 +97,7 @@ def _database(settings: Settings, report: Report) -> bool:
         with open_existing(path, wait_seconds=settings.db_wait_seconds) as con:
             try:
                 applied = {r[0] for r in con.execute("SELECT name FROM schema_migrations").fetchall()}
-            except Exception:
+            except duckdb.CatalogException:  # no migration was ever recorded
                 applied = set()
             tables = [r[0] for r in con.execute(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()]
@@ -105,7 +106,7 @@ def _database(settings: Settings, report: Report) -> bool:
     except DistillError as exc:
         report.add("database", PROBLEM, str(exc), f"restore {path} from a backup, or move it aside and rerun")
         return False
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001  (the doctor reports any failure to read the store, never a traceback)
         report.add("database", PROBLEM, f"{path} cannot be read: {type(exc).__name__}: {exc}",
                    f"restore {path} from a backup, or move it aside and rerun")
         return False
@@ -224,10 +225,10 @@ def _claude_code_retention(settings: Settings, sources: Sequence[Path] | None, l
     if last_run is None:
         return
     try:
-        started = datetime.strptime(last_run.started_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        started = datetime.strptime(last_run.started_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     except (TypeError, ValueError):
         return
-    age = (datetime.now(timezone.utc) - started).days
+    age = (datetime.now(UTC) - started).days
     if age >= days:
         report.add("claude_code_retention", WARN, f"the last run was {age} day(s) ago; Claude Code deletes "
                    f"transcripts after {days} day(s) (cleanupPeriodDays), so turns may have gone unread",

@@ -7,8 +7,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from distiller.screen.prefilter import DROP
 from distiller.screen import DEMOTIONS, Screened
+from distiller.screen.prefilter import DROP
 
 if TYPE_CHECKING:
     from distiller.batches.model import Batch, Plan

@@ -11,7 +11,7 @@ import os
 import stat
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -23,11 +23,11 @@ from distiller.lock import held
 from distiller.recall import drop_derived
 from distiller.records import message_time
 from distiller.store import clock, reads, runs, tombstones
-from distiller.store.reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
-from distiller.store.writes import StoredBelief, StoredEvidence, StoreSettings, UpsertResult, restore
 from distiller.store.bulk import pack, rows
 from distiller.store.db import connect_for, private_files, transaction
 from distiller.store.forget import Forgotten, forget_beliefs, forget_source, source_sessions
+from distiller.store.reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
+from distiller.store.writes import StoredBelief, StoredEvidence, StoreSettings, UpsertResult, restore
 
 FORMATS = ("jsonl", "csv", "parquet", "markdown")
 HEADINGS = {"identity": "Identity", "goal": "Goals", "preference": "Preferences", "decision": "Decisions",
@@ -40,7 +40,7 @@ def store_settings(settings: Settings) -> StoreSettings:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _read(settings: Settings):
@@ -298,7 +298,7 @@ def _clock_lines(settings: Settings) -> bytes:
         return b""
     with _read(settings) as con:
         found = clock.read(con)
-    return b"".join(orjson.dumps({"clock": {"scope": scope, "at": at.astimezone(timezone.utc).isoformat()}}) + b"\n"
+    return b"".join(orjson.dumps({"clock": {"scope": scope, "at": at.astimezone(UTC).isoformat()}}) + b"\n"
                     for scope, at in sorted(found.items()))
 
 
@@ -342,8 +342,8 @@ def _clock(obj: dict) -> tuple[str, datetime]:
     scope = entry["scope"]
     if not isinstance(scope, str) or not (scope == clock.GLOBAL or scope.startswith("agent:")):
         raise ValueError("a clock needs a scope: global or agent:<id>")
-    at = datetime.fromisoformat(str(entry["at"]).replace("Z", "+00:00"))
-    return scope, min(at if at.tzinfo else at.replace(tzinfo=timezone.utc), _now() + clock.SKEW)
+    at = datetime.fromisoformat(str(entry["at"]))
+    return scope, min(at if at.tzinfo else at.replace(tzinfo=UTC), _now() + clock.SKEW)
 
 
 def _tombstone(obj: dict) -> tuple[str, str, datetime, str]:
@@ -351,8 +351,8 @@ def _tombstone(obj: dict) -> tuple[str, str, datetime, str]:
     key, kind, reason = (entry[name] for name in ("key", "kind", "reason"))
     if not all(isinstance(v, str) and v for v in (key, kind, reason)):
         raise ValueError("a tombstone needs key, kind and reason")
-    at = datetime.fromisoformat(str(entry["forgotten_at"]).replace("Z", "+00:00"))
-    return key, kind, at if at.tzinfo else at.replace(tzinfo=timezone.utc), reason
+    at = datetime.fromisoformat(str(entry["forgotten_at"]))
+    return key, kind, at if at.tzinfo else at.replace(tzinfo=UTC), reason
 
 
 _NOT_JSONL = {b"PAR1": "a Parquet file", b"id,": "a CSV export"}

@@ -17,12 +17,11 @@ from pathlib import Path
 
 import orjson
 
+from distiller import compressed, sources
 from distiller.events import Tally
 from distiller.records import Cursor
-from distiller import sources
 from distiller.sources.base import Discovery
 from distiller.store import cursors as cursor_rows
-from distiller import compressed
 from distiller.tail import HEADER_PROBE_BYTES, Stat, open_regular, read_head, skip_reason, stat_of, tail_digest
 
 
@@ -212,7 +211,7 @@ def _plan(seen: Observed, file_id: str, tracked: Cursor | None) -> ReadPlan:
 
 def _in_scope(path: str, roots: list[str]) -> bool:
     for root in roots:
-        if path == root or path.startswith(root + os.sep) or path.startswith(root + "."):
+        if path == root or path.startswith((root + os.sep, root + ".")):
             return True
     return False
 
