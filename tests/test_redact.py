@@ -2,17 +2,14 @@ import json
 from pathlib import Path
 
 import duckdb
-
 import pytest
+from conftest import append, distill, message_line, new_session
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from conftest import append, distill, message_line, new_session
 from secretclasses import cases, lookalikes
 from secretgen import SECRETS, prose, texts_with_secrets
 
-from distiller.redact import (_RULES, Redacted, _rules_in_play, _spans, find_secret, redact, redact_every_rule,
-                              refusal)
+from distiller.redact import _RULES, Redacted, _rules_in_play, _spans, find_secret, redact, redact_every_rule, refusal
 from distiller.textscan import contains_any
 
 FIXTURE = Path(__file__).parent / "fixtures" / "labelled.jsonl"

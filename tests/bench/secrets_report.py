@@ -28,13 +28,13 @@ import sys
 import time
 import unicodedata
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from secretclasses import cases, lookalikes, split_across_messages  # noqa: E402
+from secretclasses import cases, lookalikes, split_across_messages
 
-from distiller.redact import redact  # noqa: E402
+from distiller.redact import redact
 
 PERSONA = Path("/work/shared/data/synthetic-persona-chat/valid.csv")
 
@@ -187,10 +187,10 @@ def main() -> None:
         print(f"{cls:<{width}}" + "".join(f"{cell(r, cls, 'train') + ' | ' + cell(r, cls, 'held-out'):>26}"
                                           for r in results))
     print(f"{'ALL train | held-out':<{width}}" + "".join(
-        f"{'%d/%d | %d/%d' % (*r['split']['train'], *r['split']['held-out']):>26}" for r in results))
+        "{}/{} | {}/{}".format(*r["split"]["train"], *r["split"]["held-out"]).rjust(26) for r in results))
     print(f"{'look-alikes changed':<{width}}" + "".join(
-        f"{'%d/%d (%d forms)' % (r['fp_total'], r['looks'], len(r['fp_forms'])):>26}" for r in results))
-    print(f"{'key split over 2 msgs':<{width}}" + "".join(f"{'%d/%d' % r['pairs']:>26}" for r in results))
+        f"{r['fp_total']}/{r['looks']} ({len(r['fp_forms'])} forms)".rjust(26) for r in results))
+    print(f"{'key split over 2 msgs':<{width}}" + "".join("{}/{}".format(*r["pairs"]).rjust(26) for r in results))
     print(f"{'µs per message':<{width}}" + "".join(f"{r['us']:>26.1f}" for r in results))
     for r in results:
         if r["fp_forms"]:
