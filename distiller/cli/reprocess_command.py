@@ -9,6 +9,7 @@ import click
 
 from distiller import progress
 from distiller.cli.belief_commands import _since as _when
+from distiller.cli.context import CliState
 from distiller.cli.examples import examples
 from distiller.config import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, MIN_CONCURRENCY, override
 from distiller.extract.select import make_extractor
@@ -55,7 +56,7 @@ def _estimate_line(e: api.Estimate) -> str:
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation after the estimate.")
 @click.option("--keep-old", is_flag=True, help="Keep beliefs only older extractors drew and this pass did not.")
 @click.pass_obj
-def reprocess_command(obj: dict, sources: tuple[Path, ...], since: str | None, until: str | None,
+def reprocess_command(obj: CliState, sources: tuple[Path, ...], since: str | None, until: str | None,
                       agents: tuple[str, ...], include_archives: bool, extractor: str | None, model: str | None,
                       allow_expensive_model: bool | None, batch_api: bool | None, collect: bool,
                       concurrency: int | None, dry_run: bool, yes: bool, keep_old: bool) -> None:

@@ -93,10 +93,13 @@ class LineVerdict:
 @dataclass(frozen=True, slots=True)
 class ExternalCommit:
     batch_id: str
-    committed: bool  # False: a dry run, or nothing would be stored (the batch stays staged)
     lines: tuple[LineVerdict, ...]
-    tally: Tally | None
+    tally: Tally | None  # None: a dry run, or nothing would be stored (the batch stays staged)
     refused: str | None = None  # why the store kept nothing, when every line passed verification
+
+    @property
+    def committed(self) -> bool:
+        return self.tally is not None
 
     @property
     def accepted(self) -> int:
@@ -136,7 +139,7 @@ def commit_external(settings: Settings, batch_id: str, beliefs_file: Path, *, dr
         verdicts = _verdicts(batch, numbered)
         passed = sum(v.reason is None for v in verdicts)
         if dry_run or (numbered and not passed and not accept_empty):
-            return ExternalCommit(batch_id, False, verdicts, None)
+            return ExternalCommit(batch_id, verdicts, None)
         candidates = tuple(candidate for _, candidate in numbered)
         batch = replace(batch, status=DISTILLED, results=(Extraction(batch_id, candidates, ()),))
         tally = Tally(extractor=EXTERNAL)
@@ -147,8 +150,8 @@ def commit_external(settings: Settings, batch_id: str, beliefs_file: Path, *, dr
         except NothingStored as refused:
             with connect_for(settings) as con:
                 runs.update(con, run_id, {}, "failed", str(refused))
-            return ExternalCommit(batch_id, False, verdicts, None, str(refused))
-        return ExternalCommit(batch_id, True, verdicts, tally)
+            return ExternalCommit(batch_id, verdicts, None, str(refused))
+        return ExternalCommit(batch_id, verdicts, tally)
 
 
 class NothingStored(DistillError):
