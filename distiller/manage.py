@@ -22,7 +22,7 @@ from distiller.errors import DistillError, UsageError
 from distiller.lock import held
 from distiller.recall import drop_derived
 from distiller.records import message_time
-from distiller.store import clock, reads, runs, tombstones
+from distiller.store import clock, reads, runs, scalars, tombstones
 from distiller.store.bulk import pack, rows
 from distiller.store.db import connect_for, private_files, transaction
 from distiller.store.forget import Forgotten, forget_beliefs, forget_source, source_sessions
@@ -85,11 +85,11 @@ def never_ingested(settings: Settings, source: str) -> bool:
     with _read(settings) as con:
         path, sessions = source_sessions(con, source)
         if path is not None:
-            return not sessions and not con.execute(
-                "SELECT EXISTS (SELECT 1 FROM ingested WHERE path = ?)", [path]).fetchone()[0]
-        return not con.execute(
-            "SELECT EXISTS (SELECT 1 FROM ingested WHERE session_id = $s) OR EXISTS "
-            "(SELECT 1 FROM evidence WHERE session_id = $s)", {"s": source}).fetchone()[0]
+            return not sessions and not scalars.exists(
+                con, "SELECT EXISTS (SELECT 1 FROM ingested WHERE path = ?)", [path])
+        return not scalars.exists(
+            con, "SELECT EXISTS (SELECT 1 FROM ingested WHERE session_id = $s) OR EXISTS "
+            "(SELECT 1 FROM evidence WHERE session_id = $s)", {"s": source})
 
 
 @dataclass(frozen=True, slots=True)

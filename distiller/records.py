@@ -88,7 +88,7 @@ class Cursor:
     state: str = "active"
     session_skip: str | None = None  # why every message of this session is dropped (cron or dreaming run)
 
-    def row(self) -> tuple:
+    def row(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in CURSOR_FIELDS)
 
 

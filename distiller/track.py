@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -24,14 +25,17 @@ from distiller.sources.base import Discovery
 from distiller.store import cursors as cursor_rows
 from distiller.tail import HEADER_PROBE_BYTES, Stat, open_regular, read_head, skip_reason, stat_of, tail_digest
 
+if TYPE_CHECKING:  # connections are only handed in: a scan worker imports this module and loads no DuckDB
+    import duckdb
 
-def load_cursors(con) -> list[Cursor]:
-    return [Cursor(*row) for row in cursor_rows.load(con)]
+
+def load_cursors(con: duckdb.DuckDBPyConnection) -> list[Cursor]:
+    return cursor_rows.load(con)
 
 
-def save_cursors(con, moves: Iterable[tuple[Cursor, int | None]]) -> None:
+def save_cursors(con: duckdb.DuckDBPyConnection, moves: Iterable[tuple[Cursor, int | None]]) -> None:
     """Insert new cursors, advance known ones by compare-and-set with the offset each replaces (store.cursors)."""
-    cursor_rows.save(con, [(cursor.row(), expected) for cursor, expected in moves])
+    cursor_rows.save(con, list(moves))
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,10 +104,10 @@ def look(path: str, agent: str, fmt: str) -> Look:
         return Unreadable("header_incomplete" if stat.size else "empty")
     if head.encoding is not None:  # never read line by line as garbage: skipped whole, by name
         return Unreadable(f"encoding_{head.encoding}")
-    fmt = _settled(head.line, fmt)
-    if fmt is None:
+    settled = _settled(head.line, fmt)
+    if settled is None:
         return Unreadable("unsupported_format", "an unrecognised JSONL: no known assistant wrote its first line")
-    return Observed(path, agent, stat, head.fingerprint, *_read_header(head.line, path, fmt), fmt)
+    return Observed(path, agent, stat, head.fingerprint, *_read_header(head.line, path, settled), settled)
 
 
 def _settled(head_line: bytes | None, fmt: str) -> str | None:

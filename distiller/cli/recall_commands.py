@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from distiller.cli.context import CliState
-from distiller.config import Settings
 from distiller.cli.examples import examples
+from distiller.config import Settings
 from distiller.recall import FORMATS, api, write_if_changed
 from distiller.recall.lines import Limits
 

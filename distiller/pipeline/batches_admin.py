@@ -19,7 +19,7 @@ from distiller.extract.select import EXTERNAL
 from distiller.lock import run_lock
 from distiller.pipeline import distill
 from distiller.pipeline.commit import commit_batch
-from distiller.store import batch_rows, runs
+from distiller.store import batch_rows, runs, scalars
 from distiller.store.db import connect_for, transaction
 from distiller.verify import verify
 
@@ -201,7 +201,7 @@ def retry(settings: Settings, batch_id: str, extractor: Extractor) -> Tally:
 
 def _retries(settings: Settings, batch_id: str) -> int:
     with connect_for(settings, read_only=True) as con:
-        return con.execute("SELECT count(*) FROM batches WHERE batch_id LIKE ?", [f"{batch_id}-r%"]).fetchone()[0]
+        return scalars.count(con, "SELECT count(*) FROM batches WHERE batch_id LIKE ?", [f"{batch_id}-r%"])
 
 
 def _cost(batch: Batch) -> str | None:

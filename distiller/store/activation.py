@@ -25,12 +25,17 @@ ACTIVATION_SQL = f"ln(sum({DECAY_TERM.format(decay='b.decay_sensitivity')}))"
 
 
 class Decay(Protocol):
-    decay_low: float
-    decay_medium: float
-    decay_high: float
+    """The decay rates (StoreSettings has them), read only."""
+
+    @property
+    def decay_low(self) -> float: ...
+    @property
+    def decay_medium(self) -> float: ...
+    @property
+    def decay_high(self) -> float: ...
 
 
-def activation_params(settings: Decay | None, now: datetime) -> dict:
+def activation_params(settings: Decay | None, now: datetime) -> dict[str, datetime | float]:
     """The parameters activation_sql() reads; None: the default decay rates."""
     if settings is None:
         return {"now": now, "decay_low": DECAY_LOW, "decay_medium": DECAY_MEDIUM, "decay_high": DECAY_HIGH}

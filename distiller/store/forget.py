@@ -23,7 +23,7 @@ class Forgotten:
     evidence: int  # evidence rows deleted
     tombstones: int
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"beliefs": list(self.beliefs), "evidence": self.evidence, "tombstones": self.tombstones}
 
 

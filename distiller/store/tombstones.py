@@ -7,12 +7,13 @@ from datetime import datetime
 
 import duckdb
 
+from distiller.store import scalars
 from distiller.store.bulk import pack, rows
 
 
 def any_recorded(con: duckdb.DuckDBPyConnection) -> bool:
     """Nothing forgotten yet (the usual case) spares hashing every candidate's keys."""
-    return con.execute("SELECT EXISTS (SELECT 1 FROM tombstones)").fetchone()[0]
+    return scalars.exists(con, "SELECT EXISTS (SELECT 1 FROM tombstones)")
 
 
 def matching(con: duckdb.DuckDBPyConnection, keys: Collection[str]) -> dict[str, datetime]:
