@@ -10,10 +10,11 @@ from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.recall import Rendered, profile, render
 from distiller.recall.lines import Limits
-from distiller.recall.profile import Profile
+from distiller.recall.profile import Profile, Sentence
 from distiller.recall.select import select
 from distiller.store import batch_rows
 from distiller.store.activation import Decay
+from distiller.store.batch_rows import CallUsage
 from distiller.store.db import connect, transaction
 
 
@@ -71,7 +72,8 @@ def user_profile(db_path: Path, *, agent: str | None = None, refresh: bool = Fal
     return made
 
 
-def _by_model(settings: Settings, rows: list, spent: tuple[int, float]) -> tuple[tuple, str | None, tuple]:
+def _by_model(settings: Settings, rows: list[profile.Row],
+              spent: tuple[int, float]) -> tuple[tuple[Sentence, ...], str | None, tuple[CallUsage, ...]]:
     """(verified sentences, a note on what was not used, the calls' usage)."""
     from distiller import prices
     from distiller.extract.anthropic import AnthropicExtractor

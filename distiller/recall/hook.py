@@ -21,8 +21,12 @@ import sys
 import time
 from datetime import UTC
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
+
+if TYPE_CHECKING:
+    from distiller.recall.lines import Line
 
 BUSY_WAIT_SECONDS = 0.05
 MAX_EVENT_BYTES = 8 << 20  # a prompt is read up to this size; the rest is not needed to pick beliefs
@@ -72,7 +76,7 @@ class _Busy(Exception):
     pass
 
 
-def _from_store(state_dir: Path, prompt: str, agent: str | None) -> list:
+def _from_store(state_dir: Path, prompt: str, agent: str | None) -> list[Line]:
     """select.py's lines from the store as it is (read-only, not migrated), and a new snapshot of it."""
     from datetime import datetime
 

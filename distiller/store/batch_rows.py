@@ -88,13 +88,14 @@ def record_calls(con: duckdb.DuckDBPyConnection, batch_id: str, run_id: str, usa
 
 def spent_today(con: duckdb.DuckDBPyConnection) -> tuple[int, float]:
     """Tokens and dollars of today's model calls (UTC), for the per-day budget."""
-    tokens, cost = con.execute(
+    tokens, cost = scalars.one_row(
+        con,
         """
         SELECT coalesce(sum(input_tokens + cache_write_tokens + cache_read_tokens + output_tokens), 0),
                coalesce(sum(cost_usd), 0)
         FROM llm_calls WHERE called_at >= date_trunc('day', now())
-        """
-    ).fetchall()[0]  # sums: always one row
+        """,
+    )
     return int(tokens), float(cost)
 
 

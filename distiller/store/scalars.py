@@ -1,4 +1,5 @@
-"""The single answer of an aggregate or EXISTS query, typed (DuckDB's `fetchone()` may be None and holds Any)."""
+"""The one row of an aggregate query, and the single answer of a count or EXISTS, typed (DuckDB's `fetchone()`
+may be None)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from typing import Any
 import duckdb
 
 
-def _row(con: duckdb.DuckDBPyConnection, sql: str, params: object) -> tuple[Any, ...]:
+def one_row(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> tuple[Any, ...]:
+    """The row of a query that always answers one (an aggregate without GROUP BY)."""
     row = con.execute(sql, params).fetchone()
     if row is None:  # an aggregate always answers one row: None means the query is not one
         raise LookupError(f"no row from a query that must answer one: {sql}")
@@ -16,9 +18,9 @@ def _row(con: duckdb.DuckDBPyConnection, sql: str, params: object) -> tuple[Any,
 
 def count(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> int:
     """`SELECT count(*) …` (or any single integer)."""
-    return int(_row(con, sql, params)[0])
+    return int(one_row(con, sql, params)[0])
 
 
 def exists(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> bool:
     """`SELECT EXISTS (…)` (or any single truth value)."""
-    return bool(_row(con, sql, params)[0])
+    return bool(one_row(con, sql, params)[0])
