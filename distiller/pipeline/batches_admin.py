@@ -6,6 +6,7 @@ import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import duckdb
 import orjson
 
 from distiller.batches import files as batches
@@ -33,7 +34,7 @@ class BatchInfo:
     path: str | None
     error: str | None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"batch_id": self.batch_id, "status": self.status, "requests": self.requests, "items": self.items,
                 "path": self.path, "error": self.error}
 
@@ -78,7 +79,7 @@ def _parse_candidates(path: Path) -> list[tuple[int, Candidate]]:
     return found
 
 
-def _quarantined(con) -> list[Quarantined]:
+def _quarantined(con: duckdb.DuckDBPyConnection) -> list[Quarantined]:
     """In batch order (-10000 after -9999, not before it as the ids sort as text)."""
     rows = sorted(batch_rows.quarantined(con), key=lambda row: batches.order(row[0]))
     return [quarantined_from(*row) for row in rows]
@@ -105,7 +106,7 @@ class ExternalCommit:
     def accepted(self) -> int:
         return sum(v.reason is None for v in self.lines)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"batch_id": self.batch_id, "committed": self.committed, "accepted": self.accepted,
                 "refused": self.refused,
                 "lines": [{"line": v.line, "accepted": v.reason is None, "reason": v.reason} for v in self.lines],

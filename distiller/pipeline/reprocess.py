@@ -56,7 +56,7 @@ class Scope:
     agents: tuple[str, ...] = ()
     include_archives: bool = False
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"sources": list(self.sources), "since": self.since.isoformat() if self.since else None,
                 "until": self.until.isoformat() if self.until else None, "agents": list(self.agents),
                 "include_archives": self.include_archives}
@@ -80,7 +80,7 @@ class Estimate:
     def paid(self) -> bool:
         return self.extractor == "anthropic"
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"files": self.files, "bytes": self.bytes, "messages": self.messages, "requests": self.requests,
                 "estimated_tokens": self.tokens, "estimated_cost_usd": round(self.cost_usd, 6), "model": self.model,
                 "estimated_cache_read_tokens": self.cache_read_tokens, "extractor": self.extractor}
@@ -96,7 +96,7 @@ class Collected:
     committed: int = 0
     waiting: int = 0
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"submitted": self.submitted, "ended": self.ended, "committed": self.committed,
                 "waiting": self.waiting}
 
@@ -113,7 +113,7 @@ class ReprocessSummary:
     tally: Tally = field(default_factory=Tally)
     batch_api: Collected = field(default_factory=Collected)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"job_id": self.job_id, "status": self.status, "resumed": self.resumed, "retired": self.retired,
                 "run_id": self.run_id, "estimate": self.estimate.as_dict() if self.estimate else None,
                 "batch_api": self.batch_api.as_dict(), **self.tally.as_dict()}
@@ -154,7 +154,7 @@ def job_id_of(scope: Scope, extractor: Extractor) -> str:
     return "rp-" + hashlib.blake2b(key, digest_size=8).hexdigest()
 
 
-def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally) -> tuple[list[ReadPlan], dict]:
+def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally) -> tuple[list[ReadPlan], dict[str, str]]:
     """Every file in scope, whole (from the job's progress on), each session once."""
     discovery = registry.discover([Path(s) for s in scope.sources], settings.excluded_agents,
                                   subagents=settings.read_subagents, state_dir=settings.state_dir)
@@ -264,11 +264,13 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
         return ReprocessSummary(job_id, "already-done", None, False, job.retired or 0, None)
     if collect:
         confirm = None  # what is collected was estimated, confirmed and paid for when it was submitted
-    plan = estimate(settings, scope, extractor, done, progress) if dry_run or confirm is not None else None
-    if dry_run:
-        return ReprocessSummary(job_id, "dry-run", plan, job is not None, 0, None)
-    if confirm is not None and not confirm(plan):
-        return ReprocessSummary(job_id, "cancelled", plan, job is not None, 0, None)
+    plan = None
+    if dry_run or confirm is not None:
+        plan = estimate(settings, scope, extractor, done, progress)
+        if dry_run:
+            return ReprocessSummary(job_id, "dry-run", plan, job is not None, 0, None)
+        if confirm is not None and not confirm(plan):
+            return ReprocessSummary(job_id, "cancelled", plan, job is not None, 0, None)
     try:
         with stop.deferred(), run_lock(settings.lock_path):
             return _run_job(settings, scope, extractor, job_id, plan, keep_old=keep_old, progress=progress,
