@@ -46,7 +46,7 @@ def head(f: BinaryIO, probe: int) -> BinaryIO:
     return io.BytesIO(_read(f, probe)[:probe])
 
 
-def whole(f: BinaryIO) -> BinaryIO:
+def whole(f: BinaryIO) -> io.BytesIO:
     """The whole decompressed content, as a file to read lines from."""
     data = _read(f, MAX_BYTES)
     if len(data) > MAX_BYTES:

@@ -13,12 +13,14 @@ import stat
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
+
+import duckdb
 
 from distiller import extract, install, pipeline
 from distiller import sources as registry
-from distiller.config import Settings
+from distiller.config import Settings, env_file
 from distiller.errors import DistillError
 from distiller.lock import lock_holder
 from distiller.pipeline import batches_admin
@@ -26,6 +28,7 @@ from distiller.sources import sniff
 from distiller.sources.claude_code import discover as cc_discover
 from distiller.store.db import open_existing
 from distiller.store.migrations import MIGRATIONS
+from distiller.store.runs import RunRecord
 
 OK, WARN, PROBLEM = "ok", "warning", "problem"
 LOW_DISK_BYTES = 1024**3  # a first run over a big history stages batches and grows the database
@@ -55,7 +58,7 @@ class Report:
     def add(self, name: str, level: str, detail: str, fix: str | None = None) -> None:
         self.checks.append(Check(name, level, detail, fix))
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"state_dir": self.state_dir, "state_dir_origin": self.state_dir_origin, "healthy": self.healthy,
                 "checks": [asdict(c) for c in self.checks]}
 
@@ -95,7 +98,7 @@ def _database(settings: Settings, report: Report) -> bool:
         with open_existing(path, wait_seconds=settings.db_wait_seconds) as con:
             try:
                 applied = {r[0] for r in con.execute("SELECT name FROM schema_migrations").fetchall()}
-            except Exception:
+            except duckdb.CatalogException:  # no migration was ever recorded
                 applied = set()
             tables = [r[0] for r in con.execute(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()]
@@ -104,7 +107,7 @@ def _database(settings: Settings, report: Report) -> bool:
     except DistillError as exc:
         report.add("database", PROBLEM, str(exc), f"restore {path} from a backup, or move it aside and rerun")
         return False
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001  (the doctor reports any failure to read the store, never a traceback)
         report.add("database", PROBLEM, f"{path} cannot be read: {type(exc).__name__}: {exc}",
                    f"restore {path} from a backup, or move it aside and rerun")
         return False
@@ -216,7 +219,8 @@ def _behind_and_batches(settings: Settings, sources: Sequence[Path] | None, repo
         report.add("batches", OK, "none waiting")
 
 
-def _claude_code_retention(settings: Settings, sources: Sequence[Path] | None, last_run, report: Report) -> None:
+def _claude_code_retention(settings: Settings, sources: Sequence[Path] | None, last_run: RunRecord | None,
+                           report: Report) -> None:
     """Claude Code deletes transcripts older than `cleanupPeriodDays`: runs further apart than that lose turns."""
     tree = cc_discover.default_source()
     if not any(os.path.abspath(tree) == root for root in pipeline.resolve_sources(sources, settings)):
@@ -225,10 +229,10 @@ def _claude_code_retention(settings: Settings, sources: Sequence[Path] | None, l
     if last_run is None:
         return
     try:
-        started = datetime.strptime(last_run.started_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        started = datetime.strptime(last_run.started_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     except (TypeError, ValueError):
         return
-    age = (datetime.now(timezone.utc) - started).days
+    age = (datetime.now(UTC) - started).days
     if age >= days:
         report.add("claude_code_retention", WARN, f"the last run was {age} day(s) ago; Claude Code deletes "
                    f"transcripts after {days} day(s) (cleanupPeriodDays), so turns may have gone unread",
@@ -308,12 +312,12 @@ def _schedules(settings: Settings, report: Report) -> None:
             continue
         if kind == "launchd" or not os.environ.get("ANTHROPIC_API_KEY"):
             report.add("schedule", OK, f"{kind} schedule installed: {path}")
-        elif install.key_in_env_file(install.env_file()):
-            report.add("schedule", OK, f"{kind} schedule installed: {path}; it reads the key from {install.env_file()}")
+        elif install.key_in_env_file(env_file()):
+            report.add("schedule", OK, f"{kind} schedule installed: {path}; it reads the key from {env_file()}")
         else:
             report.add("schedule", WARN, f"{kind} schedule {path} will not see the ANTHROPIC_API_KEY set here: "
-                       f"{install.env_file()} does not set it, so its runs use the offline rules (or fail, with "
-                       f"--model)", f"put ANTHROPIC_API_KEY=… in {install.env_file()} (chmod 600)")
+                       f"{env_file()} does not set it, so its runs use the offline rules (or fail, with "
+                       f"--model)", f"put ANTHROPIC_API_KEY=… in {env_file()} (chmod 600)")
 
 
 def _disk(settings: Settings, report: Report) -> None:

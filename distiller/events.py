@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from distiller.screen.prefilter import DROP
 from distiller.screen import DEMOTIONS, Screened
+from distiller.screen.prefilter import DROP
 
 if TYPE_CHECKING:
     from distiller.batches.model import Batch, Plan
@@ -33,11 +34,16 @@ class Committed:
     sanitized: tuple[tuple[str, int], ...] = ()
 
 
-def cached_share(counters: dict) -> float | None:
+def cached_share(counters: Mapping[str, object]) -> float | None:
     """The share of a run's prompt tokens read from the prompt cache (None before any model call). Works on the
-    counters of any run recorded, older ones too."""
-    read = counters.get("cache_read_tokens") or 0
-    prompt = (counters.get("input_tokens") or 0) + (counters.get("cache_write_tokens") or 0) + read
+    counters of any run recorded, older ones too (a counter missing, null or not a number counts as 0)."""
+
+    def count(name: str) -> int:
+        value = counters.get(name)
+        return value if isinstance(value, int) else 0
+
+    read = count("cache_read_tokens")
+    prompt = count("input_tokens") + count("cache_write_tokens") + read
     return round(read / prompt, 4) if prompt else None
 
 
@@ -164,10 +170,15 @@ class Tally:
         self.estimated_cache_read_tokens += expected.cache_read_tokens
 
     @property
+    def cached_share(self) -> float | None:
+        return cached_share({"input_tokens": self.input_tokens, "cache_read_tokens": self.cache_read_tokens,
+                             "cache_write_tokens": self.cache_write_tokens})
+
+    @property
     def malformed(self) -> int:
         return sum(self.skipped[r] for r in MALFORMED_REASONS)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {
             "files": self.files,
             "bytes_read": self.bytes_read,
@@ -198,8 +209,7 @@ class Tally:
             "input_tokens": self.input_tokens,
             "cache_read_tokens": self.cache_read_tokens,
             "cache_write_tokens": self.cache_write_tokens,
-            "cached_share": cached_share({"input_tokens": self.input_tokens, "cache_read_tokens": self.cache_read_tokens,
-                                          "cache_write_tokens": self.cache_write_tokens}),
+            "cached_share": self.cached_share,
             "cost_usd": round(self.cost_usd, 6),
             "overloaded": self.overloaded,
             "concurrency_lowest": self.concurrency_lowest,

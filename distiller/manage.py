@@ -9,9 +9,10 @@ import csv
 import io
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, fields, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -22,13 +23,13 @@ from distiller.errors import DistillError, UsageError
 from distiller.lock import held
 from distiller.recall import drop_derived
 from distiller.records import message_time
-from distiller.store import clock, reads, runs, tombstones
-from distiller.store.reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
-from distiller.store.settings import StoreSettings
-from distiller.store.writes import StoredBelief, StoredEvidence, UpsertResult, restore
+from distiller.store import clock, reads, runs, scalars, tombstones
 from distiller.store.bulk import pack, rows
 from distiller.store.db import connect_for, private_files, transaction
 from distiller.store.forget import Forgotten, forget_beliefs, forget_source, source_sessions
+from distiller.store.reads import BeliefCounts, BeliefRow, Filters, HistoryEvent
+from distiller.store.settings import StoreSettings
+from distiller.store.writes import StoredBelief, StoredEvidence, UpsertResult, restore
 
 FORMATS = ("jsonl", "csv", "parquet", "markdown")
 HEADINGS = {"identity": "Identity", "goal": "Goals", "preference": "Preferences", "decision": "Decisions",
@@ -41,10 +42,10 @@ def store_settings(settings: Settings) -> StoreSettings:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
-def _read(settings: Settings):
+def _read(settings: Settings) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
     """A read never creates a database: an empty one in the wrong state dir would hide the real one."""
     if not settings.db_path.exists():
         raise DistillError(no_database(settings))
@@ -86,11 +87,11 @@ def never_ingested(settings: Settings, source: str) -> bool:
     with _read(settings) as con:
         path, sessions = source_sessions(con, source)
         if path is not None:
-            return not sessions and not con.execute(
-                "SELECT EXISTS (SELECT 1 FROM ingested WHERE path = ?)", [path]).fetchone()[0]
-        return not con.execute(
-            "SELECT EXISTS (SELECT 1 FROM ingested WHERE session_id = $s) OR EXISTS "
-            "(SELECT 1 FROM evidence WHERE session_id = $s)", {"s": source}).fetchone()[0]
+            return not sessions and not scalars.exists(
+                con, "SELECT EXISTS (SELECT 1 FROM ingested WHERE path = ?)", [path])
+        return not scalars.exists(
+            con, "SELECT EXISTS (SELECT 1 FROM ingested WHERE session_id = $s) OR EXISTS "
+            "(SELECT 1 FROM evidence WHERE session_id = $s)", {"s": source})
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +99,7 @@ class BeliefDetail:
     belief: BeliefRow
     evidence: tuple[StoredEvidence, ...]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {**asdict(self.belief), "evidence": [asdict(e) for e in self.evidence]}
 
 
@@ -115,7 +116,7 @@ class BeliefHistory:
     timeline: tuple[BeliefRow, ...]  # the slot's beliefs and supersession links, oldest first
     events: tuple[HistoryEvent, ...]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"id": self.id, "timeline": [asdict(b) for b in self.timeline],
                 "events": [asdict(e) for e in self.events]}
 
@@ -135,7 +136,7 @@ class Forgetting:
     forgotten: Forgotten
     statements: tuple[str, ...]  # of forgotten.beliefs, in the same order
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {**self.forgotten.as_dict(), "statements": list(self.statements)}
 
 
@@ -165,7 +166,7 @@ def forget(
     return Forgetting(result, tuple(found.get(belief_id, "") for belief_id in result.beliefs))
 
 
-def _forget_in(con, settings: Settings, refs: Sequence[str], match: str | None, source: str | None, *,
+def _forget_in(con: duckdb.DuckDBPyConnection, settings: Settings, refs: Sequence[str], match: str | None, source: str | None, *,
                commit: bool) -> Forgotten:
     con.execute("BEGIN TRANSACTION")
     try:
@@ -256,13 +257,13 @@ def export(settings: Settings, fmt: str, output: Path | None, statuses: Sequence
     for stdout; markdown defaults to live beliefs only."""
     if fmt not in FORMATS:
         raise DistillError(f"unknown export format {fmt!r}")
-    if fmt == "parquet" and output is None:
-        raise DistillError("parquet export needs --output FILE")
     if fmt == "markdown" and statuses is None:
         statuses = ("active", "provisional")
     if output is not None and not output.parent.is_dir():
         raise DistillError(f"cannot write {output}: directory {output.parent} does not exist")
     if fmt == "parquet":
+        if output is None:
+            raise DistillError("parquet export needs --output FILE")
         return Exported(fmt, _parquet(settings, statuses, output, mode), str(output)), b""
     beliefs = _stored(settings, statuses)
     if fmt == "markdown":
@@ -299,7 +300,7 @@ def _clock_lines(settings: Settings) -> bytes:
         return b""
     with _read(settings) as con:
         found = clock.read(con)
-    return b"".join(orjson.dumps({"clock": {"scope": scope, "at": at.astimezone(timezone.utc).isoformat()}}) + b"\n"
+    return b"".join(orjson.dumps({"clock": {"scope": scope, "at": at.astimezone(UTC).isoformat()}}) + b"\n"
                     for scope, at in sorted(found.items()))
 
 
@@ -315,45 +316,113 @@ def _tombstone_lines(settings: Settings) -> bytes:
 
 
 
-def _evidence(item: dict) -> StoredEvidence:
+# An import line is input: every field is checked for its type here, so a wrong one is named with its line
+# (`distill beliefs import`: "in.jsonl:3: … importance must be an integer"), never a failure deeper down.
+Json = Mapping[str, object]
+
+
+def _text(obj: Json, name: str, default: str | None = None) -> str:
+    """A string field; absent or null: `default` (a required field has none)."""
+    value = obj.get(name)
+    if value is None and default is not None:
+        return default
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string")
+    return value
+
+
+def _optional_text(obj: Json, name: str) -> str | None:
+    value = obj.get(name)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{name} must be a string or null")
+    return value
+
+
+def _number(obj: Json, name: str, default: float) -> float:
+    value = obj.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number")
+    return float(value)
+
+
+def _integer(obj: Json, name: str, default: int | None = None) -> int:
+    value = obj.get(name)
+    if value is None and default is not None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer")
+    return value
+
+
+def _objects(obj: Json, name: str) -> list[Json]:
+    value = obj.get(name) or []
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise ValueError(f"{name} must be a list of objects")
+    return value
+
+
+def _evidence(item: Json) -> StoredEvidence:
     return StoredEvidence(
-        str(item["message_id"]), str(item["session"]), str(item["agent"]), str(item["file"]), int(item["byte_start"]),
-        int(item["byte_end"]), item.get("ts") or "", str(item.get("quote") or ""), str(item.get("run") or "import"),
-        str(item.get("statement") or ""), float(item.get("confidence", 0.7)), item.get("evidence_type") or "explicit",
+        _text(item, "message_id"), _text(item, "session"), _text(item, "agent"), _text(item, "file"),
+        _integer(item, "byte_start"), _integer(item, "byte_end"), _text(item, "ts", ""), _text(item, "quote", ""),
+        _text(item, "run", "import"), _text(item, "statement", ""), _number(item, "confidence", 0.7),
+        _text(item, "evidence_type", "explicit"),
     )
 
 
-def _belief(obj: dict) -> StoredBelief:
-    defaults = {"valid_to": None, "evidence_type": "explicit", "importance": 5, "decay_sensitivity": "medium",
-                "superseded_by": None, "supersedes": None, "conflicts_with": None, "evidence_count": 0, "sessions": 0,
-                "first_seen": "", "last_seen": "", "extractor": "import", "model": None, "prompt_version": "import",
-                "keys": (), "status": "provisional", "valid_from": None}
-    values = {f.name: obj.get(f.name, defaults.get(f.name)) for f in fields(StoredBelief)}
-    missing = [name for name in ("id", "statement", "category", "confidence", "scope", "subject", "attribute")
-               if values[name] is None]
+_REQUIRED = ("id", "statement", "category", "confidence", "scope", "subject", "attribute")
+
+
+def _belief(obj: object) -> StoredBelief:
+    if not isinstance(obj, dict):
+        raise TypeError("not a JSON object")
+    missing = [name for name in _REQUIRED if obj.get(name) is None]
     if missing:
         raise ValueError(f"missing {', '.join(missing)}")
-    values["keys"] = tuple(values["keys"] or ())
-    values["evidence"] = tuple(_evidence(item) for item in obj.get("evidence") or ())
-    return StoredBelief(**values)
+    keys = obj.get("keys") or []
+    if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
+        raise ValueError("keys must be a list of strings")
+    return StoredBelief(
+        id=_text(obj, "id"), statement=_text(obj, "statement"), category=_text(obj, "category"),
+        confidence=_number(obj, "confidence", 0.0), status=_text(obj, "status", "provisional"),
+        scope=_text(obj, "scope"), subject=_text(obj, "subject"), attribute=_text(obj, "attribute"),
+        valid_from=_optional_text(obj, "valid_from"), valid_to=_optional_text(obj, "valid_to"),
+        evidence_type=_text(obj, "evidence_type", "explicit"), importance=_integer(obj, "importance", 5),
+        decay_sensitivity=_text(obj, "decay_sensitivity", "medium"),
+        superseded_by=_optional_text(obj, "superseded_by"), supersedes=_optional_text(obj, "supersedes"),
+        conflicts_with=_optional_text(obj, "conflicts_with"), evidence_count=_integer(obj, "evidence_count", 0),
+        sessions=_integer(obj, "sessions", 0), first_seen=_text(obj, "first_seen", ""),
+        last_seen=_text(obj, "last_seen", ""), extractor=_text(obj, "extractor", "import"),
+        model=_optional_text(obj, "model"), prompt_version=_text(obj, "prompt_version", "import"),
+        keys=tuple(keys), evidence=tuple(_evidence(item) for item in _objects(obj, "evidence")),
+    )
 
 
-def _clock(obj: dict) -> tuple[str, datetime]:
-    entry = obj["clock"]
-    scope = entry["scope"]
+def _entry(obj: Json, name: str) -> Json:
+    entry = obj[name]
+    if not isinstance(entry, dict):
+        raise TypeError(f"{name} must be an object")
+    return entry
+
+
+def _clock(obj: Json) -> tuple[str, datetime]:
+    entry = _entry(obj, "clock")
+    scope = entry.get("scope")
     if not isinstance(scope, str) or not (scope == clock.GLOBAL or scope.startswith("agent:")):
         raise ValueError("a clock needs a scope: global or agent:<id>")
-    at = datetime.fromisoformat(str(entry["at"]).replace("Z", "+00:00"))
-    return scope, min(at if at.tzinfo else at.replace(tzinfo=timezone.utc), _now() + clock.SKEW)
+    at = datetime.fromisoformat(str(entry["at"]))
+    return scope, min(at if at.tzinfo else at.replace(tzinfo=UTC), _now() + clock.SKEW)
 
 
-def _tombstone(obj: dict) -> tuple[str, str, datetime, str]:
-    entry = obj["tombstone"]
-    key, kind, reason = (entry[name] for name in ("key", "kind", "reason"))
-    if not all(isinstance(v, str) and v for v in (key, kind, reason)):
+def _tombstone(obj: Json) -> tuple[str, str, datetime, str]:
+    entry = _entry(obj, "tombstone")
+    key, kind, reason = (entry.get(name) for name in ("key", "kind", "reason"))
+    if not (isinstance(key, str) and key and isinstance(kind, str) and kind and isinstance(reason, str) and reason):
         raise ValueError("a tombstone needs key, kind and reason")
-    at = datetime.fromisoformat(str(entry["forgotten_at"]).replace("Z", "+00:00"))
-    return key, kind, at if at.tzinfo else at.replace(tzinfo=timezone.utc), reason
+    at = datetime.fromisoformat(str(entry["forgotten_at"]))
+    return key, kind, at if at.tzinfo else at.replace(tzinfo=UTC), reason
 
 
 _NOT_JSONL = {b"PAR1": "a Parquet file", b"id,": "a CSV export"}
@@ -362,7 +431,9 @@ _NOT_JSONL = {b"PAR1": "a Parquet file", b"id,": "a CSV export"}
 def import_file(settings: Settings, path: Path) -> ImportResult:
     """Import a JSONL export; idempotent (evidence is unique per belief and message). Its tombstones are applied
     first, so what was forgotten where it was exported stays forgotten here."""
-    beliefs, dead, clocks = [], [], {}
+    beliefs: list[StoredBelief] = []
+    dead: list[tuple[str, str, datetime, str]] = []
+    clocks: dict[str, datetime] = {}
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -399,7 +470,7 @@ class ImportResult:
     beliefs: UpsertResult
     tombstones: int
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {**self.beliefs.as_dict(), "tombstones": self.tombstones}
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +67,7 @@ def message_time(ts: str | None) -> datetime | None:
         parsed = datetime.fromisoformat(ts)
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +88,7 @@ class Cursor:
     state: str = "active"
     session_skip: str | None = None  # why every message of this session is dropped (cron or dreaming run)
 
-    def row(self) -> tuple:
+    def row(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in CURSOR_FIELDS)
 
 

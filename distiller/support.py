@@ -81,7 +81,8 @@ _NUMBER_WORDS = {word: str(n) for n, word in enumerate(
     "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty".split()) if word != "_"}
 _NUMBER_WORDS.update({word: str(n) for n, word in zip(range(30, 100, 10),
-                                                      "thirty forty fifty sixty seventy eighty ninety".split())})
+                                                      "thirty forty fifty sixty seventy eighty ninety".split(),
+                                                      strict=True)})
 _NUMBER_WORDS.update(dozen="12", hundred="100", thousand="1000", twice="2")
 
 
@@ -93,7 +94,7 @@ def _numbers(text: str) -> set[str]:
 
 def _bare(word: str) -> str:
     word = word.casefold().replace("’", "'")
-    return word[:-2] if word.endswith("'s") else word
+    return word.removesuffix("'s")
 
 
 def _bare_words(text: str) -> set[str]:

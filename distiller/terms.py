@@ -105,9 +105,7 @@ def stem(word: str) -> str:
     if len(word) <= 2 or not word.isalpha():
         return word
     # Step 1a
-    if word.endswith("sses"):
-        word = word[:-2]
-    elif word.endswith("ies"):
+    if word.endswith(("sses", "ies")):
         word = word[:-2]
     elif word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]

@@ -36,11 +36,14 @@ def contains_any_anchored(text: str, groups: tuple[tuple[str, tuple[str, ...]], 
     return False
 
 
+Trie = dict[str, "Trie"]  # a letter: the words going on with it ("" marks the end of a word)
+
+
 def trie(words: tuple[str, ...]) -> str:
     """One alternation of the words as a trie ("s(?:e(?:cret|ss)|ig)"): the engine follows a word letter by letter
     instead of trying each word, 2.7 times quicker than a flat alternation for 40 key words. A word that holds a
     shorter one is dropped (finding the shorter one is enough)."""
-    trie: dict = {}
+    trie: Trie = {}
     for word in sorted(words, key=len):
         node = trie
         for char in word:
@@ -51,7 +54,7 @@ def trie(words: tuple[str, ...]) -> str:
             node.clear()
             node[""] = {}
 
-    def branch(node: dict) -> str:
+    def branch(node: Trie) -> str:
         if "" in node:
             return ""
         alternatives = [re.escape(char) + branch(child) for char, child in sorted(node.items())]

@@ -14,25 +14,28 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
+from distiller import compressed, sources
 from distiller.events import Tally
 from distiller.records import Cursor
-from distiller import sources
 from distiller.sources.base import Discovery
 from distiller.store import cursors as cursor_rows
-from distiller import compressed
 from distiller.tail import HEADER_PROBE_BYTES, Stat, open_regular, read_head, skip_reason, stat_of, tail_digest
 
+if TYPE_CHECKING:  # connections are only handed in: a scan worker imports this module and loads no DuckDB
+    import duckdb
 
-def load_cursors(con) -> list[Cursor]:
-    return [Cursor(*row) for row in cursor_rows.load(con)]
+
+def load_cursors(con: duckdb.DuckDBPyConnection) -> list[Cursor]:
+    return cursor_rows.load(con)
 
 
-def save_cursors(con, moves: Iterable[tuple[Cursor, int | None]]) -> None:
+def save_cursors(con: duckdb.DuckDBPyConnection, moves: Iterable[tuple[Cursor, int | None]]) -> None:
     """Insert new cursors, advance known ones by compare-and-set with the offset each replaces (store.cursors)."""
-    cursor_rows.save(con, [(cursor.row(), expected) for cursor, expected in moves])
+    cursor_rows.save(con, list(moves))
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +110,7 @@ def look(path: str, agent: str, fmt: str, forced: bool = False) -> Look:
                                                       f"line opens it: not misread")
     if settled is None:
         return Unreadable("unsupported_format", "an unrecognised JSONL: no known assistant wrote its first line")
-    fmt = settled
-    return Observed(path, agent, stat, head.fingerprint, *_read_header(head.line, path, fmt), fmt)
+    return Observed(path, agent, stat, head.fingerprint, *_read_header(head.line, path, settled), settled)
 
 
 def _settled(head_line: bytes | None, fmt: str, forced: bool = False) -> str | None:
@@ -216,7 +218,7 @@ def _plan(seen: Observed, file_id: str, tracked: Cursor | None) -> ReadPlan:
 
 def _in_scope(path: str, roots: list[str]) -> bool:
     for root in roots:
-        if path == root or path.startswith(root + os.sep) or path.startswith(root + "."):
+        if path == root or path.startswith((root + os.sep, root + ".")):
             return True
     return False
 

@@ -82,7 +82,7 @@ FACT = "I'm allergic to peanuts and I live in Lisbon"
 
 
 @pytest.fixture
-def api(fake_anthropic):
+def api(fake_anthropic):  # noqa: F811  (pytest passes the imported fixture by its name)
     """The environment that points the real SDK at the fake Messages API."""
     return {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_anthropic.base_url}
 

@@ -22,9 +22,10 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Self
 
 import orjson
 import pytest
@@ -177,7 +178,7 @@ class FakeAnthropic:
 
     # lifecycle
 
-    def start(self) -> FakeAnthropic:
+    def start(self) -> Self:
         self._server = _Server(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01},
                                         daemon=True)
@@ -194,7 +195,7 @@ class FakeAnthropic:
             self._thread.join()
             self._thread = None
 
-    def __enter__(self) -> FakeAnthropic:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
@@ -490,7 +491,7 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
 
         do_GET = do_POST = _serve
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
     return Handler

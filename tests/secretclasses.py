@@ -20,9 +20,9 @@ import hashlib
 import random
 import string
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"

@@ -20,7 +20,7 @@ def _chars(alphabet: str, low: int, high: int) -> st.SearchStrategy[str]:
 
 def _any_case(word: str) -> st.SearchStrategy[str]:
     return st.lists(st.booleans(), min_size=len(word), max_size=len(word)).map(
-        lambda flips: "".join(c.upper() if f else c.lower() for c, f in zip(word, flips))
+        lambda flips: "".join(c.upper() if f else c.lower() for c, f in zip(word, flips, strict=True))
     )
 
 
@@ -113,7 +113,7 @@ SECRETS: dict[str, st.SearchStrategy[str]] = {
     "iban": _chars(string.digits, 18, 18).map(_german_iban),
     "high-entropy": st.tuples(st.permutations(string.ascii_uppercase), st.permutations(string.ascii_lowercase),
                               st.permutations(string.digits)).map(
-        lambda t: "".join(a + b + c for a, b, c in zip(t[0][:11], t[1][:11], t[2][:10] + ["Z"]))[:32]),
+        lambda t: "".join(a + b + c for a, b, c in zip(t[0][:11], t[1][:11], t[2][:10] + ["Z"], strict=True))[:32]),
 }
 
 

@@ -19,7 +19,6 @@ from distiller.batches import files as batches
 from distiller.batches import model as batch_model
 
 
-
 def creates(fake) -> int:
     return sum(r.method == "POST" and r.path == "/v1/messages/batches" for r in fake.requests)
 

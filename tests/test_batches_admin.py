@@ -98,8 +98,8 @@ def test_a_commit_the_store_refuses_whole_keeps_the_batch_staged(agents, setting
 
 def test_an_external_beliefs_line_is_parsed_exactly_as_a_model_reply_is(tmp_path):
     """One parser of the candidate contract: a beliefs file line and a model reply's candidate read the same."""
-    from distiller.pipeline.batches_admin import _parse_candidates
     from distiller.extract.candidates import parse_candidates
+    from distiller.pipeline.batches_admin import _parse_candidates
 
     entries = [
         {"statement": "Dana drinks oat milk.", "category": "preference", "subject": "user", "attribute": "milk",

@@ -211,6 +211,26 @@ def test_csv_and_parquet_imports_are_one_clear_line(seeded, tmp_path):
         assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("confidence", "high", "confidence must be a number"),
+    ("importance", "very", "importance must be an integer"),
+    ("subject", {"a": 1}, "subject must be a string"),
+    ("keys", "abc", "keys must be a list of strings"),
+    ("evidence", [1], "evidence must be a list of objects"),
+])
+def test_an_import_line_with_a_wrong_type_is_named_and_nothing_is_stored(seeded, tmp_path, field, value, said):
+    """Every field of an import line is checked: a wrong type was stored as it came ("high" as a confidence) or
+    failed deep down as an internal error."""
+    exported = [orjson.loads(line) for line in distill("beliefs", "export", check=True).stdout.splitlines()]
+    line = next(obj for obj in exported if "statement" in obj)
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(orjson.dumps({**line, field: value}) + b"\n")
+    fresh = tmp_path / "fresh"
+    result = distill("beliefs", "import", str(path), state_dir=fresh)
+    assert result.returncode == 1 and f"{path}:1: not a belief or tombstone: {said}" in result.stderr, result.stderr
+    assert "internal error" not in result.stderr and not (fresh / "distill.duckdb").exists()
+
+
 def test_export_into_a_missing_directory_is_a_clear_error(seeded, tmp_path):
     for fmt in ("jsonl", "parquet"):
         result = distill("beliefs", "export", "--format", fmt, "-o", str(tmp_path / "nope" / "x"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import duckdb
 import orjson
@@ -18,14 +18,14 @@ from distiller.config import Settings
 from distiller.records import Belief, EvidenceItem, Message
 from distiller.redact import refusal
 from distiller.storable import unsafe
-from distiller.store import writes as store
 from distiller.store import clock, lifecycle, migrations
 from distiller.store import keys as normalization
+from distiller.store import writes as store
 from distiller.store.db import MEMORY_LIMIT, connect, transaction
 from distiller.store.forget import forget_beliefs, forget_source
 from distiller.store.keys import normalize
 
-NOW = datetime(2026, 3, 10, tzinfo=timezone.utc)
+NOW = datetime(2026, 3, 10, tzinfo=UTC)
 
 
 def belief(statement: str, *, session: str = "s1", message: str = "m1", ts: str = "2026-03-01T10:00:00Z",
@@ -110,7 +110,7 @@ def test_contradicting_an_active_belief_without_a_shared_slot_is_flagged(db):
 
 
 def test_slot_supersession_chain_and_history(db, tmp_path):
-    city = dict(attribute="home city")
+    city = {"attribute": "home city"}
     upsert(db, [belief("User lives in Paris", ts="2026-01-01T00:00:00Z", message="a", **city)])
     upsert(db, [belief("User lives in Berlin", ts="2026-02-01T00:00:00Z", message="b", **city)], run="r2")
     result = upsert(db, [belief("User lives in Lisbon", ts="2026-03-01T00:00:00Z", message="c",
@@ -129,7 +129,7 @@ def test_slot_supersession_chain_and_history(db, tmp_path):
 
 
 def test_a_late_arrival_becomes_history_and_a_repeat_revives(db):
-    slot = dict(attribute="editor")
+    slot = {"attribute": "editor"}
     upsert(db, [belief("User uses vim", ts="2026-02-01T00:00:00Z", message="new", **slot)])
     late = upsert(db, [belief("User uses emacs", ts="2026-01-01T00:00:00Z", message="old", **slot)])
     assert late.inserted == 1
@@ -140,7 +140,7 @@ def test_a_late_arrival_becomes_history_and_a_repeat_revives(db):
 
 
 def test_a_weak_newer_claim_does_not_overturn_a_strong_active_belief(db):
-    slot = dict(attribute="diet")
+    slot = {"attribute": "diet"}
     upsert(db, [belief("User is vegetarian", confidence=0.95, **slot)])
     result = upsert(db, [belief("User eats fish", message="m2", ts="2026-03-02T00:00:00Z", confidence=0.6,
                                 evidence_type="implied", **slot)])
@@ -262,7 +262,7 @@ def test_a_parquet_export_holds_what_the_jsonl_export_holds_in_stable_types_priv
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.parquet", "state"]  # no temporary file left
     with duckdb.connect() as con:
         rel = con.sql(f"SELECT * FROM '{out}'")
-        got = [dict(zip(rel.columns, row)) for row in rel.fetchall()]
+        got = [dict(zip(rel.columns, row, strict=True)) for row in rel.fetchall()]
         types = dict(con.execute(f"SELECT name, type FROM parquet_schema('{out}')").fetchall())
     for row in got:
         row["keys"] = list(row["keys"])
@@ -364,29 +364,29 @@ def test_a_reader_sees_the_committed_state_only(db):
 def test_decay_runs_on_the_transcripts_clock_per_scope(db):
     old = "2023-01-01T10:00:00Z"
     with connect(db) as con, transaction(con):
-        clock.advance(con, {"agent:main": datetime(2023, 1, 2, tzinfo=timezone.utc),
-                            "agent:work": datetime(2026, 3, 1, tzinfo=timezone.utc)})
+        clock.advance(con, {"agent:main": datetime(2023, 1, 2, tzinfo=UTC),
+                            "agent:work": datetime(2026, 3, 1, tzinfo=UTC)})
     upsert(db, [belief("User is in a sprint", message="x1", ts=old, decay="high"),
                 belief("User is on a trip", message="w1", ts=old, decay="high", scope="agent:work")])
     # Three years before the wall clock, a day before the main agent's clock: learned, not faded on arrival.
     assert live(db)["User is in a sprint"][0] == "active"
     assert live(db)["User is on a trip"][0] == "archived"  # the work agent's clock is three years on
     with connect(db) as con, transaction(con):
-        clock.advance(con, {"agent:main": datetime(2023, 1, 1, tzinfo=timezone.utc)})  # never back
+        clock.advance(con, {"agent:main": datetime(2023, 1, 1, tzinfo=UTC)})  # never back
         assert lifecycle.fade(con, now=NOW) == 0
-        clock.advance(con, {"agent:main": datetime(2023, 6, 1, tzinfo=timezone.utc)})
+        clock.advance(con, {"agent:main": datetime(2023, 6, 1, tzinfo=UTC)})
         assert lifecycle.fade(con, now=NOW) == 1
     assert live(db)["User is in a sprint"][0] == "archived"
 
 
 def test_a_message_from_the_future_cannot_run_the_clock_ahead():
-    wall = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    wall = datetime(2026, 3, 1, tzinfo=UTC)
     messages = [Message("openclaw", "main", "s", "m1", None, "2099-01-01T00:00:00Z", "user", "x", "f", 0, 1),
                 Message("openclaw", "work", "s", "m2", None, "2026-02-01T00:00:00+01:00", "user", "x", "f", 0, 1),
                 Message("openclaw", "work", "s", "m3", None, "not a time", "user", "x", "f", 0, 1)]
     newest = clock.newest_by_scope(messages, wall)
     assert newest["agent:main"] == newest["global"] == wall + clock.SKEW
-    assert newest["agent:work"] == datetime(2026, 1, 31, 23, tzinfo=timezone.utc)
+    assert newest["agent:work"] == datetime(2026, 1, 31, 23, tzinfo=UTC)
 
 
 def test_new_evidence_revives_the_archived_belief_it_nearly_matches(db):

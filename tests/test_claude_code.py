@@ -8,11 +8,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import duckdb
-import orjson
 import pytest
-
 from agent_lines import cc_assistant_blocks, cc_envelope, cc_reply, cc_session, cc_tool_turn, cc_user, dumps
 from conftest import append
+
 from distiller import sources
 from distiller.pipeline import run as pipeline
 from distiller.sources import sniff

@@ -4,13 +4,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from secretgen import CLEAN_MARKERS, texts_with_secrets
 
 from distiller.screen.clean import Cleaned
-from distiller.screen.injected import MEMORY_BLOCKS, OUR_BLOCKS
 from distiller.screen.clean import clean as clean_as
 from distiller.screen.clean import clean_every_rule as clean_every_rule_as
+from distiller.screen.injected import MEMORY_BLOCKS, OUR_BLOCKS
 from distiller.sources.openclaw.envelopes import CLEANING
 
 

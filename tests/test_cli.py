@@ -8,17 +8,15 @@ import re
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
-
-from distiller import sources
 import pytest
+from click.testing import CliRunner
 from conftest import distill, distill_process, invoke, new_session
 
-from click.testing import CliRunner
-
+from distiller import sources
 from distiller.cli import cli
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -270,7 +268,7 @@ def test_timestamps_are_rfc3339_utc_whatever_the_zone(agents):
     for stamp in (last["started_at"], last["finished_at"], run["started_at"]):
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stamp), stamp
         parsed = datetime.fromisoformat(stamp)
-        assert abs((datetime.now(timezone.utc) - parsed).total_seconds()) < 600
+        assert abs((datetime.now(UTC) - parsed).total_seconds()) < 600
 
 
 def test_init_refuses_both_directions():
@@ -295,8 +293,8 @@ def test_lock_message_names_the_real_holder_not_a_stale_pid(tmp_path, agents):
     gone.wait()
     (state / "lock").write_text(f"{gone.pid}\n")  # left by an earlier run
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import fcntl,sys,time; f=open(sys.argv[1],'a'); fcntl.flock(f, fcntl.LOCK_EX); "
-         "print(1, flush=True); time.sleep(60)", str(state / "lock")], stdout=subprocess.PIPE, text=True)
+        [sys.executable, "-c", ("import fcntl,sys,time; f=open(sys.argv[1],'a'); fcntl.flock(f, fcntl.LOCK_EX); "
+                                "print(1, flush=True); time.sleep(60)"), str(state / "lock")], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "1"
         result = distill_process("run", "--source", str(agents))

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 from agent_lines import cx, cx_message, cx_meta, cx_scaffolding, cx_session, cx_turn, dumps
 from conftest import append
+
 from distiller.pipeline import run as pipeline
 from distiller.sources import sniff
 from distiller.sources.codex import discover, parse

@@ -20,9 +20,9 @@ from fakeapi import Reply, candidate, candidates_reply, error_body
 
 from distiller.batches import files as batches
 from distiller.batches import journal
+from distiller.config import Settings
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, Usage
 from distiller.extract.rules import RulesExtractor
-from distiller.config import Settings
 from distiller.pipeline import pace
 
 FILLER = " ".join(["and the notes I keep about the migration plan stay in the project wiki"] * 6)

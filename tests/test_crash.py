@@ -11,7 +11,6 @@ import time
 from collections import Counter
 
 import pytest
-
 from agent_lines import TRANSCRIPTS
 from conftest import append, distill, distill_process, ingested, message_line, new_session
 

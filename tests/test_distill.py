@@ -19,7 +19,6 @@ from distiller.batches import model as batch_model
 from distiller.config import Settings
 
 
-
 def run_json(api, *args, check=True):
     result = distill("--json", "run", *args, env=api)
     if check:
@@ -170,8 +169,8 @@ def test_sigkill_after_results_are_saved_never_pays_twice(api, fake_anthropic, t
         wait_for(lambda: fake_anthropic.message_requests(), "the model call")
         # While the model answers, take the database so the run must wait in its commit, after saving results.
         holder = subprocess.Popen(
-            [sys.executable, "-c", "import duckdb,sys,time; c=duckdb.connect(sys.argv[1]); print(1, flush=True); "
-             "time.sleep(60)", str(settings.db_path)], stdout=subprocess.PIPE, text=True)
+            [sys.executable, "-c", ("import duckdb,sys,time; c=duckdb.connect(sys.argv[1]); print(1, flush=True); "
+                                    "time.sleep(60)"), str(settings.db_path)], stdout=subprocess.PIPE, text=True)
         assert holder.stdout.readline().strip() == "1"
         wait_for(lambda: [b for b in batches.load_all(settings.state_dir) if b.status == batch_model.DISTILLED],
                  "the saved results")

@@ -58,7 +58,7 @@ def test_problems_exit_1_each_with_a_fix(tmp_path, agents):
 
 
 def test_a_corrupt_database_is_a_problem_and_doctor_creates_nothing(tmp_path, agents):
-    fresh, report = doctor("--source", str(agents))
+    doctor("--source", str(agents))
     assert not (tmp_path / "state").exists()  # doctor only looks
     state = tmp_path / "state"
     state.mkdir(mode=0o700)

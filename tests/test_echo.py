@@ -3,9 +3,8 @@ distilled, recalled and pasted back into new messages, tagged or not, teaches th
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import re
+from pathlib import Path
 
 import duckdb
 import orjson

@@ -9,10 +9,10 @@ import time
 
 import anthropic
 import pytest
+from fakeapi import FakeAnthropic, candidate
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
-from fakeapi import FakeAnthropic, candidate
 
 from distiller import prices
 from distiller.errors import EXIT_UNAVAILABLE, DistillError

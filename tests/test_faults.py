@@ -304,9 +304,9 @@ def test_a_full_disk_under_the_database_is_one_clear_line(tmp_path):
             pass
         free = os.statvfs(state)
         (state / "filler").write_bytes(b"\0" * (free.f_bavail * free.f_frsize - 1_500_000))
-        with pytest.raises(DistillError, match="No space left on device; free space on that file system"):
-            with connect(db) as con, transaction(con):
-                con.execute("CREATE TABLE big AS SELECT md5(i::VARCHAR) || repeat('x', 200) AS s FROM range(200000) t(i)")
+        with (pytest.raises(DistillError, match="No space left on device; free space on that file system"),
+              connect(db) as con, transaction(con)):
+            con.execute("CREATE TABLE big AS SELECT md5(i::VARCHAR) || repeat('x', 200) AS s FROM range(200000) t(i)")
 
 
 def test_commit_and_discard_of_a_batch_file_that_does_not_parse(tmp_path, agents):

@@ -11,14 +11,14 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from agent_lines import (SPINE_SESSION, TRANSCRIPTS, cc_user, cx_meta, cx_turn, dumps, gm_header,
-                         gm_message)
+from agent_lines import SPINE_SESSION, TRANSCRIPTS, cc_user, cx_meta, cx_turn, dumps, gm_header, gm_message
 from conftest import ingested
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from distiller.config import Settings
 from distiller.pipeline import run as pipeline
+
 
 def _replace_in_place(path: Path) -> None:
     """The same bytes under a new inode (write a temp copy, rename it over): the file is read again from 0."""

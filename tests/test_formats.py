@@ -6,20 +6,20 @@ real pipeline (reader, tracker, screening, rules extractor, store), which know i
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
 import orjson
 import pytest
 
-from distiller.pipeline import run as pipeline
 from distiller import sources
+from distiller.pipeline import run as pipeline
 from distiller.records import Message
-from distiller.sources.cleaning import BLOCKS, Cleaning, Needles, Rule
 from distiller.sources import sniff
 from distiller.sources.base import Discovery, Format, Header, SourceFile
+from distiller.sources.cleaning import BLOCKS, Cleaning, Needles, Rule
 
 TOY = "toy"
 

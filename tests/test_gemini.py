@@ -7,6 +7,7 @@ from pathlib import Path
 
 from agent_lines import dumps, gm_header, gm_message, gm_session
 from conftest import append
+
 from distiller.pipeline import run as pipeline
 from distiller.sources import sniff
 from distiller.sources.gemini import discover, parse
@@ -112,7 +113,7 @@ def test_the_shortcut_agrees_with_parsing():
     lines = [orjson.dumps(entry) for entry in (gm_header(SESSION), gm_message("user", "hi"), {"$set": {"x": 1}},
                                                {"$set": {"messages": [gm_message("user", "hi")]}},
                                                {"$rewindTo": "a"})]
-    lines += sorted(GOLDEN.glob("session-*.jsonl"))[0].read_bytes().splitlines()
+    lines += min(GOLDEN.glob("session-*.jsonl")).read_bytes().splitlines()
     for data in lines:
         quick = parse.skip_line(data)
         if quick is not None:

@@ -6,8 +6,8 @@ import duckdb
 import orjson
 from conftest import append, header
 
-from distiller.batches import files as batches
 from distiller import pipeline
+from distiller.batches import files as batches
 from distiller.config import Settings
 
 

@@ -9,7 +9,7 @@ import shutil
 import tempfile
 import uuid
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -43,7 +43,7 @@ SENTENCES = (
     "ok thanks",
 )
 GAPS_HOURS = (0, 1, 20, 24 * 30, 24 * 400)
-BASE = datetime(2024, 1, 1, tzinfo=timezone.utc)
+BASE = datetime(2024, 1, 1, tzinfo=UTC)
 
 
 def _line(entry: dict) -> bytes:
@@ -139,7 +139,7 @@ def test_any_sequence_of_runs_builds_the_store_one_run_builds(data, files) -> No
         written = dict.fromkeys(live, 0)
         seen: set[str] = set()
         for fractions, actions, chunk in data.draw(histories(len(files))):
-            for (agent, name, content), fraction, action in zip(files, fractions, actions):
+            for (_agent, name, content), fraction, action in zip(files, fractions, actions, strict=True):
                 path = live[name]
                 grown = max(written[name], int(len(content) * fraction))
                 if action == "rename" and name in seen and written[name] == len(content) and ".reset." not in path.name:

@@ -3,14 +3,15 @@ requests to remember something."""
 
 from __future__ import annotations
 
-import pytest
-
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 import re
 import sys
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from distiller.records import Message
+from distiller.screen import SUSPECT_INJECTION, screen
 from distiller.screen.injection import (
     _ALTERNATIVES,
     _ASCII_ALTERNATIVES,
@@ -21,10 +22,8 @@ from distiller.screen.injection import (
     suspect_injection,
     suspect_injection_every_time,
 )
-from distiller.textscan import contains_any
 from distiller.screen.prefilter import CONTEXT, KEEP
-from distiller.records import Message
-from distiller.screen import SUSPECT_INJECTION, screen
+from distiller.textscan import contains_any
 
 
 @pytest.mark.parametrize(

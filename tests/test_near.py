@@ -8,8 +8,8 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from distiller.errors import DistillError
-from distiller.store import writes as store
 from distiller.store import near
+from distiller.store import writes as store
 from distiller.store.bulk import pack, rows
 from distiller.store.db import connect
 
@@ -39,7 +39,7 @@ def definition(con, stored: list[tuple], cands: list[tuple], jw_floor: float, ja
         "SELECT jaro_winkler_similarity(a, b) FROM (SELECT unnest($a) AS a, unnest($b) AS b)",
         {"a": [p[3] for p in pairs], "b": [p[4] for p in pairs]}).fetchall()]
     found = []
-    for (i, ref, sig, a, b), jw in zip(pairs, jws):
+    for (i, ref, sig, a, b), jw in zip(pairs, jws, strict=True):
         x, y = a.split(), b.split()
         jac = len(set(x) & set(y)) / max(len(x) + len(y) - len(set(x) & set(y)), 1)
         if jw >= jw_floor and jac >= jac_floor:

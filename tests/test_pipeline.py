@@ -219,8 +219,7 @@ def test_a_50_mb_single_line_is_streamed_past_and_counted(settings, agents):
     with open(path, "ab") as f:
         f.write(b'{"type":"message","id":"big","message":{"role":"user","content":"')
         block = b"A" * (1024 * 1024)
-        for _ in range(50):
-            f.write(block)
+        f.writelines(block for _ in range(50))
         f.write(b'"}}\n')
     append(path, message_line("after the giant", message_id="00000001"))
     tally = run(settings, agents)

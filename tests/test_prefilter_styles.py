@@ -10,7 +10,7 @@ from pathlib import Path
 from distiller.screen.prefilter import KEEP, prefilter
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
-from friendly_turns import FACT, OTHER  # noqa: E402
+from friendly_turns import FACT, OTHER
 
 
 def test_friendly_turns_with_a_fact_about_the_speaker_are_kept():

@@ -4,15 +4,14 @@ write; the `distill recall` and `distill profile` commands through click."""
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import orjson
 import pytest
 from click.testing import CliRunner
 
 from distiller.cli import cli
-from distiller.recall import Line, line_text, render, write_if_changed
-from distiller.recall import api
+from distiller.recall import Line, api, line_text, render, write_if_changed
 from distiller.recall.profile import compose
 from distiller.recall.select import Limits, select
 from distiller.records import Belief, EvidenceItem
@@ -20,7 +19,7 @@ from distiller.store import writes as store
 from distiller.store.db import connect, transaction
 from distiller.store.forget import forget_beliefs
 
-NOW = datetime(2026, 3, 10, tzinfo=timezone.utc)
+NOW = datetime(2026, 3, 10, tzinfo=UTC)
 
 
 def belief(statement: str, *, category: str = "preference", scope: str = "agent:main", agent: str = "main",
@@ -64,7 +63,7 @@ def test_three_tiers_each_belief_once(db):
     got = lines(db, "any hiking plans this weekend?")
     tiers = {line.statement: line.tier for line in got}
     assert tiers["The user is a backend engineer at Finch"] == "core"
-    assert [l.statement for l in got if l.tier == "active"][0] == "The user decided to use Postgres for the ledger"
+    assert next(l.statement for l in got if l.tier == "active") == "The user decided to use Postgres for the ledger"
     assert len(got) == len({l.belief_id for l in got}) == 4  # the hiking belief is in the active tier: not recalled
     assert not [l for l in got if l.tier == "recalled"]
     got = lines(db, "any hiking plans?", limits=Limits(core=10, active=1, recalled=5))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import duckdb
 import orjson
@@ -17,7 +17,7 @@ from distiller.records import Belief, EvidenceItem
 from distiller.store import writes as store
 from distiller.store.db import connect, transaction
 
-NOW = datetime(2026, 3, 10, tzinfo=timezone.utc)
+NOW = datetime(2026, 3, 10, tzinfo=UTC)
 
 
 def _belief(statement: str, message: str, category: str = "fact", day: int = 1) -> Belief:

@@ -3,7 +3,7 @@ it matches the database files."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
@@ -17,7 +17,7 @@ from distiller.store import writes as store
 from distiller.store.db import connect, transaction
 from distiller.store.forget import forget_source
 
-NOW = datetime(2026, 3, 20, tzinfo=timezone.utc)
+NOW = datetime(2026, 3, 20, tzinfo=UTC)
 WORDS = ["lisbon", "hiking", "tea", "coffee", "boat", "nurse", "marathon", "python", "cats", "living", "lives"]
 CATEGORIES = ["identity", "goal", "preference", "decision", "fact"]
 
@@ -55,7 +55,7 @@ def test_the_snapshot_ranks_as_the_sql_does(tmp_path, specs, prompt_words, agent
         snap = snapshot.build(con, db, now=NOW)
     got = snapshot.rank(snap, prompt, agent=agent, limits=limits)
     assert [(line.tier, line.belief_id) for line in got] == [(line.tier, line.belief_id) for line in expected]
-    assert all(abs(a.score - b.score) < 1e-9 for a, b in zip(got, expected))
+    assert all(abs(a.score - b.score) < 1e-9 for a, b in zip(got, expected, strict=True))
 
 
 def test_a_snapshot_is_used_only_while_the_database_is_unchanged(tmp_path):

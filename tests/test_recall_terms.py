@@ -3,7 +3,7 @@ transaction as the beliefs (store/terms.py), proven equal to a rebuild from scra
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import duckdb
 import pytest
@@ -18,7 +18,7 @@ from distiller.store.db import connect, migrate, transaction
 from distiller.store.forget import forget_beliefs, forget_source
 from distiller.terms import STOP_WORDS, stem, terms, words
 
-NOW = datetime(2026, 3, 10, tzinfo=timezone.utc)
+NOW = datetime(2026, 3, 10, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("word, expected", [

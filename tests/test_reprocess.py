@@ -7,7 +7,7 @@ import os
 import signal
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -16,13 +16,13 @@ import pytest
 from click.testing import CliRunner
 from conftest import append, header, wait_for
 
-from distiller.batches import files as batches
 from distiller import manage as beliefs_api
 from distiller import pipeline
-from distiller.pipeline import reprocess
+from distiller.batches import files as batches
 from distiller.cli import cli
 from distiller.config import Settings
 from distiller.extract.rules import RulesExtractor
+from distiller.pipeline import reprocess
 
 
 def said(text: str, message_id: str, ts: str = "2026-03-01T10:00:00Z") -> bytes:
@@ -115,7 +115,7 @@ def test_window_agent_and_messages_beyond_the_cursors(settings, history):
     append(path, said("I'm on call this weekend.", "m3", "2026-03-05T10:00:00Z"))
     moved = cursors(rules)
     summary = reprocess.reprocess(rules, [history], agents=("main",),
-                                  since=datetime(2026, 3, 1, 10, 30, tzinfo=timezone.utc))
+                                  since=datetime(2026, 3, 1, 10, 30, tzinfo=UTC))
     assert summary.tally.messages == 2 and summary.tally.skipped["outside_window"] == 1
     assert cursors(rules) == moved  # the live run still reads m3 itself, and finds it recorded
     assert pipeline.run_once(rules, [history]).tally.skipped["already_ingested"] == 1
@@ -187,14 +187,13 @@ def test_the_estimate_names_the_extractor_and_prices_only_what_will_be_paid(hist
 @pytest.mark.slow  # a real process on a pseudo-terminal
 def test_the_confirmation_appears_at_once_and_names_the_extractor(history, tmp_path):
     import pty
-    import time
 
     master, slave = pty.openpty()
     env = {**os.environ, "DISTILL_STATE_DIR": str(tmp_path / "state")}
     proc = subprocess.Popen([sys.executable, "-m", "distiller", "reprocess", "--source", str(history)], stdin=slave,
                             stdout=subprocess.PIPE, stderr=slave, env=env)
     os.close(slave)
-    seen, started, first = b"", time.monotonic(), None
+    seen, first = b"", None
     try:
         while b"?" not in seen.split(b"estimating", 1)[-1]:
             seen += os.read(master, 1024)

@@ -185,7 +185,7 @@ def test_the_one_alternation_finds_the_rule_and_match_trying_each_rule_in_turn_f
 
 
 def test_every_rule_is_found_by_the_alternation_on_clauses_it_opens():
-    for rule, lead in zip(RULES, _LEADS):
+    for rule, lead in zip(RULES, _LEADS, strict=True):
         for clause in (f"{lead} things", f"  {lead.upper()}  x", f"{lead}"):
             if rule.pattern.match(clause):
                 assert first_rule(clause)[0] is _first_rule_one_by_one(clause)[0], clause
@@ -204,8 +204,8 @@ def test_the_alternation_agrees_on_every_sentence_of_the_labelled_data():
 
 def test_what_beliefs_list_shows_first_is_not_vague_when_vague_phrases_repeat(agents):
     """Vague phrases recur in every conversation while facts are said once, so they rose to the top of the list."""
-    from conftest import append, invoke, message_line, new_session
     import orjson
+    from conftest import append, invoke, message_line, new_session
 
     for n in range(6):
         path = new_session(agents, agent=f"friend-{n}")

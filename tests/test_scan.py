@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -35,8 +35,8 @@ from distiller.pipeline import scan
 from distiller.pipeline.chunk import Chunk, Window
 from distiller.pipeline.dispatch import DryRun
 from distiller.pipeline.run import distill_plans, unread
-from distiller.tail import tail_digest
 from distiller.records import Cursor
+from distiller.tail import tail_digest
 from distiller.track import plan_reads
 
 TEXTS = [
@@ -175,10 +175,10 @@ def _assert_same(tmp: Path, files, changes, commit_every, windowed, fork) -> Non
                               scan_workers=0)
     discovery = registry.discover([root], plain_settings.excluded_agents)
     plans, _ = plan_reads(discovery, [], [str(root)], plain_settings.excluded_agents, Tally())
-    for path, how in zip(paths, changes):  # between planning and reading
+    for path, how in zip(paths, changes, strict=False):  # either list may be the longer; between planning and reading
         _change(path, how)
-    window = (Window(datetime(2026, 3, 1, 10, 10, tzinfo=timezone.utc), datetime(2026, 3, 1, 10, 50,
-                                                                               tzinfo=timezone.utc))
+    window = (Window(datetime(2026, 3, 1, 10, 10, tzinfo=UTC), datetime(2026, 3, 1, 10, 50,
+                                                                               tzinfo=UTC))
               if windowed else None)
     shown_plain: list = []
     plain = _scan(plain_settings, root, plans, discovery.session_keys, window=window, log=shown_plain)
@@ -448,7 +448,7 @@ def test_files_looked_at_by_the_workers_plan_as_the_plain_planning(tmp_path_fact
     if tracked:  # a later run: every file read to its end before the changes
         first, _ = plan_reads(registry.discover([root], ()), [], [str(root)], (), Tally())
         cursors = [_read_to_end(plan) for plan in first]
-    for path, how in zip(paths, changes):
+    for path, how in zip(paths, changes, strict=False):  # either list may be the longer
         _reshape(path, how)
     discovery = registry.discover([root], settings.excluded_agents)
     plain_tally, ahead_tally = Tally(), Tally()

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import UTC
 from pathlib import Path
 
 import duckdb
@@ -131,10 +132,10 @@ def test_cron_weekdays_mean_what_cron_means(field, names):
 
 
 def test_cron_sunday_fires_on_sunday():
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     trigger = scheduling.cron_trigger("0 9 * * 0", None)
-    fire = trigger.get_next_fire_time(None, datetime(2026, 12, 1, tzinfo=timezone.utc))  # a Tuesday
+    fire = trigger.get_next_fire_time(None, datetime(2026, 12, 1, tzinfo=UTC))  # a Tuesday
     assert fire.strftime("%a") == "Sun"
 
 

@@ -7,12 +7,12 @@ import threading
 import duckdb
 import pytest
 
+from distiller.errors import DistillError
+from distiller.records import Cursor
 from distiller.store import migrations, schema
 from distiller.store.cursors import CursorConflict
-from distiller.records import Cursor
-from distiller.track import load_cursors, save_cursors
-from distiller.errors import DistillError
 from distiller.store.db import MEMORY_LIMIT, connect, held, held_ahead, transaction
+from distiller.track import load_cursors, save_cursors
 
 
 def test_migrations_apply_in_order_once_and_are_recorded(tmp_path):
@@ -119,17 +119,15 @@ def test_a_database_held_ahead_is_created_on_a_thread_that_every_connection_wait
 def test_what_fails_on_the_thread_of_a_database_held_ahead_is_raised_where_it_is_next_needed(tmp_path):
     state = tmp_path / "state"
     state.write_text("a file where the state dir should be")
-    with pytest.raises(DistillError, match="state dir"):
-        with held_ahead(state / "distill.duckdb", lambda con: None):
-            with connect(state / "distill.duckdb"):
-                pass
+    with (pytest.raises(DistillError, match="state dir"), held_ahead(state / "distill.duckdb", lambda con: None),
+          connect(state / "distill.duckdb")):
+        pass
 
     def first(con):
         raise duckdb.IOException("IO Error: No space left on device")
 
-    with pytest.raises(DistillError, match="No space left on device"):
-        with held_ahead(tmp_path / "full.duckdb", first):
-            pass  # nothing connected inside: the span's end raises it
+    with pytest.raises(DistillError, match="No space left on device"), held_ahead(tmp_path / "full.duckdb", first):
+        pass  # nothing connected inside: the span's end raises it
 
 
 def test_no_progress_bar_ever_reaches_stdout(tmp_path):

@@ -16,7 +16,7 @@ def test_contains_any_finds_any_needle_and_nothing_in_an_empty_tuple():
 
 def test_blank_except_blanks_other_ascii_and_keeps_non_ascii_bytes():
     table = blank_except("abc")
-    assert "abx, cab!".encode().translate(table).split() == [b"ab", b"cab"]
+    assert b"abx, cab!".translate(table).split() == [b"ab", b"cab"]
     assert "é".encode().translate(table) == "é".encode()
 
 

@@ -10,22 +10,24 @@ import logging
 import re
 import sys
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 import orjson
 from click.core import ParameterSource
 
-from distiller import install, progress
-from distiller import pipeline
-from distiller.pipeline import batches_admin
+from distiller import install, pipeline, progress
 from distiller import manage as beliefs_api
 from distiller.cli.belief_commands import beliefs, runs_command
+from distiller.cli.context import CliState, Output
 from distiller.cli.examples import examples
-from distiller.cli.reprocess_command import reprocess_command
-from distiller.cli.recall_commands import hook_group, profile_command, recall_command
+from distiller.cli.extractor_options import base_url_option, extractor_option, model_option
 from distiller.cli.format_option import forced_sources, format_option
+from distiller.cli.recall_commands import hook_group, profile_command, recall_command
+from distiller.cli.reprocess_command import reprocess_command
 from distiller.config import (
     DEFAULT_CONCURRENCY,
     MAX_CONCURRENCY,
@@ -38,26 +40,18 @@ from distiller.config import (
 )
 from distiller.doctor import diagnose
 from distiller.errors import EXIT_ERROR, DistillError, os_fault
-from distiller.cli.extractor_options import base_url_option, extractor_option, model_option
+from distiller.events import Tally
 from distiller.extract.select import make_extractor
-from distiller.screen.prefilter import CONTEXT, DROP, KEEP
+from distiller.pipeline import batches_admin
 from distiller.screen import Decision
+from distiller.screen.prefilter import CONTEXT, DROP, KEEP
 from distiller.terminal import EscapingFormatter, printable
 
+if TYPE_CHECKING:
+    from distiller.schedule import Outcome
+
 log = logging.getLogger("distiller")
-
-
-class Output:
-    def __init__(self, as_json: bool, quiet: bool = False) -> None:
-        self.as_json = as_json
-        self.quiet = quiet
-
-    def emit(self, payload: dict, human: str) -> None:
-        """The result: JSON with --json (even with -q, it is what was asked for), else text unless -q."""
-        if self.as_json:
-            click.echo(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS).decode())
-        elif not self.quiet:
-            click.echo(printable(human, newlines=True))
+CommandFn = TypeVar("CommandFn", bound=Callable[..., None])  # a command's function, before click wraps it
 
 
 def _configure_logging(verbose: int, quiet: bool) -> None:
@@ -108,7 +102,7 @@ class DistillGroup(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, hoist_global_options(args))
 
-    def main(self, *args, **kwargs):  # type: ignore[override]
+    def main(self, *args: Any, **kwargs: Any) -> NoReturn:  # click's own parameters, passed on as they came
         """Errors become one clear line on stderr and an exit code, never a traceback (in-process too)."""
         kwargs["standalone_mode"] = False
         try:
@@ -138,7 +132,7 @@ class DistillGroup(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
 
-_ORIGINS = {ParameterSource.COMMANDLINE: "flag --state-dir", ParameterSource.ENVIRONMENT: "env DISTILL_STATE_DIR"}
+_ORIGINS: dict[ParameterSource | None, str] = {ParameterSource.COMMANDLINE: "flag --state-dir", ParameterSource.ENVIRONMENT: "env DISTILL_STATE_DIR"}
 
 
 @click.group(cls=DistillGroup, context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
@@ -159,7 +153,7 @@ _ORIGINS = {ParameterSource.COMMANDLINE: "flag --state-dir", ParameterSource.ENV
 @click.version_option(package_name="distiller", prog_name="distill")
 @click.pass_context
 def cli(ctx: click.Context, state_dir: Path | None, config_file: Path | None, as_json: bool, verbose: int,
-        quiet: bool):
+        quiet: bool) -> None:
     """Distill AI-agent transcripts into atomic beliefs about the user, kept in DuckDB.
 
     Global options (--json, -v, -q, --state-dir) may come before or after the command."""
@@ -181,17 +175,15 @@ source_option = click.option(
 )
 
 
-def _counts(counter: dict) -> str:
+def _counts(counter: Mapping[str, int]) -> str:
     return ", ".join(f"{name} {count}" for name, count in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 LEARNED_SHOWN = 25
-RUN_COUNTERS = (("decisions", "decisions"), ("dropped", "dropped"), ("skipped lines", "skipped"),
-                ("skipped files", "files_skipped"), ("files", "file_events"))
 
 
-def _counter_lines(d: dict, counters: tuple[tuple[str, str], ...]) -> list[str]:
-    return [f"{label}: {_counts(d[key])}" for label, key in counters if d.get(key)]
+def _counter_lines(counters: Sequence[tuple[str, Mapping[str, int]]]) -> list[str]:
+    return [f"{label}: {_counts(counter)}" for label, counter in counters if counter]
 
 
 # What `cleaned` counts, by the prefix of its keys, in words; injected blocks are the recall (memory) blocks.
@@ -199,17 +191,16 @@ STRIPPED = (("stripped", "recall blocks"), ("envelope", "envelope parts"),
             ("synthetic", "synthetic turns"), ("media", "media notes"), ("split", "queued batches split"))
 
 
-def _stripped_lines(d: dict) -> list[str]:
+def _stripped_lines(cleaned: Mapping[str, int], redactions: Mapping[str, int]) -> list[str]:
     """Always said, zero included, so a reader knows the screening looked: recall blocks and secrets first."""
-    cleaned = d.get("cleaned") or {}
-    by_kind = Counter()
+    by_kind: Counter[str] = Counter()
     for key, count in cleaned.items():
         by_kind[key.split(":", 1)[0]] += count
-    secrets = sum((d.get("redactions") or {}).values())
+    secrets = sum(redactions.values())
     parts = [f"{label} {by_kind.get(prefix, 0):,}" for prefix, label in STRIPPED
              if prefix == "stripped" or by_kind.get(prefix)]
     return [f"stripped: {', '.join(parts)}",
-            f"secrets redacted: {secrets:,}" + (f" ({_counts(d['redactions'])})" if secrets else "")]
+            f"secrets redacted: {secrets:,}" + (f" ({_counts(redactions)})" if secrets else "")]
 SHOWN = {"kept": (KEEP, CONTEXT), "dropped": (DROP,), "all": (KEEP, CONTEXT, DROP)}
 
 
@@ -226,7 +217,7 @@ def _why_no_text(decision: Decision) -> str | None:
     return WHY_NO_TEXT.get(decision.reason, "no text left to show")
 
 
-def _decision_json(decision: Decision) -> dict:
+def _decision_json(decision: Decision) -> dict[str, object]:
     message = decision.message
     return {
         "why_no_text": _why_no_text(decision),
@@ -249,56 +240,57 @@ def _decision_row(decision: Decision) -> str:
     )
 
 
-def _distill_summary(d: dict) -> str:
+def _distill_summary(t: Tally) -> str:
     """Which extractor ran and what came of it: the part of a run summary about beliefs."""
-    extractor = d["extractor"] + (f" ({d['model']})" if d["model"] else "")
-    lines = [f"extractor: {extractor}; {d['batches']} batch(es), {d['requests']} request(s), "
-             f"{d['candidates']} candidate(s)"]
-    if d["beliefs"]:
-        lines.append(f"beliefs: {_counts(d['beliefs'])}")
-    if d["rejected"]:
-        lines.append(f"rejected candidates: {_counts(d['rejected'])}")
-    if d["sanitized"]:
-        lines.append(f"sanitized beliefs: {_counts(d['sanitized'])}")
-    if d["demoted"]:
-        lines.append(f"context only: {_counts(d['demoted'])}")
-    if d["tokens"] or d["cost_usd"]:
-        share = d["cached_share"]
-        lines.append(f"model tokens: {d['tokens']:,} (input {d['input_tokens']:,}, cache write "
-                     f"{d['cache_write_tokens']:,}, cache read {d['cache_read_tokens']:,}"
+    extractor = t.extractor + (f" ({t.model})" if t.model else "")
+    lines = [f"extractor: {extractor}; {t.batches} batch(es), {t.requests} request(s), {t.candidates} candidate(s)"]
+    if t.beliefs:
+        lines.append(f"beliefs: {_counts(t.beliefs)}")
+    if t.rejected:
+        lines.append(f"rejected candidates: {_counts(t.rejected)}")
+    if t.sanitized:
+        lines.append(f"sanitized beliefs: {_counts(t.sanitized)}")
+    if t.demoted:
+        lines.append(f"context only: {_counts(t.demoted)}")
+    if t.tokens or t.cost_usd:
+        share = t.cached_share
+        lines.append(f"model tokens: {t.tokens:,} (input {t.input_tokens:,}, cache write "
+                     f"{t.cache_write_tokens:,}, cache read {t.cache_read_tokens:,}"
                      + (f": {share:.0%} of the prompt from the cache" if share is not None else "")
-                     + f"), cost ${d['cost_usd']:.4f}")
-    if d["estimated_tokens"]:
-        cached = d["estimated_cache_read_tokens"] / d["estimated_tokens"]
-        lines.append(f"estimate: ≈{d['estimated_tokens']:,} input tokens (≈{cached:.0%} read from the prompt cache), "
-                     f"≈${d['estimated_cost_usd']:.4f}")
-    if d.get("overloaded"):
-        lines.append(f"the API pushed back {d['overloaded']} time(s) (429/529): down to {d['concurrency_lowest']} "
+                     + f"), cost ${t.cost_usd:.4f}")
+    if t.estimated_tokens:
+        cached = t.estimated_cache_read_tokens / t.estimated_tokens
+        lines.append(f"estimate: ≈{t.estimated_tokens:,} input tokens (≈{cached:.0%} read from the prompt cache), "
+                     f"≈${t.estimated_cost_usd:.4f}")
+    if t.overloaded:
+        lines.append(f"the API pushed back {t.overloaded} time(s) (429/529): down to {t.concurrency_lowest} "
                      "request(s) at a time, each retried after the wait it asked for")
-    if d.get("output_mode"):
-        lines.append(f"structured output: {d['output_mode']}"
-                     + (f" (stricter modes refused: {d['output_mode_note']})" if d.get("output_mode_note") else ""))
-    if d["quarantined_requests"]:
-        lines.append(f"quarantined requests: {d['quarantined_requests']} (see `distill batches list`)")
-    if d["submitted"]:
-        lines.append(f"submitted to the Message Batches API: {', '.join(d['submitted'])} (the next runs collect them)")
-    if d["staged"]:
-        lines.append("staged for an external agent:\n  " + "\n  ".join(d["staged"]))
-    if d["resumed_batches"]:
-        lines.append(f"resumed batches: {d['resumed_batches']}")
-    if d["budget_stop"]:
-        lines.append(f"stopped: {d['budget_stop']}")
+    if t.output_mode:
+        lines.append(f"structured output: {t.output_mode}"
+                     + (f" (stricter modes refused: {t.output_mode_note})" if t.output_mode_note else ""))
+    if t.quarantined_requests:
+        lines.append(f"quarantined requests: {t.quarantined_requests} (see `distill batches list`)")
+    if t.submitted:
+        lines.append(f"submitted to the Message Batches API: {', '.join(t.submitted)} (the next runs collect them)")
+    if t.staged:
+        lines.append("staged for an external agent:\n  " + "\n  ".join(t.staged))
+    if t.resumed:
+        lines.append(f"resumed batches: {t.resumed}")
+    if t.budget_stop:
+        lines.append(f"stopped: {t.budget_stop}")
     return "\n".join(lines)
 
 
-def _run_summary(d: dict, dry_run: bool) -> str:
+def _run_summary(t: Tally, dry_run: bool) -> str:
     lines = [
-        f"{'dry run: would read' if dry_run else 'read'} {d['files']} file(s), {d['bytes_read']:,} bytes, "
-        f"{d['lines']:,} lines",
-        f"messages: {d['messages']:,}" + (f" ({_counts(d['roles'])})" if d["roles"] else ""),
+        f"{'dry run: would read' if dry_run else 'read'} {t.files} file(s), {t.bytes_read:,} bytes, {t.lines:,} lines",
+        f"messages: {t.messages:,}" + (f" ({_counts(t.roles)})" if t.roles else ""),
     ]
-    lines += _counter_lines(d, RUN_COUNTERS[:2]) + _stripped_lines(d) + _counter_lines(d, RUN_COUNTERS[2:])
-    lines.append(_distill_summary(d))
+    lines += _counter_lines((("decisions", t.decisions), ("dropped", t.dropped)))
+    lines += _stripped_lines(t.cleaned, t.redactions)
+    lines += _counter_lines((("skipped lines", t.skipped), ("skipped files", t.files_skipped),
+                             ("files", t.file_events)))
+    lines.append(_distill_summary(t))
     return "\n".join(lines)
 
 
@@ -331,7 +323,7 @@ def _run_summary(d: dict, dry_run: bool) -> str:
               help="Print the statements learned by this run (also with -v); by default only their counts, so a "
               "scheduled run's log holds no belief text.")
 @click.pass_obj
-def run(obj: dict, sources: tuple[Path, ...], source_format: str | None, dry_run: bool, show: str | None,
+def run(obj: CliState, sources: tuple[Path, ...], source_format: str | None, dry_run: bool, show: str | None,
         extractor: str | None, model: str | None, base_url: str | None, allow_expensive_model: bool | None,
         budget_usd: float | None, budget_tokens: int | None, no_llm: bool, batch_api: bool | None,
         concurrency: int | None, show_beliefs: bool) -> None:
@@ -354,10 +346,9 @@ def run(obj: dict, sources: tuple[Path, ...], source_format: str | None, dry_run
 
     summary = pipeline.run_once(settings, sources, dry_run=dry_run, show=printer,
                                 progress=progress.on_stderr(out.as_json))
-    d = summary.as_dict()
-    human = _run_summary(d, dry_run)
+    human = _run_summary(summary.tally, dry_run)
     asked = show_beliefs or log.isEnabledFor(logging.INFO)
-    if summary.run_id is not None and d["beliefs"] and not out.as_json and asked:
+    if summary.run_id is not None and summary.tally.beliefs and not out.as_json and asked:
         learned = beliefs_api.from_run(settings, summary.run_id)
         human += "\nbeliefs from this run:\n" + "\n".join(
             f"  [{b.category}, {b.status}, {b.confidence:.2f}] {printable(b.statement)}"
@@ -367,8 +358,8 @@ def run(obj: dict, sources: tuple[Path, ...], source_format: str | None, dry_run
     if show is not None and out.as_json:
         click.echo(printable(human, newlines=True), err=True)
     else:
-        out.emit(d, human)
-    missing = d["files_skipped"].get("missing_source")
+        out.emit(summary.as_dict(), human)
+    missing = summary.tally.files_skipped.get("missing_source")
     if missing:
         raise DistillError(f"{missing} source(s) not found (named above); everything else was read")
 
@@ -384,20 +375,19 @@ def run(obj: dict, sources: tuple[Path, ...], source_format: str | None, dry_run
 @click.option("--accept-empty", is_flag=True,
               help="Commit even when no line passes (the batch's messages are then marked read without a belief).")
 @click.pass_obj
-def commit(obj: dict, batch_id: str, beliefs_file: Path, dry_run: bool, accept_empty: bool) -> None:
+def commit(obj: CliState, batch_id: str, beliefs_file: Path, dry_run: bool, accept_empty: bool) -> None:
     """Verify and commit an external agent's beliefs for a batch staged by `distill run --no-llm`."""
     result = batches_admin.commit_external(obj["settings"], batch_id, beliefs_file, dry_run=dry_run,
                                            accept_empty=accept_empty)
     for verdict in result.lines:
         if verdict.reason is not None:
             click.echo(f"{beliefs_file}:{verdict.line}: rejected: {verdict.reason}", err=True)
-    d = result.as_dict()
-    if result.committed:
-        human = f"committed {batch_id}\n" + _distill_summary(d)
+    if result.tally is not None:
+        human = f"committed {batch_id}\n" + _distill_summary(result.tally)
     else:
         human = (f"{'dry run: ' if dry_run else ''}{result.accepted} of {len(result.lines)} line(s) pass "
                  f"verification; {batch_id} stays staged")
-    obj["out"].emit({**d, "dry_run": dry_run}, human)
+    obj["out"].emit({**result.as_dict(), "dry_run": dry_run}, human)
     if not dry_run and not result.committed:
         why = result.refused or f"no line of {beliefs_file} passes verification"
         raise DistillError(f"{why}, so nothing would be stored and the batch's messages would be marked read: "
@@ -413,7 +403,7 @@ def batches() -> None:
 @examples("distill batches list", "distill --json batches list | jq '.batches[].status'")
 @batches.command("list")
 @click.pass_obj
-def batches_list(obj: dict) -> None:
+def batches_list(obj: CliState) -> None:
     """List pending, staged and quarantined batches."""
     found = batches_admin.list_batches(obj["settings"])
     human = "\n".join(
@@ -430,12 +420,11 @@ def batches_list(obj: dict) -> None:
 @click.argument("batch_id")
 @extractor_option
 @click.pass_obj
-def batches_retry(obj: dict, batch_id: str, extractor: str | None) -> None:
+def batches_retry(obj: CliState, batch_id: str, extractor: str | None) -> None:
     """Extract a quarantined batch again and commit what now succeeds."""
     settings = override(obj["settings"], extractor=extractor)
     tally = batches_admin.retry(settings, batch_id, make_extractor(settings))
-    d = tally.as_dict()
-    obj["out"].emit({"batch_id": batch_id, **d}, f"retried {batch_id}\n" + _distill_summary(d))
+    obj["out"].emit({"batch_id": batch_id, **tally.as_dict()}, f"retried {batch_id}\n" + _distill_summary(tally))
 
 
 @examples("distill batches discard 0123456789ab-0001         # its messages are read again",
@@ -445,7 +434,7 @@ def batches_retry(obj: dict, batch_id: str, extractor: str | None) -> None:
 @click.option("--yes", "paid_too", is_flag=True,
               help="Discard a batch that was submitted or holds paid answers too (its messages are paid for again).")
 @click.pass_obj
-def batches_discard(obj: dict, batch_id: str, paid_too: bool) -> None:
+def batches_discard(obj: CliState, batch_id: str, paid_too: bool) -> None:
     """Unstage a staged batch (and later ones; their messages are read again) or give up on a quarantined one."""
     affected = batches_admin.discard(obj["settings"], batch_id, paid_too=paid_too)
     obj["out"].emit({"discarded": affected}, f"discarded: {', '.join(affected)}")
@@ -459,7 +448,7 @@ def batches_discard(obj: dict, batch_id: str, paid_too: bool) -> None:
 @click.option("--from-now", is_flag=True, help="Mark everything present as already read.")
 @click.option("--from-start", is_flag=True, help="Forget all cursors: reread from byte 0.")
 @click.pass_obj
-def init(obj: dict, sources: tuple[Path, ...], from_now: bool, from_start: bool) -> None:
+def init(obj: CliState, sources: tuple[Path, ...], from_now: bool, from_start: bool) -> None:
     """Create the state directory and database (optionally setting where reading starts)."""
     if from_now and from_start:
         raise click.UsageError("--from-now and --from-start are opposites: pass one of them")
@@ -477,7 +466,7 @@ def init(obj: dict, sources: tuple[Path, ...], from_now: bool, from_start: bool)
 @cli.command()
 @source_option
 @click.pass_obj
-def status(obj: dict, sources: tuple[Path, ...]) -> None:
+def status(obj: CliState, sources: tuple[Path, ...]) -> None:
     """Tracked files, bytes not yet read, and the last run's counters."""
     report = pipeline.status(obj["settings"], sources)
     d = report.as_dict()
@@ -509,8 +498,11 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
         lines.append("last run: never")
     else:
         lines.append(f"last run: {last['started_at']} {last['status']}, {last.get('messages', 0):,} messages")
-        lines += [f"  {line}" for line in [*_counter_lines(last, RUN_COUNTERS[:2]), *_stripped_lines(last),
-                                           *_counter_lines(last, RUN_COUNTERS[2:3])]]
+        # A recorded run's counters, older runs' too: a counter they did not keep is missing.
+        lines += [f"  {line}" for line in [
+            *_counter_lines([("decisions", last.get("decisions") or {}), ("dropped", last.get("dropped") or {})]),
+            *_stripped_lines(last.get("cleaned") or {}, last.get("redactions") or {}),
+            *_counter_lines([("skipped lines", last.get("skipped") or {})])]]
         if last.get("error"):
             lines.append(f"  error: {last['error']}")
     obj["out"].emit(d, "\n".join(lines))
@@ -521,7 +513,7 @@ def status(obj: dict, sources: tuple[Path, ...]) -> None:
 @cli.command()
 @source_option
 @click.pass_obj
-def doctor(obj: dict, sources: tuple[Path, ...]) -> None:
+def doctor(obj: CliState, sources: tuple[Path, ...]) -> None:
     """Check everything an unattended run needs; each problem one line with its fix; exit 1 if any."""
     report = diagnose(obj["settings"], sources)
     marks = {"ok": "ok     ", "warning": "warning", "problem": "PROBLEM"}
@@ -532,7 +524,7 @@ def doctor(obj: dict, sources: tuple[Path, ...]) -> None:
         raise DistillError(f"{sum(c.level == 'problem' for c in report.checks)} problem(s) found (see above)")
 
 
-def _extraction_options(fn):
+def _extraction_options(fn: CommandFn) -> CommandFn:
     """The run options `schedule` passes on to each run (and `schedule install` writes into the unit)."""
     for option in reversed([
         source_option,
@@ -547,8 +539,9 @@ def _extraction_options(fn):
     return fn
 
 
-def _run_args(settings: Settings, sources, extractor, model, allow_expensive_model, budget_usd, budget_tokens,
-              batch_api) -> list[str]:
+def _run_args(settings: Settings, sources: tuple[Path, ...], extractor: str | None, model: str | None,
+              allow_expensive_model: bool | None, budget_usd: float | None, budget_tokens: int | None,
+              batch_api: bool | None) -> list[str]:
     """The same run options as command-line words, sources made absolute (a unit has no working directory, and
     neither cron nor systemd passes on `$CODEX_HOME` and the like): without --source, the trees `distill run` would
     read now, `skip_formats` applied."""
@@ -571,16 +564,17 @@ def _run_args(settings: Settings, sources, extractor, model, allow_expensive_mod
 @click.option("--run-now", is_flag=True, help="Run once at start, then on the schedule.")
 @_extraction_options
 @click.pass_context
-def schedule(ctx: click.Context, cron_expr, every, jitter, run_now, sources, extractor, model,
-             allow_expensive_model, budget_usd, budget_tokens, batch_api) -> None:
+def schedule(ctx: click.Context, cron_expr: str | None, every: str | None, jitter: int | None, run_now: bool,
+             sources: tuple[Path, ...], extractor: str | None, model: str | None, allow_expensive_model: bool | None,
+             budget_usd: float | None, budget_tokens: int | None, batch_api: bool | None) -> None:
     """Run `distill run` in-process on a schedule until SIGTERM/SIGINT (then exit 0); one summary line per run.
 
     For hosts without cron or systemd. `schedule install` writes a systemd timer, crontab line or launchd agent
     instead."""
     if ctx.invoked_subcommand is not None:
         return
-    obj = ctx.obj
-    out: Output = obj["out"]
+    obj: CliState = ctx.obj
+    out = obj["out"]
     settings = override(obj["settings"], extractor=extractor, model=model,
                         allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
                         budget_tokens=budget_tokens, batch_api=batch_api)
@@ -602,7 +596,7 @@ def schedule(ctx: click.Context, cron_expr, every, jitter, run_now, sources, ext
     ctx.exit(code)
 
 
-def _outcome_line(outcome) -> str:
+def _outcome_line(outcome: Outcome) -> str:
     if outcome.summary is None:
         return f"{outcome.at} {outcome.status}: {outcome.error}"
     d = outcome.summary
@@ -625,8 +619,9 @@ _DIR = click.option("--dir", "target", type=click.Path(file_okay=False, path_typ
 @_DIR
 @_extraction_options
 @click.pass_obj
-def schedule_install(obj: dict, kind: str, every: str, target: Path | None, sources, extractor, model,
-                     allow_expensive_model, budget_usd, budget_tokens, batch_api) -> None:
+def schedule_install(obj: CliState, kind: str, every: str, target: Path | None, sources: tuple[Path, ...],
+                     extractor: str | None, model: str | None, allow_expensive_model: bool | None,
+                     budget_usd: float | None, budget_tokens: int | None, batch_api: bool | None) -> None:
     """Write a systemd user timer, crontab line or launchd agent running this distill on this state dir."""
     settings = override(obj["settings"], extractor=extractor, model=model,
                         allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
@@ -645,7 +640,7 @@ def schedule_install(obj: dict, kind: str, every: str, target: Path | None, sour
 @_KIND
 @_DIR
 @click.pass_obj
-def schedule_uninstall(obj: dict, kind: str, target: Path | None) -> None:
+def schedule_uninstall(obj: CliState, kind: str, target: Path | None) -> None:
     """Remove what `schedule install` wrote, and print how to disable it first."""
     done = install.uninstall(install.plan(kind, obj["settings"].state_dir, [], 3600, target))
     human = "\n".join([f"removed {path}" for path in done.removed] or [f"no {kind} files installed"])
@@ -659,7 +654,7 @@ def schedule_uninstall(obj: dict, kind: str, target: Path | None) -> None:
 @cli.command("path")
 @click.argument("which", required=False, type=click.Choice(["state_dir", "database", "config", "env_file"]))
 @click.pass_obj
-def path_command(obj: dict, which: str | None) -> None:
+def path_command(obj: CliState, which: str | None) -> None:
     """Where distill keeps things: the state dir, the database, the settings file and the schedules' env file.
 
     With WHICH, only that path (nothing else on the line); they need not exist yet."""
@@ -680,7 +675,7 @@ def config_group() -> None:
 @examples("distill config show", "distill --json config show | jq '.settings[] | select(.name == \"model\")'")
 @config_group.command("show")
 @click.pass_obj
-def config_show(obj: dict) -> None:
+def config_show(obj: CliState) -> None:
     """Every setting's effective value and its origin (default, file, env, flag); secrets masked."""
     shown = describe(obj["settings"])
     width = max(len(s.name) for s in shown)
@@ -688,7 +683,7 @@ def config_show(obj: dict) -> None:
     obj["out"].emit({"settings": [asdict(s) for s in shown]}, human)
 
 
-def _shown_value(value) -> str:
+def _shown_value(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, bool):

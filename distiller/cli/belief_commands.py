@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import click
 
 from distiller import manage as api
+from distiller.cli.context import CliState
 from distiller.cli.examples import examples
 from distiller.errors import DistillError
 from distiller.events import cached_share
 from distiller.extract.base import CATEGORIES
-from distiller.store.reads import SORTS, BeliefRow, Filters
 from distiller.store.lifecycle import STATUSES
+from distiller.store.reads import SORTS, BeliefRow, Filters
 from distiller.terminal import printable
 
 
@@ -25,12 +27,12 @@ def _since(value: str | None) -> datetime | None:
         return None
     units = {"d": "days", "h": "hours", "m": "minutes", "w": "weeks"}
     if value[-1:] in units and value[:-1].isdigit():
-        return datetime.now(timezone.utc) - timedelta(**{units[value[-1]]: int(value[:-1])})
+        return datetime.now(UTC) - timedelta(**{units[value[-1]]: int(value[:-1])})
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
         raise click.BadParameter(f"expected an ISO date or a span like 7d: {value!r}") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def _file_mode(value: str) -> int:
@@ -55,15 +57,15 @@ def _table(rows: list[BeliefRow]) -> str:
     widths = [max(len(COLUMNS[i]), *(len(row[i]) for row in cells)) for i in range(len(COLUMNS) - 1)]
     numeric = {3, 4}
 
-    def line(row) -> str:
+    def line(row: Sequence[str]) -> str:  # the last column, the statement, is not padded
         return "  ".join([(cell.rjust(width) if i in numeric else cell.ljust(width))
-                          for i, (cell, width) in enumerate(zip(row, widths))] + [row[-1]])
+                          for i, (cell, width) in enumerate(zip(row[:-1], widths, strict=True))] + [row[-1]])
 
     return "\n".join([line([name.upper() for name in COLUMNS]),
                       *(line(row) for row in cells), LEGEND])
 
 
-def _rows(obj: dict, rows: list[BeliefRow], filters: Filters) -> None:
+def _rows(obj: CliState, rows: list[BeliefRow], filters: Filters) -> None:
     out = obj["out"]
     if not obj["settings"].db_path.exists():
         click.echo(api.no_database(obj["settings"]), err=True)
@@ -102,7 +104,8 @@ _STATUS_CHOICES = click.Choice([*STATUSES, "all"])
 @click.option("--limit", type=click.IntRange(min=0), default=50, help="At most this many (0: all).")
 @click.option("--sort", type=click.Choice(sorted(SORTS)), default="activation")
 @click.pass_obj
-def list_command(obj: dict, category, status, scope, agent, since, learned_since, limit, sort) -> None:
+def list_command(obj: CliState, category: str | None, status: str | None, scope: str | None, agent: str | None,
+                 since: str | None, learned_since: str | None, limit: int, sort: str) -> None:
     """Beliefs, strongest first (ACT-R activation, confidence or most recent)."""
     filters = Filters(category, status, scope, agent, _since(since), None, limit or None, sort, _since(learned_since))
     _rows(obj, api.list_beliefs(obj["settings"], filters), filters)
@@ -115,7 +118,7 @@ def list_command(obj: dict, category, status, scope, agent, since, learned_since
 @click.option("--learned-since", help="Learned by the store since an ISO date/time or a span back (7d, 12h).")
 @click.option("--limit", type=click.IntRange(min=0), default=50, help="At most this many (0: all).")
 @click.pass_obj
-def search(obj: dict, text: str, status: str | None, learned_since: str | None, limit: int) -> None:
+def search(obj: CliState, text: str, status: str | None, learned_since: str | None, limit: int) -> None:
     """Beliefs whose statement, subject or attribute contains every word of TEXT."""
     filters = Filters(status=status, text=text, limit=limit or None, learned_since=_since(learned_since))
     _rows(obj, api.list_beliefs(obj["settings"], filters), filters)
@@ -125,16 +128,16 @@ def search(obj: dict, text: str, status: str | None, learned_since: str | None, 
 @beliefs.command()
 @click.argument("belief_id")
 @click.pass_obj
-def show(obj: dict, belief_id: str) -> None:
+def show(obj: CliState, belief_id: str) -> None:
     """One belief: statement, scores and every evidence item with its provenance."""
     detail = api.show(obj["settings"], belief_id)
     b = detail.belief
     lines = [
         f"{b.id}  {printable(b.statement)}",
         f"  {b.category} · {b.status} · {b.scope} · slot {b.subject}/{b.attribute or '-'}",
-        f"  confidence {b.confidence:.2f} ({b.evidence_type}) · activation "
-        f"{'-' if b.activation is None else f'{b.activation:.2f}'} · importance {b.importance} · "
-        f"decay {b.decay_sensitivity}",
+        (f"  confidence {b.confidence:.2f} ({b.evidence_type}) · activation "
+         f"{'-' if b.activation is None else f'{b.activation:.2f}'} · importance {b.importance} · "
+         f"decay {b.decay_sensitivity}"),
         f"  {b.evidence_count} evidence item(s) from {b.sessions} session(s), {b.first_seen} → {b.last_seen}; "
         f"valid from {b.valid_from or '-'}" + (f" to {b.valid_to}" if b.valid_to else ""),
     ]
@@ -152,7 +155,7 @@ def show(obj: dict, belief_id: str) -> None:
 @beliefs.command()
 @click.argument("belief_id")
 @click.pass_obj
-def history(obj: dict, belief_id: str) -> None:
+def history(obj: CliState, belief_id: str) -> None:
     """The belief's slot over time: what it superseded, what superseded it, and lifecycle events."""
     result = api.history(obj["settings"], belief_id)
     lines = [f"{b.valid_from or b.first_seen} → {b.valid_to or 'now':<25} {b.status:<18} {b.id}  "
@@ -170,7 +173,7 @@ FORGET_SHOWN = 20  # statements listed in a forget's prompt and report; the rest
 def _forgotten_lines(result: api.Forgetting) -> list[str]:
     ids, statements = result.forgotten.beliefs, result.statements
     lines = [f"  {belief_id}  {printable(statement)}" for belief_id, statement in
-             zip(ids[:FORGET_SHOWN], statements[:FORGET_SHOWN])]
+             zip(ids[:FORGET_SHOWN], statements[:FORGET_SHOWN], strict=True)]
     if len(ids) > FORGET_SHOWN:
         lines.append(f"  … and {len(ids) - FORGET_SHOWN} more (--json lists them all)")
     return lines
@@ -187,7 +190,7 @@ def _forgotten_lines(result: api.Forgetting) -> list[str]:
 @click.option("--dry-run", is_flag=True, help="Report what would be forgotten; change nothing.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation of a bulk forget on a terminal.")
 @click.pass_obj
-def forget(obj: dict, belief_ids: tuple[str, ...], match: str | None, source: str | None, dry_run: bool,
+def forget(obj: CliState, belief_ids: tuple[str, ...], match: str | None, source: str | None, dry_run: bool,
            yes: bool) -> None:
     """Delete beliefs and leave tombstones, so no replay or reprocess brings them back.
 
@@ -226,7 +229,7 @@ def forget(obj: dict, belief_ids: tuple[str, ...], match: str | None, source: st
 @click.option("--mode", default="600", callback=lambda _c, _p, v: _file_mode(v),
               help="Permissions of the --output file, in octal (e.g. 640 to share it with your group).")
 @click.pass_obj
-def export(obj: dict, fmt: str, output: Path | None, statuses: tuple[str, ...], mode: int) -> None:
+def export(obj: CliState, fmt: str, output: Path | None, statuses: tuple[str, ...], mode: int) -> None:
     """Export beliefs with their evidence as JSONL, CSV, Parquet or MEMORY.md-style markdown."""
     summary, data = api.export(obj["settings"], fmt, output, statuses or None, mode=mode)
     if summary.path is None:
@@ -240,22 +243,23 @@ def export(obj: dict, fmt: str, output: Path | None, statuses: tuple[str, ...], 
 @beliefs.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.pass_obj
-def import_command(obj: dict, file: Path) -> None:
+def import_command(obj: CliState, file: Path) -> None:
     """Import a JSONL export (idempotent; forgotten beliefs stay forgotten)."""
     result = api.import_file(obj["settings"], file)
     d = result.as_dict()
     obj["out"].emit(d, ", ".join(f"{k} {v}" for k, v in d.items() if v) or "nothing to import")
 
 
-def _money(value) -> str:
-    return "-" if value is None else f"${value:.4f}"
+def _money(value: object) -> str:
+    """A recorded cost: older runs kept none."""
+    return f"${value:.4f}" if isinstance(value, int | float) else "-"
 
 
 @examples("distill runs", "distill runs --limit 5", "distill --json runs | jq '.runs[0].status'")
 @click.command("runs")
 @click.option("--limit", type=click.IntRange(min=1), default=20)
 @click.pass_obj
-def runs_command(obj: dict, limit: int) -> None:
+def runs_command(obj: CliState, limit: int) -> None:
     """Recent runs with their counters, tokens and cost."""
     records = api.recent_runs(obj["settings"], limit)
     payload = {"runs": [{**asdict(r), "cached_share": cached_share(r.counters)} for r in records]}

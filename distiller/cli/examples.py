@@ -4,10 +4,11 @@ comment saying what it does, so a person copies a line instead of composing opti
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 import click
 
-CommandT = click.Command
+CommandT = TypeVar("CommandT", bound=click.Command)  # a group stays a group: its .command() is still there
 
 
 def examples(*lines: str) -> Callable[[CommandT], CommandT]:

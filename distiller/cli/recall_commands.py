@@ -8,10 +8,11 @@ from pathlib import Path
 
 import click
 
+from distiller.cli.context import CliState
 from distiller.cli.examples import examples
-from distiller.recall import FORMATS, write_if_changed
-from distiller.recall import api
-from distiller.recall.select import Limits
+from distiller.config import Settings
+from distiller.recall import FORMATS, api, write_if_changed
+from distiller.recall.lines import Limits
 
 
 @examples('distill recall "where should we eat tonight?"      # the block for a prompt, on stdout',
@@ -29,7 +30,7 @@ from distiller.recall.select import Limits
 @click.option("--write", "write_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the block to this file (atomically, only when it changed) instead of stdout.")
 @click.pass_obj
-def recall_command(obj: dict, prompt: str, agent: str | None, max_chars: int, limit_core: int, limit_active: int,
+def recall_command(obj: CliState, prompt: str, agent: str | None, max_chars: int, limit_core: int, limit_active: int,
                    limit_recalled: int, fmt: str, with_profile: bool, write_path: Path | None) -> None:
     """The beliefs to hand an agent, as a <bee-recall> block: core, active (recent) and recalled (matching PROMPT).
 
@@ -61,7 +62,7 @@ def recall_command(obj: dict, prompt: str, agent: str | None, max_chars: int, li
     obj["out"].emit(payload, human)
 
 
-def _composer(settings, choice: str | None) -> str:
+def _composer(settings: Settings, choice: str | None) -> str:
     """Who writes the profile: as the extractor is chosen (`auto`: the model when ANTHROPIC_API_KEY is set)."""
     choice = choice or settings.extractor
     if choice == "auto":
@@ -77,7 +78,7 @@ def _composer(settings, choice: str | None) -> str:
 @click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]),
               help="Who composes it: the model (auto: when ANTHROPIC_API_KEY is set) or the rules.  [default: auto]")
 @click.pass_obj
-def profile_command(obj: dict, agent: str | None, refresh: bool, extractor: str | None) -> None:
+def profile_command(obj: CliState, agent: str | None, refresh: bool, extractor: str | None) -> None:
     """Two or three sentences about the user from the active, confident beliefs; cached until they change.
 
     \b
@@ -115,7 +116,7 @@ def hook_group() -> None:
 @click.option("--agent", help="Beliefs of this agent and global ones (default: every scope).")
 @click.option("--max-chars", type=int, default=2200)
 @click.pass_obj
-def hook_claude_code(obj: dict, agent: str | None, max_chars: int) -> None:
+def hook_claude_code(obj: CliState, agent: str | None, max_chars: int) -> None:
     """Read Claude Code's UserPromptSubmit event on stdin and print the recall block as additional context.
 
     Never fails the prompt: on any error it prints nothing, exits 0 and logs one line to <state-dir>/hook.log.
@@ -138,7 +139,7 @@ def hook_claude_code(obj: dict, agent: str | None, max_chars: int) -> None:
 @click.option("--agent", help="Recall the beliefs of this agent and global ones (default: every scope).")
 @click.option("--max-chars", type=click.IntRange(min=0), default=2200)
 @click.pass_obj
-def hook_install(obj: dict, kind: str, agent: str | None, max_chars: int) -> None:
+def hook_install(obj: CliState, kind: str, agent: str | None, max_chars: int) -> None:
     """Add the hook to Claude Code's user settings ($CLAUDE_CONFIG_DIR or ~/.claude), keeping every other hook.
 
     \b
@@ -157,7 +158,7 @@ def hook_install(obj: dict, kind: str, agent: str | None, max_chars: int) -> Non
 @hook_group.command("uninstall")
 @click.argument("kind", type=_AGENTS)
 @click.pass_obj
-def hook_uninstall(obj: dict, kind: str) -> None:
+def hook_uninstall(obj: CliState, kind: str) -> None:
     """Remove the hook from Claude Code's user settings, and nothing else.
 
     \b

@@ -9,13 +9,14 @@ import click
 
 from distiller import extract, progress
 from distiller.cli.belief_commands import _since as _when
-from distiller.cli.format_option import forced_sources, format_option
+from distiller.cli.context import CliState
 from distiller.cli.examples import examples
 from distiller.cli.extractor_options import (
     base_url_option,
     extractor_option,
     model_option,
 )
+from distiller.cli.format_option import forced_sources, format_option
 from distiller.config import (
     DEFAULT_CONCURRENCY,
     MAX_CONCURRENCY,
@@ -70,7 +71,7 @@ def _estimate_line(e: api.Estimate) -> str:
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation after the estimate.")
 @click.option("--keep-old", is_flag=True, help="Keep beliefs only older extractors drew and this pass did not.")
 @click.pass_obj
-def reprocess_command(obj: dict, sources: tuple[Path, ...], source_format: str | None, since: str | None,
+def reprocess_command(obj: CliState, sources: tuple[Path, ...], source_format: str | None, since: str | None,
                       until: str | None, agents: tuple[str, ...], include_archives: bool, extractor: str | None,
                       model: str | None, base_url: str | None,
                       allow_expensive_model: bool | None, batch_api: bool | None, collect: bool,
@@ -96,24 +97,24 @@ def reprocess_command(obj: dict, sources: tuple[Path, ...], source_format: str |
                             include_archives=include_archives, dry_run=dry_run, keep_old=keep_old,
                             confirm=confirm if interactive else None, extractor=extractor_used,
                             progress=progress.on_stderr(out.as_json), collect=collect)
-    d = summary.as_dict()
+    t = summary.tally
     lines = [f"reprocess {summary.job_id}: {summary.status}" + (" (resumed)" if summary.resumed else "")
-             + (f"; extractor: {d['extractor']}" + (f" ({d['model']})" if d.get("model") else "")
+             + (f"; extractor: {t.extractor}" + (f" ({t.model})" if t.model else "")
                 if summary.status in ("done", "budget", "submitted", "partial") else "")]
     if summary.estimate is not None:
         lines.append(_estimate_line(summary.estimate))
     if summary.status == "done":
-        lines.append(f"read {d['files']} file(s), {d['bytes_read']:,} bytes, {d['messages']:,} messages; "
-                     f"{d['requests']} request(s), {d['candidates']} candidate(s)")
-        if d["beliefs"]:
-            lines.append("beliefs: " + ", ".join(f"{k} {v}" for k, v in sorted(d["beliefs"].items()))
+        lines.append(f"read {t.files} file(s), {t.bytes_read:,} bytes, {t.messages:,} messages; "
+                     f"{t.requests} request(s), {t.candidates} candidate(s)")
+        if t.beliefs:
+            lines.append("beliefs: " + ", ".join(f"{k} {v}" for k, v in sorted(t.beliefs.items()))
                          + (" (replayed: drawn again and already stored with this evidence, nothing changed)"
-                            if d["beliefs"].get("replayed") else ""))
+                            if t.beliefs.get("replayed") else ""))
         lines.append(f"retired (reprocessed): {summary.retired}")
-    at_api = d["batch_api"]
-    if any(at_api.values()):
-        lines.append(f"Message Batches API: {at_api['submitted']} batch(es) submitted, {at_api['ended']} ended, "
-                     f"{at_api['committed']} committed; {at_api['waiting']} still being processed")
+    at_api = summary.batch_api
+    if at_api.submitted or at_api.ended or at_api.committed or at_api.waiting:
+        lines.append(f"Message Batches API: {at_api.submitted} batch(es) submitted, {at_api.ended} ended, "
+                     f"{at_api.committed} committed; {at_api.waiting} still being processed")
     if summary.status == "submitted":
         lines.append("run `distill reprocess` again with the same options (or add --collect) to collect and commit "
                      "what the API has ended")
@@ -122,4 +123,4 @@ def reprocess_command(obj: dict, sources: tuple[Path, ...], source_format: str |
                      "and submit the rest")
     elif summary.status == "already-done":
         lines.append("this job has already run to the end; change the model, prompt or scope to run another")
-    out.emit(d, "\n".join(lines))
+    out.emit(summary.as_dict(), "\n".join(lines))

@@ -6,6 +6,7 @@ import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import duckdb
 import orjson
 
 from distiller.batches import files as batches
@@ -19,8 +20,7 @@ from distiller.extract.select import EXTERNAL
 from distiller.lock import run_lock
 from distiller.pipeline import distill
 from distiller.pipeline.commit import commit_batch
-from distiller.store import batch_rows
-from distiller.store import runs
+from distiller.store import batch_rows, runs, scalars
 from distiller.store.db import connect_for, transaction
 from distiller.verify import verify
 
@@ -34,7 +34,7 @@ class BatchInfo:
     path: str | None
     error: str | None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"batch_id": self.batch_id, "status": self.status, "requests": self.requests, "items": self.items,
                 "path": self.path, "error": self.error}
 
@@ -79,7 +79,7 @@ def _parse_candidates(path: Path) -> list[tuple[int, Candidate]]:
     return found
 
 
-def _quarantined(con) -> list[Quarantined]:
+def _quarantined(con: duckdb.DuckDBPyConnection) -> list[Quarantined]:
     """In batch order (-10000 after -9999, not before it as the ids sort as text)."""
     rows = sorted(batch_rows.quarantined(con), key=lambda row: batches.order(row[0]))
     return [quarantined_from(*row) for row in rows]
@@ -94,16 +94,19 @@ class LineVerdict:
 @dataclass(frozen=True, slots=True)
 class ExternalCommit:
     batch_id: str
-    committed: bool  # False: a dry run, or nothing would be stored (the batch stays staged)
     lines: tuple[LineVerdict, ...]
-    tally: Tally | None
+    tally: Tally | None  # None: a dry run, or nothing would be stored (the batch stays staged)
     refused: str | None = None  # why the store kept nothing, when every line passed verification
+
+    @property
+    def committed(self) -> bool:
+        return self.tally is not None
 
     @property
     def accepted(self) -> int:
         return sum(v.reason is None for v in self.lines)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"batch_id": self.batch_id, "committed": self.committed, "accepted": self.accepted,
                 "refused": self.refused,
                 "lines": [{"line": v.line, "accepted": v.reason is None, "reason": v.reason} for v in self.lines],
@@ -114,8 +117,8 @@ def _verdicts(batch: Batch, numbered: list[tuple[int, Candidate]]) -> tuple[Line
     """Each line verified alone, so every rejection can be reported with its line."""
     sources = batch.sources()
     verdicts = []
-    for number, candidate in numbered:
-        checked = verify(Extraction(batch.batch_id, (candidate,), ()), sources, extractor=EXTERNAL, model=None,
+    for number, line in numbered:
+        checked = verify(Extraction(batch.batch_id, (line,), ()), sources, extractor=EXTERNAL, model=None,
                          prompt_version=batch.prompt_version)
         verdicts.append(LineVerdict(number, checked.rejected[0][0] if checked.rejected else None))
     return tuple(verdicts)
@@ -137,7 +140,7 @@ def commit_external(settings: Settings, batch_id: str, beliefs_file: Path, *, dr
         verdicts = _verdicts(batch, numbered)
         passed = sum(v.reason is None for v in verdicts)
         if dry_run or (numbered and not passed and not accept_empty):
-            return ExternalCommit(batch_id, False, verdicts, None)
+            return ExternalCommit(batch_id, verdicts, None)
         candidates = tuple(candidate for _, candidate in numbered)
         batch = replace(batch, status=DISTILLED, results=(Extraction(batch_id, candidates, ()),))
         tally = Tally(extractor=EXTERNAL)
@@ -148,8 +151,8 @@ def commit_external(settings: Settings, batch_id: str, beliefs_file: Path, *, dr
         except NothingStored as refused:
             with connect_for(settings) as con:
                 runs.update(con, run_id, {}, "failed", str(refused))
-            return ExternalCommit(batch_id, False, verdicts, None, str(refused))
-        return ExternalCommit(batch_id, True, verdicts, tally)
+            return ExternalCommit(batch_id, verdicts, None, str(refused))
+        return ExternalCommit(batch_id, verdicts, tally)
 
 
 class NothingStored(DistillError):
@@ -199,7 +202,7 @@ def retry(settings: Settings, batch_id: str, extractor: Extractor) -> Tally:
 
 def _retries(settings: Settings, batch_id: str) -> int:
     with connect_for(settings, read_only=True) as con:
-        return con.execute("SELECT count(*) FROM batches WHERE batch_id LIKE ?", [f"{batch_id}-r%"]).fetchone()[0]
+        return scalars.count(con, "SELECT count(*) FROM batches WHERE batch_id LIKE ?", [f"{batch_id}-r%"])
 
 
 def _cost(batch: Batch) -> str | None:

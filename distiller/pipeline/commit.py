@@ -19,9 +19,8 @@ from distiller.batches.model import Batch, quarantine_json
 from distiller.config import Settings
 from distiller.events import Committed, Tally
 from distiller.records import Belief
-from distiller.store import batch_rows
+from distiller.store import batch_rows, clock, cursors, lifecycle, messages, runs
 from distiller.store import writes as belief_store
-from distiller.store import clock, cursors, lifecycle, messages, runs
 from distiller.store.db import connect_for, transaction
 from distiller.track import save_cursors
 from distiller.verify import verify
@@ -73,7 +72,7 @@ def apply(con: duckdb.DuckDBPyConnection, batch: Batch, run_id: str) -> Committe
 def commit_batch(settings: Settings, batch: Batch, run_id: str, tally: Tally, *, final: bool = False,
                  status: str | None = None, gone: Sequence[str] = (), batch_dir: Path | None = None,
                  require: Callable[[Committed], None] | None = None,
-                 also: Callable[[duckdb.DuckDBPyConnection, Committed], None] | None = None) -> None:
+                 also: Callable[[duckdb.DuckDBPyConnection, Committed], object] | None = None) -> None:
     """One transaction: ledger, beliefs, cursors, batch record, the run's counters (as `status`: "ok" after the
     final batch, else "running") and `also` (a reprocess job's progress, a retried batch settled); the final batch
     of a run also fades old beliefs. Then the batch file is dropped. `require` may refuse what the commit did by

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
@@ -19,12 +19,12 @@ from typing import BinaryIO
 import orjson
 
 from distiller import compressed, stop
+from distiller import sources as registry
 from distiller.config import Settings
 from distiller.events import Tally
 from distiller.progress import Progress
 from distiller.records import Cursor, Message
 from distiller.screen import Screened, screen
-from distiller import sources as registry
 from distiller.sources.base import Format, first_entry
 from distiller.tail import CHUNK_BYTES, open_regular, read_head, read_lines, skip_reason, stat_of, tail_digest
 from distiller.track import ReadPlan
@@ -57,7 +57,7 @@ class Reading:
 
     def __iter__(self) -> Iterator[tuple[Message | None, int]]:
         if self.fmt.group is not None:
-            return self._grouped()
+            return self._grouped(self.fmt.group)
         return self._lines()
 
     def _lines(self) -> Iterator[tuple[Message | None, int]]:
@@ -105,7 +105,7 @@ class Reading:
                         message = replace(result, inter_session=True) if subagent else result
             yield message, line.end
 
-    def _grouped(self) -> Iterator[tuple[Message | None, int]]:
+    def _grouped(self, group: Callable[[object], tuple[str, bool] | None]) -> Iterator[tuple[Message | None, int]]:
         """The lines of a format that writes one message over several lines (`Format.group`): the lines of one
         group become one message, yielded with the offset after its last line, so no cursor ever falls inside it.
 
@@ -117,8 +117,7 @@ class Reading:
         target = plan.target
         stopping = stop.requested
         fmt = self.fmt
-        skip_line, to_message, entry_session_skip, group = (fmt.skip_line, fmt.to_message, fmt.entry_session_skip,
-                                                            fmt.group)
+        skip_line, to_message, entry_session_skip = fmt.skip_line, fmt.to_message, fmt.entry_session_skip
         pending: Message | None = None  # the group's text so far (None while it has none)
         key: str | None = None  # the open group's key; None when no group is open
         first = held_lines = held_bytes = end = 0
@@ -209,13 +208,14 @@ def open_reading(plan: ReadPlan, settings: Settings, session_keys: dict[str, str
         return None
     if compressed.is_compressed(target.path):  # read whole, once: its offsets are the plain file's
         try:
-            raw, f = f, compressed.whole(f)
+            decompressed = compressed.whole(f)
         except compressed.Unreadable as exc:
             f.close()
             tally.file_skipped(exc.reason, target.path, str(exc))
             return None
-        raw.close()
-        plan = replace(plan, stop=len(f.getbuffer()))
+        f.close()
+        f = decompressed
+        plan = replace(plan, stop=len(decompressed.getbuffer()))
     tally.files += 1
     fmt = registry.named(plan.format)
     skip = target.session_skip or fmt.session_skip(session_key(target, session_keys))
@@ -240,7 +240,7 @@ def _subagent(f: BinaryIO, fmt: Format) -> bool:
     return fmt.subagent_header(first_entry(head.line if head is not None else None))
 
 
-def _retracted(f, plan: ReadPlan, fmt: Format, settings: Settings, tally: Tally) -> frozenset[int]:
+def _retracted(f: BinaryIO, plan: ReadPlan, fmt: Format, settings: Settings, tally: Tally) -> frozenset[int]:
     """The lines of the file taken back by a line in this read's range (`Format.retracted`); only a range that
     holds the format's marker costs a second look at the file."""
     if fmt.retracted is None or not fmt.retraction_marker or not _holds(f, plan.start, plan.stop,
@@ -255,7 +255,7 @@ def _retracted(f, plan: ReadPlan, fmt: Format, settings: Settings, tally: Tally)
     return frozenset(taken_back)
 
 
-def _holds(f, start: int, stop: int, marker: bytes) -> bool:
+def _holds(f: BinaryIO, start: int, stop: int, marker: bytes) -> bool:
     """Whether bytes [start, stop) of the file hold `marker`, read a chunk at a time."""
     f.seek(start)
     position, tail = start, b""
@@ -325,7 +325,7 @@ def _decode_failure(data: bytes) -> str:
 LOOKBACK_BYTES = 16 * 1024 * 1024
 
 
-def _lines_before(f, offset: int) -> Iterator[bytes]:
+def _lines_before(f: BinaryIO, offset: int) -> Iterator[bytes]:
     """The complete lines that end at or before `offset`, last first, within LOOKBACK_BYTES."""
     end, floor = offset, max(0, offset - LOOKBACK_BYTES)
     while end > floor:
@@ -338,14 +338,13 @@ def _lines_before(f, offset: int) -> Iterator[bytes]:
                 return
             end = start  # a line longer than the block: look further back for its start
             continue
-        for line in reversed(block[cut:].split(b"\n")):
-            yield line
+        yield from reversed(block[cut:].split(b"\n"))
         end = start + cut
         if start == 0:
             return
 
 
-def _previous_user_text(f, plan: ReadPlan, fmt: Format, settings: Settings, skip: str | None,
+def _previous_user_text(f: BinaryIO, plan: ReadPlan, fmt: Format, settings: Settings, skip: str | None,
                         subagent: bool = False) -> str | None:
     """The screened text of the last user turn before `plan.start`, as a read from the top would have carried it:
     screening a message depends on it (echoes), so where a run starts must not change what it keeps."""

@@ -10,11 +10,12 @@ or prompts drew from the reprocessed messages, and that this pass did not draw a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
@@ -60,7 +61,7 @@ class Scope:
     agents: tuple[str, ...] = ()
     include_archives: bool = False
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"sources": list(self.sources), "since": self.since.isoformat() if self.since else None,
                 "until": self.until.isoformat() if self.until else None, "agents": list(self.agents),
                 "include_archives": self.include_archives}
@@ -84,7 +85,7 @@ class Estimate:
     def paid(self) -> bool:
         return extract.named(self.extractor).billed if self.extractor in extract.names() else False
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"files": self.files, "bytes": self.bytes, "messages": self.messages, "requests": self.requests,
                 "estimated_tokens": self.tokens, "estimated_cost_usd": round(self.cost_usd, 6), "model": self.model,
                 "estimated_cache_read_tokens": self.cache_read_tokens, "extractor": self.extractor}
@@ -100,7 +101,7 @@ class Collected:
     committed: int = 0
     waiting: int = 0
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"submitted": self.submitted, "ended": self.ended, "committed": self.committed,
                 "waiting": self.waiting}
 
@@ -117,7 +118,7 @@ class ReprocessSummary:
     tally: Tally = field(default_factory=Tally)
     batch_api: Collected = field(default_factory=Collected)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"job_id": self.job_id, "status": self.status, "resumed": self.resumed, "retired": self.retired,
                 "run_id": self.run_id, "estimate": self.estimate.as_dict() if self.estimate else None,
                 "batch_api": self.batch_api.as_dict(), **self.tally.as_dict()}
@@ -158,7 +159,7 @@ def job_id_of(scope: Scope, extractor: Extractor) -> str:
     return "rp-" + hashlib.blake2b(key, digest_size=8).hexdigest()
 
 
-def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally) -> tuple[list[ReadPlan], dict]:
+def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally) -> tuple[list[ReadPlan], dict[str, str]]:
     """Every file in scope, whole (from the job's progress on), each session once."""
     discovery = registry.discover([Path(s) for s in scope.sources], settings.excluded_agents,
                                   subagents=settings.read_subagents, state_dir=settings.state_dir,
@@ -270,11 +271,13 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
         return ReprocessSummary(job_id, "already-done", None, False, job.retired or 0, None)
     if collect:
         confirm = None  # what is collected was estimated, confirmed and paid for when it was submitted
-    plan = estimate(settings, scope, extractor, done, progress) if dry_run or confirm is not None else None
-    if dry_run:
-        return ReprocessSummary(job_id, "dry-run", plan, job is not None, 0, None)
-    if confirm is not None and not confirm(plan):
-        return ReprocessSummary(job_id, "cancelled", plan, job is not None, 0, None)
+    plan = None
+    if dry_run or confirm is not None:
+        plan = estimate(settings, scope, extractor, done, progress)
+        if dry_run:
+            return ReprocessSummary(job_id, "dry-run", plan, job is not None, 0, None)
+        if confirm is not None and not confirm(plan):
+            return ReprocessSummary(job_id, "cancelled", plan, job is not None, 0, None)
     try:
         with stop.deferred(), run_lock(settings.lock_path):
             return _run_job(settings, scope, extractor, job_id, plan, keep_old=keep_old, progress=progress,
@@ -320,15 +323,13 @@ def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str
             return ReprocessSummary(job_id, status, plan, resumed, 0, run_id, tally, collected)
         with connect_for(settings) as con, transaction(con):
             retired = 0 if keep_old else jobs.retire(con, job_id, extractor.name, extractor.model,
-                                                      extractor.prompt_version, datetime.now(timezone.utc))
+                                                      extractor.prompt_version, datetime.now(UTC))
             jobs.finish(con, job_id, retired)
             runs.update(con, run_id, tally.as_dict(), "ok")
     except BaseException as exc:
-        try:
-            with connect_for(settings) as con:
-                runs.update(con, run_id, tally.as_dict(), ended_as(exc), f"{type(exc).__name__}: {exc}")
-        except Exception:  # bookkeeping must never hide the error that ended the job
-            pass
+        # bookkeeping must never hide the error that ended the job
+        with contextlib.suppress(Exception), connect_for(settings) as con:
+            runs.update(con, run_id, tally.as_dict(), ended_as(exc), f"{type(exc).__name__}: {exc}")
         raise
     return ReprocessSummary(job_id, "done", plan, resumed, retired, run_id, tally, collected)
 

@@ -41,7 +41,7 @@ class Rendered:
     cut: int  # lines left out to stay within max_chars
     profile: str | None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"text": self.text, "cut": self.cut, "profile": self.profile,
                 "lines": [asdict(line) for line in self.lines]}
 

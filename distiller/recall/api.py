@@ -3,16 +3,18 @@ a write transaction of its own): what `distill recall` and `distill profile` cal
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.recall import Rendered, profile, render
-from distiller.recall.profile import Profile
-from distiller.recall.select import Limits, select
+from distiller.recall.lines import Limits
+from distiller.recall.profile import Profile, Sentence
+from distiller.recall.select import select
 from distiller.store import batch_rows
 from distiller.store.activation import Decay
+from distiller.store.batch_rows import CallUsage
 from distiller.store.db import connect, transaction
 
 
@@ -32,7 +34,7 @@ def recall(db_path: Path, prompt: str = "", *, agent: str | None = None, limits:
         text = user_profile(db_path, agent=agent, wait_seconds=wait_seconds, model=model, call_model=False).text
     with connect(db_path, read_only=True, wait_seconds=wait_seconds) as con:
         lines = select(con, prompt, agent=agent, limits=limits, settings=settings,
-                       now=now or datetime.now(timezone.utc))
+                       now=now or datetime.now(UTC))
     return render(lines, fmt=fmt, max_chars=max_chars, profile=text)
 
 
@@ -70,7 +72,8 @@ def user_profile(db_path: Path, *, agent: str | None = None, refresh: bool = Fal
     return made
 
 
-def _by_model(settings: Settings, rows: list, spent: tuple[int, float]) -> tuple[tuple, str | None, tuple]:
+def _by_model(settings: Settings, rows: list[profile.Row],
+              spent: tuple[int, float]) -> tuple[tuple[Sentence, ...], str | None, tuple[CallUsage, ...]]:
     """(verified sentences, a note on what was not used, the calls' usage)."""
     from distiller import prices
     from distiller.extract.anthropic import AnthropicExtractor

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +31,7 @@ class Changed:
     removed: int  # our earlier entries taken out
     changed: bool
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"path": self.path, "command": self.command, "removed": self.removed, "changed": self.changed}
 
 
@@ -58,7 +59,7 @@ def _ours(hook: object) -> bool:
     return any(words[i:i + 2] == list(MARK) for i in range(len(words) - 1)) and "distill" in hook["command"]
 
 
-def _load(path: Path) -> dict:
+def _load(path: Path) -> dict[str, object]:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -74,23 +75,29 @@ def _load(path: Path) -> dict:
     return settings
 
 
-def _without_ours(settings: dict, path: Path) -> tuple[dict, int]:
+def _hooks(settings: Mapping[str, object], path: Path) -> tuple[dict[str, object], list[object]]:
+    """The settings' hooks, and their groups for our event: checked to be an object and a list."""
     hooks = settings.get("hooks", {})
-    if not isinstance(hooks, dict) or not isinstance(hooks.get(EVENT, []), list):
+    groups = hooks.get(EVENT, []) if isinstance(hooks, dict) else None
+    if not isinstance(hooks, dict) or not isinstance(groups, list):
         raise DistillError(f"{path}: hooks.{EVENT} is not a list of hook groups; nothing was changed")
-    removed, groups = 0, []
-    for group in hooks.get(EVENT, []):
+    return hooks, groups
+
+
+def _without_ours(groups: list[object]) -> tuple[list[object], int]:
+    removed, kept_groups = 0, []
+    for group in groups:
         if isinstance(group, dict) and isinstance(group.get("hooks"), list):
             kept = [hook for hook in group["hooks"] if not _ours(hook)]
             removed += len(group["hooks"]) - len(kept)
             if not kept:
                 continue
             group = {**group, "hooks": kept}
-        groups.append(group)
-    return groups, removed
+        kept_groups.append(group)
+    return kept_groups, removed
 
 
-def _save(path: Path, settings: dict) -> None:
+def _save(path: Path, settings: Mapping[str, object]) -> None:
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -111,10 +118,11 @@ def install(state_dir: Path, *, agent: str | None = None, max_chars: int = 2200)
     """Our hook, once, after the user's other UserPromptSubmit hooks (an earlier entry of ours is replaced)."""
     path = settings_path()
     settings = _load(path)
-    groups, removed = _without_ours(settings, path)
+    hooks, groups = _hooks(settings, path)
+    groups, removed = _without_ours(groups)
     command = hook_command(state_dir, agent, max_chars)
     groups.append({"hooks": [{"type": "command", "command": command, "timeout": TIMEOUT_SECONDS}]})
-    updated = {**settings, "hooks": {**settings.get("hooks", {}), EVENT: groups}}
+    updated = {**settings, "hooks": {**hooks, EVENT: groups}}
     changed = updated != settings
     if changed:
         _save(path, updated)
@@ -126,10 +134,11 @@ def uninstall() -> Changed:
     settings = _load(path)
     if not settings:
         return Changed(str(path), None, 0, False)
-    groups, removed = _without_ours(settings, path)
+    hooks, groups = _hooks(settings, path)
+    groups, removed = _without_ours(groups)
     if not removed:
         return Changed(str(path), None, 0, False)
-    hooks = {**settings["hooks"], EVENT: groups}
+    hooks = {**hooks, EVENT: groups}
     if not groups:
         del hooks[EVENT]
     updated = {**settings, "hooks": hooks}

@@ -19,9 +19,14 @@ from __future__ import annotations
 import os
 import sys
 import time
+from datetime import UTC
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
+
+if TYPE_CHECKING:
+    from distiller.recall.lines import Line
 
 BUSY_WAIT_SECONDS = 0.05
 MAX_EVENT_BYTES = 8 << 20  # a prompt is read up to this size; the rest is not needed to pick beliefs
@@ -37,7 +42,7 @@ def context(block: str) -> bytes:
 def _prompt(raw: bytes) -> str:
     event = orjson.loads(raw)
     if not isinstance(event, dict):
-        raise ValueError("the hook event is not a JSON object")
+        raise TypeError("the hook event is not a JSON object")
     prompt = event.get("prompt")
     return prompt if isinstance(prompt, str) else ""
 
@@ -71,9 +76,9 @@ class _Busy(Exception):
     pass
 
 
-def _from_store(state_dir: Path, prompt: str, agent: str | None) -> list:
+def _from_store(state_dir: Path, prompt: str, agent: str | None) -> list[Line]:
     """select.py's lines from the store as it is (read-only, not migrated), and a new snapshot of it."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from distiller.errors import Unavailable
     from distiller.recall import snapshot
@@ -83,7 +88,7 @@ def _from_store(state_dir: Path, prompt: str, agent: str | None) -> list:
     db = state_dir / "distill.duckdb"
     if not db.exists():
         raise FileNotFoundError(f"no database at {db} yet")
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     try:
         with open_existing(db, wait_seconds=BUSY_WAIT_SECONDS) as con:
             lines = select(con, prompt, agent=agent, now=now)

@@ -3,7 +3,7 @@ their rules, the lines, and the dedupe across tiers. Imports nothing heavy: the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 TIERS = ("core", "active", "recalled")
@@ -13,6 +13,11 @@ CORE_CONFIDENCE = 0.7
 BM25_K1, BM25_B = 1.2, 0.75
 QUOTE_WEIGHT = 0.5  # a quote's term counts half a statement's: the statement is what the belief says
 SCORE_DECIMALS = 9  # BM25 scores are ordered rounded to this: SQL and Python sum a score's terms in any order
+
+
+# A line found before the dedupe, as select.py's query gives it: (tier, belief_id, category, statement, confidence,
+# score, rank within its tier).
+Found = tuple[str, str, str, str, float, float, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,19 +46,19 @@ class Line:
     evidence: tuple[Evidence, ...]
 
 
-def dedupe(found: list[tuple], limits: Limits, normalized: Mapping[str, str] | None = None) -> list[tuple]:
+def dedupe(found: Sequence[Found], limits: Limits, normalized: Mapping[str, str] | None = None) -> list[Found]:
     """In tier order, each tier in its own rank order (UNION ALL returns rows in any order). Two lines say the
     same when their statements normalise alike (store/keys.py; `normalized`: by belief id, when known)."""
     if normalized is None:
         from distiller.store.keys import normalize
 
         normalized = {row[1]: normalize(row[3]).text for row in found}
-    found = sorted(found, key=lambda row: (TIERS.index(row[0]), row[6]))
+    ordered = sorted(found, key=lambda row: (TIERS.index(row[0]), row[6]))
     seen_ids: set[str] = set()
     seen_texts: set[str] = set()
     taken = dict.fromkeys(TIERS, 0)
     chosen = []
-    for row in found:
+    for row in ordered:
         tier, belief_id, text = row[0], row[1], normalized[row[1]]
         if taken[tier] == getattr(limits, tier) or belief_id in seen_ids or text in seen_texts:
             continue

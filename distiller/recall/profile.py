@@ -19,10 +19,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
 from distiller.recall import PROFILE_FILE, write_if_changed
+
+if TYPE_CHECKING:  # the hook's fast path imports this module: no DuckDB
+    import duckdb
 
 PROFILE_VERSION = "profile-1"  # part of the cache key: a new template or prompt composes every profile again
 MIN_CONFIDENCE = 0.7
@@ -53,12 +57,12 @@ class Profile:
     def text(self) -> str:
         return " ".join(s.text for s in self.sentences)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"text": self.text, "key": self.key, "cached": self.cached, "composer": self.composer,
                 "note": self.note, "sentences": [asdict(s) for s in self.sentences]}
 
 
-def candidates(con, agent: str | None) -> list[Row]:
+def candidates(con: duckdb.DuckDBPyConnection, agent: str | None) -> list[Row]:
     scope = " AND scope IN ('global', $scope)" if agent else ""
     params = {"scope": f"agent:{agent}"} if agent else {}
     return con.execute(

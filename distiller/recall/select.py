@@ -28,12 +28,13 @@ from distiller.recall.lines import (
     QUOTE_WEIGHT,
     SCORE_DECIMALS,
     Evidence,
+    Found,
     Limits,
     Line,
     dedupe,
 )
-from distiller.store.bulk import pack, rows
 from distiller.store.activation import Decay, activation_params, activation_sql, clock_join
+from distiller.store.bulk import pack, rows
 from distiller.terms import terms
 
 # BM25F's weighted count of a term row (alias t) and a belief's weighted length (belief_lengths, alias l)
@@ -41,13 +42,13 @@ WEIGHTED_TF = f"CASE WHEN t.session_id = '' THEN t.tf ELSE {QUOTE_WEIGHT} * t.tf
 LENGTH = f"coalesce(l.statement, 0) + {QUOTE_WEIGHT} * coalesce(l.quotes, 0)"
 
 
-def _scope(agent: str | None) -> tuple[str, dict]:
+def _scope(agent: str | None) -> tuple[str, dict[str, object]]:
     if agent is None:
         return "", {}
     return " AND b.scope IN ('global', $agent_scope)", {"agent_scope": f"agent:{agent}"}
 
 
-def live_cte(agent: str | None) -> tuple[str, dict]:
+def live_cte(agent: str | None) -> tuple[str, dict[str, object]]:
     """The live beliefs of the scope with their activation, as the CTE `live`."""
     where, params = _scope(agent)
     return f"""live AS MATERIALIZED (
@@ -115,7 +116,7 @@ def select(con: duckdb.DuckDBPyConnection, prompt: str, *, agent: str | None = N
     return _with_evidence(con, chosen)
 
 
-def _with_evidence(con: duckdb.DuckDBPyConnection, chosen: list[tuple]) -> list[Line]:
+def _with_evidence(con: duckdb.DuckDBPyConnection, chosen: list[Found]) -> list[Line]:
     if not chosen:
         return []
     ids = [row[1] for row in chosen]

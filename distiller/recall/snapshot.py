@@ -18,28 +18,57 @@ import math
 import os
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict, cast
 
 import orjson
 
+from distiller.recall import SNAPSHOT_FILE
 from distiller.recall.lines import (
     BM25_B,
     BM25_K1,
     CORE_CATEGORIES,
     CORE_CONFIDENCE,
     SCORE_DECIMALS,
+    Found,
     Limits,
     Line,
     dedupe,
 )
-from distiller.recall import SNAPSHOT_FILE
 from distiller.terms import terms
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from distiller.store.activation import Decay
 
 VERSION = 1
 
+Stamp = list[list[int] | None]  # per file (the database, its WAL): inode, size, mtime in ns; None: no such file
+# A belief as the snapshot keeps it: id, scope, category, statement, confidence, status, importance, activation,
+# length, normalised statement.
+Row = tuple[str, str, str, str, float, str, int, float, float, str]
 
-def stamp(db_path: Path) -> list:
+
+class Snapshot(TypedDict):
+    """The snapshot's layout (see build); `version` changes with it."""
+
+    version: int
+    stamp: Stamp
+    n: int  # beliefs with a length
+    avgdl: float
+    beliefs: list[str]  # each a JSON Row
+    scopes: list[str]
+    scope_of: str  # per belief, the index of its scope in `scopes`, comma-separated
+    lengths: str
+    core: str  # positions in `beliefs`, in the tier's order, comma-separated
+    active: str
+    postings: dict[str, str]  # term: "position,doubled count,…"
+    df: dict[str, int]
+
+
+def stamp(db_path: Path) -> Stamp:
     """What any write to the database changes: its file's and its WAL's inode, size and mtime."""
-    found = []
+    found: Stamp = []
     for path in (db_path, db_path.with_name(db_path.name + ".wal")):
         try:
             st = os.stat(path)
@@ -50,7 +79,8 @@ def stamp(db_path: Path) -> list:
     return found
 
 
-def build(con, db_path: Path, *, settings=None, now: datetime) -> dict:
+def build(con: duckdb.DuckDBPyConnection, db_path: Path, *, settings: Decay | None = None,
+          now: datetime) -> Snapshot:
     """The snapshot of the store `con` reads (a read-only connection holds off every writer while it is open).
 
     Laid out to be parsed in a few ms whatever the store's size: each belief is one JSON text decoded only when a
@@ -60,6 +90,7 @@ def build(con, db_path: Path, *, settings=None, now: datetime) -> dict:
     quote's term weighs half), so they stay integers. Each belief carries its normalised statement (the dedupe's
     key), so the hook need not import the normalisation."""
     from distiller.recall.select import LENGTH, WEIGHTED_TF, live_cte  # the same beliefs, activation and BM25F
+    from distiller.store import scalars
     from distiller.store.activation import activation_params
 
     live, params = live_cte(None)
@@ -77,8 +108,8 @@ def build(con, db_path: Path, *, settings=None, now: datetime) -> dict:
             f"WITH {live} SELECT t.term, t.belief_id, (2 * sum({weighted}))::INTEGER FROM belief_terms t "
             "SEMI JOIN live USING (belief_id) GROUP BY t.term, t.belief_id ORDER BY ALL", params).fetchall():
         postings.setdefault(term, []).append(f"{position[belief_id]},{tf}")
-    n, avgdl = con.execute(f"SELECT greatest(count(*), 1), (greatest(sum({length}), 1) / greatest(count(*), 1))"
-                           "::DOUBLE FROM belief_lengths l").fetchone()
+    n, avgdl = scalars.one_row(con, f"SELECT greatest(count(*), 1), (greatest(sum({length}), 1) / greatest(count(*), "
+                               "1))::DOUBLE FROM belief_lengths l")
     df = dict(con.execute("SELECT term, count(DISTINCT belief_id) FROM belief_terms GROUP BY term").fetchall())
     from distiller.store.keys import normalize
 
@@ -109,13 +140,13 @@ def refresh(state_dir: Path, db_path: Path, *, now: datetime) -> bool:
     return True
 
 
-def save(state_dir: Path, snapshot: dict) -> None:
+def save(state_dir: Path, snapshot: Snapshot) -> None:
     from distiller.recall import write_if_changed
 
     write_if_changed(state_dir / SNAPSHOT_FILE, orjson.dumps(snapshot).decode())
 
 
-def load(state_dir: Path, db_path: Path, *, current: bool = True) -> dict | None:
+def load(state_dir: Path, db_path: Path, *, current: bool = True) -> Snapshot | None:
     """The saved snapshot when it matches the database files as they are (any, with current=False), else None."""
     try:
         snapshot = orjson.loads((state_dir / SNAPSHOT_FILE).read_bytes())
@@ -125,28 +156,29 @@ def load(state_dir: Path, db_path: Path, *, current: bool = True) -> dict | None
         return None
     if current and snapshot.get("stamp") != stamp(db_path):
         return None
-    return snapshot
+    # Our own file, of this version: taken as laid out. A field that is not (a damaged file) fails in rank(),
+    # and the hook turns any failure into no context and a line in its log.
+    return cast(Snapshot, snapshot)
 
 
-def rank(snapshot: dict, prompt: str, *, agent: str | None = None, limits: Limits = Limits()) -> list[Line]:
+def rank(snapshot: Snapshot, prompt: str, *, agent: str | None = None, limits: Limits = Limits()) -> list[Line]:
     """select.select's lines, from the snapshot (without their evidence ids: the block does not show them)."""
     texts = snapshot["beliefs"]
     wanted = None if agent is None else {"global", f"agent:{agent}"}
     allowed = [wanted is None or scope in wanted for scope in snapshot["scopes"]]
-    decoded: dict[int, list] = {}
+    decoded: dict[int, Row] = {}
 
-    def row(place: int) -> list:
-        """id, scope, category, statement, confidence, status, importance, activation, length, normalised."""
+    def row(place: int) -> Row:
         if place not in decoded:
-            decoded[place] = orjson.loads(texts[place])
+            decoded[place] = tuple(orjson.loads(texts[place]))
         return decoded[place]
 
     scope_of = None  # per belief, whether it is in scope (None: every belief is)
     if wanted is not None:
         scope_of = [allowed[int(i)] for i in snapshot["scope_of"].split(",")] if texts else []
 
-    def first(order: str, count: int) -> list[list]:
-        taken: list[list] = []
+    def first(order: str, count: int) -> list[Row]:
+        taken: list[Row] = []
         for place in map(int, order.split(",")) if order and count > 0 else ():
             if scope_of is None or scope_of[place]:
                 taken.append(row(place))
@@ -155,7 +187,7 @@ def rank(snapshot: dict, prompt: str, *, agent: str | None = None, limits: Limit
         return taken
 
     # rows as select.py's query gives them: (tier, id, category, statement, confidence, score, rank)
-    found: list[tuple] = [("core", r[0], r[2], r[3], r[4], r[4], place)
+    found: list[Found] = [("core", r[0], r[2], r[3], r[4], r[4], place)
                           for place, r in enumerate(first(snapshot["core"], limits.core), 1)]
     found += [("active", r[0], r[2], r[3], r[4], r[7], place)
               for place, r in enumerate(first(snapshot["active"], limits.core + limits.active), 1)]
@@ -172,7 +204,7 @@ def rank(snapshot: dict, prompt: str, *, agent: str | None = None, limits: Limit
                 lengths = [float(x) for x in snapshot["lengths"].split(",")]
             idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
             numbers = list(map(int, posting.split(",")))
-            for place, doubled in zip(numbers[::2], numbers[1::2]):
+            for place, doubled in zip(numbers[::2], numbers[1::2], strict=True):
                 if scope_of is not None and not scope_of[place]:
                     continue
                 tf = doubled / 2

@@ -25,6 +25,8 @@ ACTIVATION_SQL = f"ln(sum({DECAY_TERM.format(decay='b.decay_sensitivity')}))"
 
 
 class Decay(Protocol):
+    """The decay rates (StoreSettings has them), read only."""
+
     @property
     def decay_low(self) -> float: ...
     @property
@@ -33,7 +35,7 @@ class Decay(Protocol):
     def decay_high(self) -> float: ...
 
 
-def activation_params(settings: Decay | None, now: datetime) -> dict:
+def activation_params(settings: Decay | None, now: datetime) -> dict[str, datetime | float]:
     """The parameters activation_sql() reads; None: the default decay rates."""
     if settings is None:
         return {"now": now, "decay_low": DECAY_LOW, "decay_medium": DECAY_MEDIUM, "decay_high": DECAY_HIGH}

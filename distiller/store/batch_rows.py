@@ -5,14 +5,36 @@ Plain rows in and out: what a batch is, and how its quarantined requests are enc
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import duckdb
 import orjson
 
+from distiller.store import scalars
+
 
 def is_committed(con: duckdb.DuckDBPyConnection, batch_id: str) -> bool:
-    return con.execute("SELECT count(*) FROM batches WHERE batch_id = ?", [batch_id]).fetchone()[0] > 0
+    return scalars.count(con, "SELECT count(*) FROM batches WHERE batch_id = ?", [batch_id]) > 0
 
+
+
+class CallUsage(Protocol):
+    """One model call as recorded (extract.base.Usage has these): the store does not import the extractors."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def cache_read_tokens(self) -> int: ...
+    @property
+    def cache_write_tokens(self) -> int: ...
+    @property
+    def latency_ms(self) -> int: ...
+    @property
+    def cost_usd(self) -> float: ...
 
 def record(
     con: duckdb.DuckDBPyConnection,
@@ -26,7 +48,7 @@ def record(
     items: int,
     candidates: int,
     rejected: dict[str, int],
-    usage: Sequence,
+    usage: Sequence[CallUsage],
     error: str | None,
     quarantine: str | None,
 ) -> None:
@@ -47,7 +69,7 @@ def record(
     record_calls(con, batch_id, run_id, usage)
 
 
-def record_calls(con: duckdb.DuckDBPyConnection, batch_id: str, run_id: str, usage: Sequence) -> None:
+def record_calls(con: duckdb.DuckDBPyConnection, batch_id: str, run_id: str, usage: Sequence[CallUsage]) -> None:
     """Model calls, each with its tokens and cost: what the per-day budgets add up (spent_today)."""
     if usage:
         con.execute(
@@ -66,13 +88,14 @@ def record_calls(con: duckdb.DuckDBPyConnection, batch_id: str, run_id: str, usa
 
 def spent_today(con: duckdb.DuckDBPyConnection) -> tuple[int, float]:
     """Tokens and dollars of today's model calls (UTC), for the per-day budget."""
-    tokens, cost = con.execute(
+    tokens, cost = scalars.one_row(
+        con,
         """
         SELECT coalesce(sum(input_tokens + cache_write_tokens + cache_read_tokens + output_tokens), 0),
                coalesce(sum(cost_usd), 0)
         FROM llm_calls WHERE called_at >= date_trunc('day', now())
-        """
-    ).fetchone()
+        """,
+    )
     return int(tokens), float(cost)
 
 

@@ -5,10 +5,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import orjson
 
 
-def pack(**columns: list) -> str:
+def pack(**columns: Sequence[object]) -> str:
     return orjson.dumps(columns).decode()
 
 

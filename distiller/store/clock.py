@@ -8,7 +8,7 @@ day of skew): one bad timestamp must not fade everything.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import duckdb
 
@@ -32,7 +32,7 @@ def newest_by_scope(messages: Iterable[Message], wall: datetime | None = None) -
 
 def newest_of(times: Iterable[tuple[str, datetime | None]], wall: datetime | None = None) -> dict[str, datetime]:
     """The same from (agent, time) pairs: an import's evidence, when its export carries no clock."""
-    ceiling = (wall or datetime.now(timezone.utc)) + SKEW
+    ceiling = (wall or datetime.now(UTC)) + SKEW
     newest: dict[str, datetime] = {}
     for agent, at in times:
         if at is None:
@@ -55,7 +55,7 @@ def advance(con: duckdb.DuckDBPyConnection, newest: dict[str, datetime]) -> None
             WHEN excluded.value::TIMESTAMPTZ > store_meta.value::TIMESTAMPTZ THEN excluded.value
             ELSE store_meta.value END
         """,
-        {"rows": pack(scope=list(newest), newest=[t.astimezone(timezone.utc).isoformat() for t in newest.values()])},
+        {"rows": pack(scope=list(newest), newest=[t.astimezone(UTC).isoformat() for t in newest.values()])},
     )
 
 

@@ -1,5 +1,5 @@
-"""Per-file cursors: where each identified transcript was read up to, as plain rows in `FIELDS` order (a
-`records.Cursor` is one such row)."""
+"""Per-file cursors: where each identified transcript was read up to, one `records.Cursor` per row of `files`
+(its fields in the table's column order)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from distiller.errors import DistillError
-from distiller.records import CURSOR_FIELDS
+from distiller.records import CURSOR_FIELDS, Cursor
 from distiller.store.bulk import pack, rows
 from distiller.store.schema import COLUMNS
 
@@ -16,13 +16,9 @@ if TYPE_CHECKING:  # connections are only handed in: a scan worker (track.py imp
 
 FIELDS = CURSOR_FIELDS
 _COLUMNS = ", ".join(f'"{name}"' if name == "offset" else name for name in FIELDS)
-_PATH = FIELDS.index("path")
 
-Row = Sequence  # one cursor: its values in FIELDS order
-
-
-def load(con: duckdb.DuckDBPyConnection) -> list[tuple]:
-    return con.execute(f"SELECT {_COLUMNS} FROM files ORDER BY path").fetchall()
+def load(con: duckdb.DuckDBPyConnection) -> list[Cursor]:
+    return [Cursor(*row) for row in con.execute(f"SELECT {_COLUMNS} FROM files ORDER BY path").fetchall()]
 
 
 class CursorConflict(DistillError):
@@ -31,16 +27,17 @@ class CursorConflict(DistillError):
 
 # The packed column of each field: "offset" is an SQL keyword, packed as new_offset.
 _PACKED = tuple("new_offset" if name == "offset" else name for name in FIELDS)
-_TYPES = {packed: COLUMNS["files"][name] for packed, name in zip(_PACKED, FIELDS)}
+_TYPES = {packed: COLUMNS["files"][name] for packed, name in zip(_PACKED, FIELDS, strict=True)}
 _NEW = rows(_TYPES)
 _MOVES = rows({**_TYPES, "expected": "BIGINT"})
 
 
-def _packed(cursors: list[Row], **more: list) -> str:
-    return pack(**{name: [row[i] for row in cursors] for i, name in enumerate(_PACKED)}, **more)
+def _packed(cursors: Sequence[Cursor], **more: Sequence[object]) -> str:
+    values = [cursor.row() for cursor in cursors]
+    return pack(**{name: [row[i] for row in values] for i, name in enumerate(_PACKED)}, **more)
 
 
-def save(con: duckdb.DuckDBPyConnection, moves: Sequence[tuple[Row, int | None]]) -> None:
+def save(con: duckdb.DuckDBPyConnection, moves: Sequence[tuple[Cursor, int | None]]) -> None:
     """Insert new cursors and advance known ones only where they still hold the expected offset (compare-and-set).
 
     Bulk statements over packed columns: a first run over thousands of files is one INSERT and one UPDATE.
@@ -64,7 +61,7 @@ def save(con: duckdb.DuckDBPyConnection, moves: Sequence[tuple[Row, int | None]]
             {"rows": _packed(batch, expected=[expected for _, expected in known])},
         ).fetchall()
         updated = {row[0] for row in changed}
-        moved = sorted(row[_PATH] for row in batch if row[0] not in updated)
+        moved = sorted(cursor.path for cursor in batch if cursor.file_id not in updated)
         if moved:
             raise CursorConflict(f"cursor(s) moved during this run, nothing was committed: {', '.join(moved[:3])}")
 

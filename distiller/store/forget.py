@@ -10,10 +10,10 @@ from datetime import datetime
 import duckdb
 
 from distiller.store import terms, tombstones
-from distiller.store.lifecycle import recompute
-from distiller.store.settings import StoreSettings
 from distiller.store.bulk import pack, rows
 from distiller.store.keys import belief_key, file_key, normalize, session_key, slot_message_key
+from distiller.store.lifecycle import recompute
+from distiller.store.settings import StoreSettings
 
 _IDS = rows({"belief_id": "VARCHAR"})
 
@@ -24,7 +24,7 @@ class Forgotten:
     evidence: int  # evidence rows deleted
     tombstones: int
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"beliefs": list(self.beliefs), "evidence": self.evidence, "tombstones": self.tombstones}
 
 

@@ -3,15 +3,15 @@ drawn again, written in the transaction of each batch so that a resumed job pays
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import duckdb
 import orjson
 
-from distiller.store.lifecycle import ARCHIVED, history
 from distiller.store.bulk import pack, rows
+from distiller.store.lifecycle import ARCHIVED, history
 
 DONE = "done"
 
@@ -32,7 +32,7 @@ def find(con: duckdb.DuckDBPyConnection, job_id: str) -> Job | None:
     return Job(*row) if row else None
 
 
-def start(con: duckdb.DuckDBPyConnection, job_id: str, params: dict, extractor: str, model: str | None,
+def start(con: duckdb.DuckDBPyConnection, job_id: str, params: Mapping[str, object], extractor: str, model: str | None,
           prompt_version: str) -> None:
     con.execute("INSERT INTO reprocess_jobs (job_id, status, params, extractor, model, prompt_version) "
                 "VALUES (?, 'running', ?, ?, ?, ?) ON CONFLICT (job_id) DO NOTHING",

@@ -29,7 +29,8 @@ _NUMBER_WORDS = {
         "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
         "seventeen eighteen nineteen twenty".split()
     )
-} | {word: str(n) for n, word in zip(range(30, 100, 10), "thirty forty fifty sixty seventy eighty ninety".split())}
+} | {word: str(n) for n, word in zip(range(30, 100, 10), "thirty forty fifty sixty seventy eighty ninety".split(),
+                                                      strict=True)}
 NEGATIONS = frozenset(
     "not no never nor neither none nobody nothing nowhere without cannot dont doesnt didnt isnt arent wasnt werent "
     "cant couldnt wont wouldnt shouldnt hasnt havent hadnt aint mustnt neednt".split()

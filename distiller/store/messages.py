@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import duckdb
 
 from distiller.records import Message
+from distiller.store import scalars
 from distiller.store.bulk import pack, rows
 from distiller.store.schema import COLUMNS
 
@@ -63,4 +64,4 @@ def record(con: duckdb.DuckDBPyConnection, messages: Sequence[Message], decision
 
 
 def count(con: duckdb.DuckDBPyConnection) -> int:
-    return con.execute("SELECT count(*) FROM ingested").fetchone()[0]
+    return scalars.count(con, "SELECT count(*) FROM ingested")

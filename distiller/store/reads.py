@@ -8,10 +8,11 @@ from datetime import datetime
 import duckdb
 
 from distiller.errors import DistillError
+from distiller.store import scalars
 from distiller.store.activation import activation_params, activation_sql, clock_join
+from distiller.store.bulk import pack, rows
 from distiller.store.settings import StoreSettings
 from distiller.store.writes import StoredBelief, StoredEvidence
-from distiller.store.bulk import pack, rows
 
 SORTS = {"activation": "activation DESC NULLS LAST", "confidence": "b.confidence DESC", "recent": "b.last_seen DESC"}
 
@@ -80,14 +81,14 @@ _ROW = f"""
 """
 
 
-def _params(settings: StoreSettings, now: datetime) -> dict:
+def _params(settings: StoreSettings, now: datetime) -> dict[str, datetime | float]:
     return activation_params(settings, now)
 
 
-def _where(filters: Filters) -> tuple[str, dict]:
+def _where(filters: Filters) -> tuple[str, dict[str, object]]:
     """The filters as a WHERE clause (empty when none) and its parameters."""
     where: list[str] = []
-    params: dict = {}
+    params: dict[str, object] = {}
     if filters.status is None:
         where.append("b.status <> 'archived'")
     elif filters.status != "all":
@@ -115,7 +116,7 @@ def _where(filters: Filters) -> tuple[str, dict]:
 def count(con: duckdb.DuckDBPyConnection, filters: Filters) -> int:
     """How many beliefs the filters match, whatever the limit: what a listing cut at its limit leaves out."""
     where, params = _where(filters)
-    return con.execute("SELECT count(*) FROM beliefs b" + where, params).fetchone()[0]
+    return scalars.count(con, "SELECT count(*) FROM beliefs b" + where, params)
 
 
 def select(con: duckdb.DuckDBPyConnection, filters: Filters, settings: StoreSettings, now: datetime) -> list[BeliefRow]:
@@ -135,14 +136,14 @@ def resolve(con: duckdb.DuckDBPyConnection, ref: str) -> str:
         "ORDER BY belief_id LIMIT 3",
         {"r": ref, "p": ref.replace("%", "").replace("_", "") + "%"},
     ).fetchall()
-    exact = [row[0] for row in found if row[0] == ref]
-    if exact:
-        return exact[0]
-    if not found:
+    ids: list[str] = [row[0] for row in found]
+    if ref in ids:
+        return ref
+    if not ids:
         raise DistillError(f"no belief {ref!r}")
-    if len(found) > 1:
-        raise DistillError(f"belief id {ref!r} is ambiguous: {', '.join(row[0] for row in found)}, …")
-    return found[0][0]
+    if len(ids) > 1:
+        raise DistillError(f"belief id {ref!r} is ambiguous: {', '.join(ids)}, …")
+    return ids[0]
 
 
 def by_ids(con: duckdb.DuckDBPyConnection, ids: list[str], settings: StoreSettings, now: datetime) -> list[BeliefRow]:
@@ -195,7 +196,7 @@ class BeliefCounts:
     by_status: tuple[tuple[str, int], ...]
     by_category: tuple[tuple[str, int], ...]  # beliefs that are not archived
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"by_status": dict(self.by_status), "by_category": dict(self.by_category),
                 "total": sum(n for _, n in self.by_status)}
 
@@ -226,7 +227,7 @@ def stored(con: duckdb.DuckDBPyConnection, ids: list[str]) -> list[StoredBelief]
     items: dict[str, list[StoredEvidence]] = {}
     for row in evidence(con, ids):
         items.setdefault(row.belief_id, []).append(row.item)
-    return [StoredBelief(*row[:23], tuple(row[23] or ()), tuple(items.get(row[0], ()))) for row in found]
+    return [StoredBelief(*(row[:23] + (tuple(row[23] or ()), tuple(items.get(row[0], ()))))) for row in found]
 
 
 _ISO = "'%Y-%m-%dT%H:%M:%S.%gZ'"
@@ -256,6 +257,5 @@ def copy_to(con: duckdb.DuckDBPyConnection, path: str, fmt: str, statuses: list[
     """Write the beliefs in export form (those with one of `statuses`, or all) to `path` with DuckDB's COPY, in
     `fmt` (parquet); the number of beliefs written."""
     quoted = path.replace("'", "''")
-    found = con.execute(f"COPY ({EXPORT_SQL}) TO '{quoted}' (FORMAT {fmt})",
-                        {"all": statuses is None, "statuses": list(statuses or [])}).fetchone()
-    return int(found[0])
+    return scalars.count(con, f"COPY ({EXPORT_SQL}) TO '{quoted}' (FORMAT {fmt})",
+                         {"all": statuses is None, "statuses": list(statuses or [])})

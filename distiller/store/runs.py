@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import duckdb
@@ -15,7 +16,7 @@ class RunRecord:
     finished_at: str | None
     status: str
     sources: tuple[str, ...]
-    counters: dict
+    counters: dict[str, object]  # as the run recorded them (Tally.as_dict), older runs' too
     error: str | None
 
 
@@ -29,7 +30,7 @@ def start(con: duckdb.DuckDBPyConnection, run_id: str, sources: list[str]) -> No
 
 
 def update(
-    con: duckdb.DuckDBPyConnection, run_id: str, counters: dict, status: str = "running", error: str | None = None
+    con: duckdb.DuckDBPyConnection, run_id: str, counters: Mapping[str, object], status: str = "running", error: str | None = None
 ) -> None:
     con.execute(
         """

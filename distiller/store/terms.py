@@ -31,17 +31,22 @@ Part = tuple[str, str, str, str]
 
 def add(con: duckdb.DuckDBPyConnection, parts: Iterable[Part]) -> None:
     """Insert the terms of these parts (none of them indexed yet)."""
-    columns: dict[str, list] = {"belief_id": [], "session_id": [], "message_id": [], "term": [], "tf": []}
+    belief_ids: list[str] = []
+    session_ids: list[str] = []
+    message_ids: list[str] = []
+    found: list[str] = []
+    counts: list[int] = []
     for belief_id, session_id, message_id, text in parts:
         for term, tf in terms(text).items():
-            columns["belief_id"].append(belief_id)
-            columns["session_id"].append(session_id)
-            columns["message_id"].append(message_id)
-            columns["term"].append(term)
-            columns["tf"].append(tf)
-    if columns["term"]:
-        con.execute(f"INSERT INTO belief_terms SELECT * FROM {_ROWS}", {"rows": pack(**columns)})
-        _measure(con, columns["belief_id"])
+            belief_ids.append(belief_id)
+            session_ids.append(session_id)
+            message_ids.append(message_id)
+            found.append(term)
+            counts.append(tf)
+    if found:
+        packed = pack(belief_id=belief_ids, session_id=session_ids, message_id=message_ids, term=found, tf=counts)
+        con.execute(f"INSERT INTO belief_terms SELECT * FROM {_ROWS}", {"rows": packed})
+        _measure(con, belief_ids)
 
 
 def _measure(con: duckdb.DuckDBPyConnection, ids: Iterable[str]) -> None:

@@ -7,12 +7,13 @@ from datetime import datetime
 
 import duckdb
 
+from distiller.store import scalars
 from distiller.store.bulk import pack, rows
 
 
 def any_recorded(con: duckdb.DuckDBPyConnection) -> bool:
     """Nothing forgotten yet (the usual case) spares hashing every candidate's keys."""
-    return con.execute("SELECT EXISTS (SELECT 1 FROM tombstones)").fetchone()[0]
+    return scalars.exists(con, "SELECT EXISTS (SELECT 1 FROM tombstones)")
 
 
 def matching(con: duckdb.DuckDBPyConnection, keys: Collection[str]) -> dict[str, datetime]:
@@ -52,7 +53,7 @@ def restore(con: duckdb.DuckDBPyConnection, entries: Sequence[tuple[str, str, da
     """Apply exported tombstones, each keeping the time it was forgotten (the later one wins on a repeat)."""
     if not entries:
         return 0
-    keys, kinds, times, reasons = (list(column) for column in zip(*entries))
+    keys, kinds, times, reasons = (list(column) for column in zip(*entries, strict=True))
     con.execute(
         """
         INSERT INTO tombstones SELECT unnest(?), unnest(?), unnest(?::TIMESTAMPTZ[]), unnest(?)

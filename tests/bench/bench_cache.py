@@ -25,11 +25,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path[:0] = [str(HERE.parent), str(ROOT)]
-from fakeapi import FakeAnthropic  # noqa: E402
+from fakeapi import FakeAnthropic
 
-from distiller import prices  # noqa: E402
-from distiller.extract.prompt import STATIC_PREFIX_TOKENS  # noqa: E402
-from distiller.extract.select import CACHE_WRITES_PER_RUN, OUTPUT_SHARE  # noqa: E402
+from distiller import prices
+from distiller.extract.prompt import STATIC_PREFIX_TOKENS
+from distiller.extract.select import CACHE_WRITES_PER_RUN, OUTPUT_SHARE
 
 OLD_PREFIX_TOKENS = 2183  # anthropic-v2: (7,409 + 1,325 characters) // 4, as the packer estimates it
 RUN_SIZES = (1, 2, 4, 9, 50, 1000)

@@ -26,14 +26,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent.parent)]
-import duckdb  # noqa: E402
-from conftest import append, message_line, new_session  # noqa: E402
-from fakeapi import FakeAnthropic, Reply, error_body  # noqa: E402
+import duckdb
+from conftest import append, message_line, new_session
+from fakeapi import FakeAnthropic, Reply, error_body
 
-from distiller.pipeline import run as pipeline  # noqa: E402
-from distiller.pipeline import state as state_api  # noqa: E402
-from distiller.config import Settings  # noqa: E402
-from distiller.extract.anthropic import AnthropicExtractor  # noqa: E402
+from distiller.config import Settings
+from distiller.extract.anthropic import AnthropicExtractor
+from distiller.pipeline import run as pipeline
+from distiller.pipeline import state as state_api
 
 FILLER = " ".join(["and the notes I keep about the migration plan stay in the project wiki"] * 6)
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
-from corpus import write_corpus  # noqa: E402
-from fakeapi import FakeAnthropic  # noqa: E402
+from corpus import write_corpus
+from fakeapi import FakeAnthropic
 
 
 def main() -> None:

@@ -22,16 +22,16 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent.parent)]
-import orjson  # noqa: E402
-from conftest import append, message_line, new_session  # noqa: E402
-from fakeapi import FakeAnthropic, auto_candidates  # noqa: E402
-from fakeopenai import FakeOpenAI, Reply, user_text  # noqa: E402
+import orjson
+from conftest import append, message_line, new_session
+from fakeapi import FakeAnthropic, auto_candidates
+from fakeopenai import FakeOpenAI, Reply, user_text
 
-from distiller.config import Settings  # noqa: E402
-from distiller.extract.anthropic import AnthropicExtractor  # noqa: E402
-from distiller.extract.base import Extractor  # noqa: E402
-from distiller.extract.openai_compatible import OpenAICompatibleExtractor  # noqa: E402
-from distiller.pipeline import run as pipeline  # noqa: E402
+from distiller.config import Settings
+from distiller.extract.anthropic import AnthropicExtractor
+from distiller.extract.base import Extractor
+from distiller.extract.openai_compatible import OpenAICompatibleExtractor
+from distiller.pipeline import run as pipeline
 
 FILLER = " ".join(["and the notes I keep about the migration plan stay in the project wiki"] * 6)
 

@@ -25,14 +25,25 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent.parent)]
-from agent_lines import (cc_assistant_blocks, cc_bookkeeping, cc_envelope, cc_user, cx, cx_message,  # noqa: E402
-                         cx_meta, cx_scaffolding, dumps, gm_header, gm_message)
+from agent_lines import (
+    cc_assistant_blocks,
+    cc_bookkeeping,
+    cc_envelope,
+    cc_user,
+    cx,
+    cx_message,
+    cx_meta,
+    cx_scaffolding,
+    dumps,
+    gm_header,
+    gm_message,
+)
 
-from distiller.config import Settings  # noqa: E402
-from distiller.pipeline import run as pipeline  # noqa: E402
+from distiller.config import Settings
+from distiller.pipeline import run as pipeline
 
-FACTS = ["I moved to Lisbon in 2021 with my wife.", "My favourite drink is green tea.", "I teach chemistry at a "
-         "high school in Porto.", "I have two dogs named Rex and Kit.", "I started learning the cello last spring.",
+FACTS = ["I moved to Lisbon in 2021 with my wife.", "My favourite drink is green tea.",
+         "I teach chemistry at a high school in Porto.", "I have two dogs named Rex and Kit.", "I started learning the cello last spring.",
          "We are planning a trip to Japan in April.", "I can't eat gluten, so I bake my own bread."]
 CHAT = ["thanks!", "ok, what next?", "Can you run the tests again?", "Looks good to me.", "Why did that fail?"]
 WORDS = "the build failed because the config path was wrong so I changed it and reran the tests".split()
@@ -60,7 +71,7 @@ def openclaw(n: int, turns) -> tuple[str, bytes]:
     sid = f"00000000-0000-4000-8000-{n:012d}"
     lines = [{"type": "session", "version": 3, "id": sid, "timestamp": "2026-03-01T10:00:00.000Z", "cwd": "/w"}]
     for k, (user, reply, tool) in enumerate(turns):
-        def line(i, message):
+        def line(i, message, k=k):
             return {"type": "message", "id": f"{n:06x}{k:04x}{i}", "parentId": None,
                     "timestamp": "2026-03-01T10:00:01.000Z", "message": {**message, "timestamp": 1772359200000}}
         lines.append(line(0, {"role": "user", "content": [{"type": "text", "text": user}]}))

@@ -29,10 +29,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent.parent)]
-import corpus  # noqa: E402
+import corpus
 
-from distiller import pipeline  # noqa: E402
-from distiller.config import Settings  # noqa: E402
+from distiller import pipeline
+from distiller.config import Settings
 
 _REFERENCE_PATTERNS = [re.compile(p) for p in (
     r"<relevant-memories>.*?</relevant-memories>", r"sk-ant-[A-Za-z0-9_-]{20,}", r"\b(?:password|token)\s*[:=]",
@@ -108,7 +108,7 @@ def _subset(root: Path, out: Path, limit: int) -> int:
     """Copy whole sessions, agent by agent in turn, until `limit` bytes."""
     by_agent = [sorted((d / "sessions").glob("*.jsonl")) for d in sorted(root.iterdir()) if d.is_dir()]
     total = 0
-    for group in zip(*by_agent):
+    for group in zip(*by_agent, strict=False):  # as many rounds as the smallest agent has sessions
         for path in group:
             target = out / path.relative_to(root)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -141,9 +141,9 @@ def main() -> None:
             dry, cpu = [], []
             for _ in range(args.repeat):
                 before = _cpu()
-                dry.append(_timed(lambda: pipeline.run_once(Settings(state_dir=work / "dry", scan_workers=workers),
-                                                            [root], dry_run=True))[0])
-                cpu.append(tuple(after - was for after, was in zip(_cpu(), before)))
+                dry.append(_timed(lambda workers=workers: pipeline.run_once(
+                    Settings(state_dir=work / "dry", scan_workers=workers), [root], dry_run=True))[0])
+                cpu.append(tuple(after - was for after, was in zip(_cpu(), before, strict=True)))
             main_cpu, workers_cpu = (statistics.median(c[i] for c in cpu) for i in (0, 1))
             print(f"run --dry-run scan{label}: {size / 1e6 / statistics.median(dry):.1f} MB/s "
                   f"(CPU: main process {main_cpu:.2f} s, scan workers {workers_cpu:.2f} s)")
@@ -153,7 +153,7 @@ def main() -> None:
         for n in range(args.repeat):
             before = _written()
             state = work / f"state-{n}"
-            runs.append(_timed(lambda: pipeline.run_once(Settings(state_dir=state, extractor="rules"), [subset]))[0])
+            runs.append(_timed(lambda state=state: pipeline.run_once(Settings(state_dir=state, extractor="rules"), [subset]))[0])
             written.append(_written() - before)
         print(f"full offline run (rules) over {sub_size / 1e6:.1f} MB: {sub_size / 1e6 / statistics.median(runs):.2f} "
               f"MB/s, {statistics.median(written) / 1e6:.1f} MB written ({statistics.median(written) / sub_size:.1f}× "

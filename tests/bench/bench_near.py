@@ -30,13 +30,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_store import START, candidates  # noqa: E402
+from bench_store import START, candidates
 
-from distiller.store import writes as store  # noqa: E402
-from distiller.store import near  # noqa: E402
-from distiller.store.bulk import pack, rows  # noqa: E402
-from distiller.store.db import connect, transaction  # noqa: E402
-from distiller.store.keys import normalize, slot_part  # noqa: E402
+from distiller.store import near
+from distiller.store import writes as store
+from distiller.store.bulk import pack, rows
+from distiller.store.db import connect, transaction
+from distiller.store.keys import normalize, slot_part
 
 INDEX_JACCARD = 0.6
 
@@ -128,14 +128,14 @@ def measure(db: Path, stored: int, commit: int, repeats: int) -> dict:
         size = con.execute("SELECT count(*) FROM bench_index").fetchone()[0]
         for r in range(repeats):
             p = params(fresh[r * commit:(r + 1) * commit])
-            ms, by_plain = timed(lambda: con.execute(near.NEAR_SQL, {**p, **thresholds}).fetchall())
+            ms, by_plain = timed(lambda p=p: con.execute(near.NEAR_SQL, {**p, **thresholds}).fetchall())
             plain.append(ms)
-            ms, by_index = timed(lambda: con.execute(INDEX_SQL, {**p, **thresholds}).fetchall())
+            ms, by_index = timed(lambda p=p: con.execute(INDEX_SQL, {**p, **thresholds}).fetchall())
             lookup.append(ms)
             if sorted(by_plain) != sorted(by_index):
                 raise SystemExit(f"the two paths disagree on commit {r}: {len(by_plain)} vs {len(by_index)} pairs")
             con.execute("BEGIN TRANSACTION")
-            ms, _ = timed(lambda: con.execute(MAINTAIN_SQL, p))
+            ms, _ = timed(lambda p=p: con.execute(MAINTAIN_SQL, p))
             con.execute("ROLLBACK")
             upkeep.append(ms)
     med = statistics.median

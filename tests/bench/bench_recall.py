@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
@@ -42,14 +42,14 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from distiller.recall import api, render  # noqa: E402
-from distiller.recall.select import Limits, select  # noqa: E402
-from distiller.records import Belief, EvidenceItem  # noqa: E402
-from distiller.store import writes  # noqa: E402
-from distiller.store.db import connect, transaction  # noqa: E402
-from distiller.terms import STOP_WORDS, terms, words  # noqa: E402
+from distiller.recall import api, render
+from distiller.recall.select import Limits, select
+from distiller.records import Belief, EvidenceItem
+from distiller.store import writes
+from distiller.store.db import connect, transaction
+from distiller.terms import STOP_WORDS, terms, words
 
-NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
 CATEGORIES = ("identity", "goal", "preference", "decision", "fact")
 
 

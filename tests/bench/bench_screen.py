@@ -17,24 +17,23 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import orjson
 
-from distiller.screen.clean import clean as clean_as
-from distiller.screen.clean import clean_every_rule as clean_every_rule_as
-from distiller.sources.openclaw.envelopes import CLEANING
-
-from distiller.screen import join_split, screen
-from distiller.screen.injection import suspect_injection, suspect_injection_every_time
-from distiller.screen.prefilter import prefilter
 from distiller.records import Message
 from distiller.redact import redact, redact_every_rule
+from distiller.screen import join_split, screen
+from distiller.screen.clean import clean as clean_as
+from distiller.screen.clean import clean_every_rule as clean_every_rule_as
+from distiller.screen.injection import suspect_injection, suspect_injection_every_time
+from distiller.screen.prefilter import prefilter
 from distiller.sources.openclaw import parse as openclaw
+from distiller.sources.openclaw.envelopes import CLEANING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import write_corpus  # noqa: E402
+from corpus import write_corpus
 
 
 def clean(text, role, extra_blocks=()):

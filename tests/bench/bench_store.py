@@ -21,7 +21,7 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from distiller.records import Belief, EvidenceItem
@@ -37,7 +37,7 @@ SYLLABLES = "ka lo mi ne ru sa te vo zi pa do ge hu ji ko".split()
 CATEGORIES = ("identity", "goal", "preference", "decision", "fact", "implicit_inference")
 SCOPES = ("agent:main", "agent:main", "agent:work", "global")
 SUBJECTS = ("user",) * 8 + ("user's daughter", "user's team")
-START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def candidates(n: int, seed: int = 1) -> list[Belief]:
@@ -119,7 +119,7 @@ def write_floor(db: Path, copy: Path, transactions: int) -> float:
                 for part in range(number * per_transaction, (number + 1) * per_transaction):
                     for name, (columns, types, _) in tables.items():
                         chunk = parts[name][part]
-                        con.execute(f"INSERT INTO {name} SELECT * FROM {rows(dict(zip(columns, types)))}",
+                        con.execute(f"INSERT INTO {name} SELECT * FROM {rows(dict(zip(columns, types, strict=True)))}",
                                     {"rows": pack(**{c: [row[i] for row in chunk] for i, c in enumerate(columns)})})
         return time.perf_counter() - started
 

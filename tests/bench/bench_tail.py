@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import append_session_lines, many_small_sessions, write_corpus  # noqa: E402
+from corpus import append_session_lines, many_small_sessions, write_corpus
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -111,7 +111,7 @@ def main() -> None:
         noop_big = distill_run(work / "state-big", big)
         results["noop_rerun_big"] = {"wall_s": round(noop_big["wall_s"], 3), "files": stats.files}
 
-        victim = sorted((big).rglob("*.jsonl"))[0]
+        victim = min(big.rglob("*.jsonl"))
         append_session_lines(victim, 1024 * 1024, seed=7)
         incremental = distill_run(work / "state-big", big)
 

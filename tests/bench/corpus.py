@@ -37,7 +37,7 @@ from pathlib import Path
 
 import orjson
 
-__all__ = ["CorpusStats", "write_corpus", "append_session_lines", "many_small_sessions"]
+__all__ = ["CorpusStats", "append_session_lines", "many_small_sessions", "write_corpus"]
 
 AGENT_NAMES = ["main", "work", "ops", "research", "family", "coder", "writer", "travel"]
 BASE_TIME_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -58,7 +58,7 @@ class CorpusStats:
     transcript_only: int = 0  # assistant rows with provider "openclaw" (delivery-mirror); subset of assistant
     images: int = 0
 
-    def add(self, other: "CorpusStats") -> None:
+    def add(self, other: CorpusStats) -> None:
         for f in fields(self):
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
@@ -73,9 +73,9 @@ _SLOT_NAME = {b'"@@PID@@"': "pid", b'"@@MS@@"': "ms", b"@@ID@@": "id", b"@@TS@@"
 class Tpl:
     """A pre-serialized line split around placeholder slots."""
 
-    __slots__ = ("lits", "slots", "kind", "tools", "mirror", "image")
+    __slots__ = ("image", "kind", "lits", "mirror", "slots", "tools")
 
-    def __init__(self, obj: dict, kind: str, tools: tuple[str, ...] = (), mirror: "Tpl | None" = None):
+    def __init__(self, obj: dict, kind: str, tools: tuple[str, ...] = (), mirror: Tpl | None = None):
         raw = orjson.dumps(obj)
         parts = _SLOT_RE.split(raw)
         self.lits = parts[0::2]
@@ -281,7 +281,7 @@ class _Pools:
             m.update(extra)
             return _entry("message", message=m)
 
-        sig = lambda: base64.b64encode(rng.randbytes(rng.choice([48, 96, 240]))).decode()  # noqa: E731
+        sig = lambda: base64.b64encode(rng.randbytes(rng.choice([48, 96, 240]))).decode()
 
         # users
         self.user: list[Tpl] = []
@@ -384,7 +384,7 @@ class _Pools:
                 det = {"status": "completed", "exitCode": 0, "durationMs": rng.randint(5, 900), "aggregated": body,
                        "cwd": WS} if n == "exec" else ({"ok": True} if n == "message" else None)
                 if n == "message":
-                    body = '{"ok":true,"messageId":"%d"}' % rng.randint(1000, 9999)
+                    body = f'{{"ok":true,"messageId":"{rng.randint(1000, 9999)}"}}'
                 lst.append(Tpl(result(n, [{"type": "text", "text": body}], det, rng.random() < 0.03), "tool"))
             self.small[n] = lst
         self.large: dict[str, Tpl] = {}
@@ -533,7 +533,7 @@ class _Writer:
             tpl = rng.choice(p.calls)
             cids = [self._call_id() for _ in tpl.tools]
             self.emit(tpl, rng.randint(2000, 15000), **{f"c{i}": c for i, c in enumerate(cids)})
-            for name, cid in zip(tpl.tools, cids):
+            for name, cid in zip(tpl.tools, cids, strict=True):
                 left = budget - self.written
                 x = rng.random()
                 if self.large and name == "browser" and x < 0.15 and left > 60_000:
@@ -657,7 +657,7 @@ def _last_entry(path: Path) -> tuple[str | None, int, str]:
                 line = body[i + 1:]
                 break
     obj = orjson.loads(line)
-    ts = datetime.fromisoformat(obj["timestamp"].replace("Z", "+00:00")).replace(tzinfo=None)
+    ts = datetime.fromisoformat(obj["timestamp"]).replace(tzinfo=None)
     ms = (ts - _EPOCH) // timedelta(milliseconds=1)
     return (None if obj.get("type") == "session" else obj["id"]), ms, provider
 

@@ -16,7 +16,7 @@ import csv
 import hashlib
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
@@ -25,7 +25,7 @@ DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "synthetic-pers
 if not DATA.exists():
     DATA = Path("/work/shared/data/synthetic-persona-chat/valid.csv")
 NAMESPACE = uuid.UUID("6f1c2d3e-4b5a-4c7d-8e9f-0a1b2c3d4e5f")
-START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 SPLITS = ("tune", "held-out")
 
 

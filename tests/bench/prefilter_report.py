@@ -9,9 +9,8 @@ from collections import Counter
 from pathlib import Path
 
 from distiller.screen.clean import clean as clean_as
-from distiller.sources.openclaw.envelopes import CLEANING
-
 from distiller.screen.prefilter import KEEP, prefilter
+from distiller.sources.openclaw.envelopes import CLEANING
 
 
 def clean(text, role, extra_blocks=()):

@@ -50,16 +50,16 @@ import orjson
 from distiller.batches.model import ITEM_OVERHEAD_TOKENS, estimate_tokens
 from distiller.config import Settings
 from distiller.extract.base import ExtractRequest, Item
-from distiller.pipeline.distill import extract_splitting
 from distiller.extract.rules import PROMPT_VERSION, RulesExtractor
-from distiller.screen.prefilter import KEEP
+from distiller.pipeline.distill import extract_splitting
 from distiller.records import EvidenceItem, Message
 from distiller.screen import screen
+from distiller.screen.prefilter import KEEP
 from distiller.sources.openclaw import parse as openclaw
 from distiller.verify import Source, verify
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from personachat import DATA, read_conversations, sessions_of, write_transcripts  # noqa: E402
+from personachat import DATA, read_conversations, sessions_of, write_transcripts
 
 STOP = frozenset(
     """

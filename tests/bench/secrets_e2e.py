@@ -40,7 +40,7 @@ from pathlib import Path
 import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from secretclasses import INVISIBLE, cases, lookalikes, split_across_messages  # noqa: E402
+from secretclasses import INVISIBLE, cases, lookalikes, split_across_messages
 
 PLACES = ("user", "assistant", "thinking", "tool-call", "tool-result")
 SHORT = 8  # a secret shorter than this (a CVV, a PIN) is sought as a word in texts only

@@ -19,7 +19,7 @@ import re
 import subprocess
 import sys
 import tempfile
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -52,7 +52,7 @@ def _wall_clock(text: str) -> str | None:
         return None
     if moment.tzinfo is None:
         return None
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     for label, at in (("<now>", now), ("<now+1d>", now + timedelta(days=1))):
         if abs((moment - at).total_seconds()) < 3600:
             return label
@@ -89,7 +89,7 @@ def _dump(db: Path, corpus: str, state: str) -> dict:
             decoded = []
             for row in rows:
                 record = {}
-                for column, cell in zip(columns, row):
+                for column, cell in zip(columns, row, strict=True):
                     if isinstance(cell, str) and cell[:1] in "[{":
                         try:
                             cell = json.loads(cell)

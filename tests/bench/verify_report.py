@@ -24,13 +24,12 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from distiller.screen.clean import clean as clean_as
-from distiller.sources.openclaw.envelopes import CLEANING
-
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, ExtractRequest, Item
 from distiller.extract.rules import RulesExtractor
-from distiller.screen.injection import suspect_injection
 from distiller.records import EvidenceItem
+from distiller.screen.clean import clean as clean_as
+from distiller.screen.injection import suspect_injection
+from distiller.sources.openclaw.envelopes import CLEANING
 from distiller.support import content_stems
 from distiller.verify import Source, verify
 
@@ -50,7 +49,7 @@ like likes love loves enjoy enjoys really very do not be can so lot that this"""
 # The user's own requests to remember, wrapped around each persona sentence of the dev set.
 _REMEMBER = ("Remember that {}", "Please remember: {}", "Don't forget that {}", "Note for later: {}",
              "For the record, {}", "Save this to memory: {}", "From now on, remember {}", "Keep in mind that {}")
-_THIRD_PERSON = [(re.compile(p, re.I), r) for p, r in [
+_THIRD_PERSON = [(re.compile(p, re.IGNORECASE), r) for p, r in [
     (r"\bI'm\b", "the user is"), (r"\bI am\b", "the user is"), (r"\bI've\b", "the user has"),
     (r"\bI have\b", "the user has"), (r"\bI was\b", "the user was"), (r"\bI\b", "the user"), (r"\bmy\b", "the user's"),
     (r"\bme\b", "the user"), (r"\bmyself\b", "themselves"),
@@ -159,7 +158,7 @@ def main() -> None:
             flagged += hit
             if hit and len(examples) < 5:
                 examples.append(text)
-            if re.search(r"\bremember\b", text, re.I):
+            if re.search(r"\bremember\b", text, re.IGNORECASE):
                 remember += 1
                 remember_flagged += hit
 
