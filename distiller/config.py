@@ -119,8 +119,15 @@ class Rule:
         if self.kind == "overrides":
             return ("a table of absolute path patterns (* ? [..] within a dir, ** across dirs; ~ expanded) to format "
                     "names (" + ", ".join(_format_names()) + "); in the environment pattern=format,pattern=format")
-        one = f"letters, digits and {_PUNCT[self.pattern]} (at most {_LENGTH[self.pattern]} characters)"
+        one = f"letters, digits and {_PUNCT[self.name_pattern]} (at most {_LENGTH[self.name_pattern]} characters)"
         return one if self.kind == "name" else f"a list of names, each {one}"
+
+    @property
+    def name_pattern(self) -> re.Pattern[str]:
+        """The pattern a name or each of a list of names must match (every name rule has one)."""
+        if self.pattern is None:
+            raise TypeError(f"a {self.kind} rule without a pattern")
+        return self.pattern
 
 
 def _plain(number: float) -> str:
@@ -234,7 +241,7 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
         if isinstance(value, str) and (value == "" or _URL.fullmatch(value.strip())):
             result = value.strip()
     elif rule.kind == "name":
-        if isinstance(value, str) and rule.pattern.fullmatch(value):
+        if isinstance(value, str) and rule.name_pattern.fullmatch(value):
             result = value
     elif rule.kind == "overrides":
         try:
@@ -247,7 +254,7 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
             result = tuple(dict.fromkeys(items))
     else:
         items = [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
-        if isinstance(items, list | tuple) and all(isinstance(v, str) and rule.pattern.fullmatch(v) for v in items):
+        if isinstance(items, list | tuple) and all(isinstance(v, str) and rule.name_pattern.fullmatch(v) for v in items):
             result = tuple(dict.fromkeys(items))
     if result is None:
         shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."

@@ -13,16 +13,16 @@ import signal
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from distiller import stop
-from distiller import pipeline
+from distiller import pipeline, stop
 from distiller.config import Settings
 from distiller.errors import DistillError, Unavailable, UsageError
 from distiller.install import every_seconds
@@ -84,7 +84,7 @@ def timing(cron: str | None, every: str | None, jitter: int | None) -> Timing:
         return Timing(cron_trigger(cron, jitter), CRON_MISFIRE_GRACE, f"cron {cron!r} (local time)")
     seconds = every_seconds(every or "1h")
     # A fire missed by up to half an interval (a suspended laptop, a long run) still runs, once.
-    return Timing(IntervalTrigger(seconds=seconds, jitter=jitter, timezone=timezone.utc),
+    return Timing(IntervalTrigger(seconds=seconds, jitter=jitter, timezone=UTC),
                   max(60, min(seconds // 2, 1800)), f"every {every or '1h'}")
 
 
@@ -94,15 +94,15 @@ class Outcome:
 
     at: str
     status: str  # ok | budget | skipped | interrupted | failed
-    summary: dict | None
+    summary: dict[str, Any] | None
     error: str | None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"at": self.at, "status": self.status, "error": self.error, **(self.summary or {})}
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def run_one(settings: Settings, sources: Sequence[Path] | None) -> Outcome:
@@ -115,7 +115,7 @@ def run_one(settings: Settings, sources: Sequence[Path] | None) -> Outcome:
     except DistillError as exc:
         status = "interrupted" if 128 < exc.exit_code < 160 else "failed"
         return Outcome(at, status, None, str(exc))
-    except Exception as exc:  # a bug must not end an unattended schedule: report it and keep the next fire
+    except Exception as exc:  # noqa: BLE001 - a bug must not end an unattended schedule: report it and keep the next fire
         return Outcome(at, "failed", None, f"internal error: {type(exc).__name__}: {exc}")
     d = summary.as_dict()
     return Outcome(at, "budget" if d.get("budget_stop") else "ok", d, None)
@@ -130,7 +130,7 @@ def make_scheduler(settings: Settings, sources: Sequence[Path] | None, when: Tim
         if not stopping.is_set():
             report(run_one(settings, sources))
 
-    options = {"next_run_time": datetime.now(timezone.utc)} if run_now else {}
+    options = {"next_run_time": datetime.now(UTC)} if run_now else {}
     scheduler.add_job(job, when.trigger, id=JOB_ID, name="distill run", max_instances=1, coalesce=True,
                       misfire_grace_time=when.misfire_grace_time, **options)
     return scheduler

@@ -76,7 +76,7 @@ def _valid_from(value: object, first_ts: str | None, last_ts: str | None) -> tup
     if not isinstance(value, str) or not value:
         return fallback, False
     try:
-        parsed = (datetime.fromisoformat(value.replace("Z", "+00:00")) if "T" in value
+        parsed = (datetime.fromisoformat(value) if "T" in value
                   else date.fromisoformat(value))
     except ValueError:
         return fallback, False

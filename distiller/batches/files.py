@@ -13,6 +13,7 @@ import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -42,7 +43,7 @@ def checked_id(batch_id: str) -> str:
     return batch_id
 
 
-def order(batch_id: str) -> tuple:
+def order(batch_id: str) -> tuple[str | int, ...]:
     """The order batches are made and committed in: by run, then by sequence number (so -10000 follows -9999), then
     by retry; a name not shaped like a batch id sorts after the others of its run, by name."""
     run, _, rest = batch_id.partition("-")
@@ -191,7 +192,7 @@ def set_aside(state_dir: Path, batch_id: str) -> str:
     return path.name
 
 
-def _to_json(batch: Batch) -> dict:
+def _to_json(batch: Batch) -> dict[str, Any]:
     return {
         "format": FORMAT_VERSION,
         "batch_id": batch.batch_id,
@@ -214,7 +215,7 @@ def _to_json(batch: Batch) -> dict:
     }
 
 
-def _decision_json(decision: Decision) -> dict:
+def _decision_json(decision: Decision) -> dict[str, Any]:
     """The ledger needs no text: a batch file holds only the redacted text of the items it sends."""
     m = decision.message
     message = {"format": m.format, "agent": m.agent, "session_id": m.session_id, "message_id": m.message_id,
@@ -223,7 +224,7 @@ def _decision_json(decision: Decision) -> dict:
     return {"message": message, "item_id": decision.item_id, "decision": decision.decision, "reason": decision.reason}
 
 
-def _from_json(data: dict) -> Batch:
+def _from_json(data: dict[str, Any]) -> Batch:
     items = tuple(BatchItem(Item(**b["item"]), b["request_id"], EvidenceItem(**b["provenance"])) for b in data["items"])
     by_id = {b.item.item_id: b.item for b in items}
     return Batch(

@@ -15,6 +15,7 @@ import logging
 import os
 import threading
 from pathlib import Path
+from typing import Any, Self
 
 import orjson
 
@@ -35,7 +36,7 @@ def path_of(batch_file: Path) -> Path:
     return batch_file.with_suffix(SUFFIX)
 
 
-def _extraction(x: dict) -> Extraction:
+def _extraction(x: dict[str, Any]) -> Extraction:
     return Extraction(
         x["request_id"],
         tuple(Candidate(**{**c, "evidence": tuple(EvidenceRef(**e) for e in c["evidence"])}) for c in x["candidates"]),
@@ -53,7 +54,7 @@ def encode(batch_id: str, extraction: Extraction, failed: tuple[tuple[ExtractReq
     }) + b"\n"
 
 
-def _decode(line: bytes, by_id: dict[str, Item]) -> tuple[dict, Record]:
+def _decode(line: bytes, by_id: dict[str, Item]) -> tuple[dict[str, Any], Record]:
     data = orjson.loads(line)
     failed = tuple((ExtractRequest(f["request_id"], f["agent"], tuple(by_id[i] for i in f["items"])), f["error"])
                    for f in data["failed"])
@@ -73,7 +74,7 @@ def _part_of(request: ExtractRequest, part: ExtractRequest) -> bool:
             and part.agent == request.agent and all(i.item_id in own for i in part.items))
 
 
-def _belongs(batch_id: str, requests: dict[str, ExtractRequest], data: dict, record: Record) -> bool:
+def _belongs(batch_id: str, requests: dict[str, ExtractRequest], data: dict[str, Any], record: Record) -> bool:
     """Whether a line is this batch's: its batch id (lines written before it was recorded have none), and a
     request of the batch, answered for it, whose failed parts are that request's."""
     request = requests.get(data["request_id"])
@@ -119,7 +120,7 @@ class Journal:
         self._fd: int | None = None
         self._lock = threading.Lock()  # worker threads append their answers
 
-    def __enter__(self) -> Journal:
+    def __enter__(self) -> Self:
         try:
             existed = self.path.exists()
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)

@@ -15,8 +15,8 @@ from typing import TypeVar
 import orjson
 
 from distiller.extract.base import Candidate, EvidenceRef, Extraction, Extractor, ExtractRequest, Item
-from distiller.redact import redact
 from distiller.records import Cursor, EvidenceItem
+from distiller.redact import redact
 from distiller.screen import Decision, Screened
 from distiller.screen.prefilter import DROP, KEEP
 from distiller.verify import Source
@@ -155,9 +155,11 @@ def build(
     """The ledger rows of the screened messages and the requests their kept items are packed into."""
     ledger = tuple(LedgerRow(s.decision, file_id) for s, file_id in screened)
     packers = _pack(screened, request_budget_tokens)
-    requests, items, estimated = [], [], 0
+    requests: list[ExtractRequest] = []
+    items: list[BatchItem] = []
+    estimated = 0
     for agent in sorted(packers):
-        for group, used in zip(packers[agent].requests, packers[agent].used):
+        for group, used in zip(packers[agent].requests, packers[agent].used, strict=True):
             request_id = f"{batch_id}-r{len(requests) + 1}"
             request_items = [
                 BatchItem(Item(f"m{number}", d.message.role, d.message.ts, text, evidence), request_id, _provenance(d))

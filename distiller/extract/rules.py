@@ -32,27 +32,27 @@ _MAX_OBJECT_WORDS = 18
 
 _CLAUSE = re.compile(r"(?:[^.!?。！？\n;:—–]|(?<=\d)\.(?=\d))+[.!?。！？]?")
 # A new first-person clause starts a new statement: "I love reading, I'm a stunt double".
-_AND_FIRST_PERSON = re.compile(r",?\s+(?:and|but|so)\s+(?=(?:i|i'm|i've|we|my)\b)|,\s+(?=(?:i|i'm|i've|my)\b)", re.I)
+_AND_FIRST_PERSON = re.compile(r",?\s+(?:and|but|so)\s+(?=(?:i|i'm|i've|we|my)\b)|,\s+(?=(?:i|i'm|i've|my)\b)", re.IGNORECASE)
 _LEADING_FILLER = re.compile(
     r"^(?:(?:and|but|also|so|ok|okay|well|actually|btw|fyi|oh|anyway|update|yes|yeah|yep|sure|perfect|thanks|lol|"
     r"haha|now|one more thing|for the record|honestly|personally|me too|same here|no|nope|wow|cool|nice|great)\b"
     r"[,!\s]*)+",
-    re.I,
+    re.IGNORECASE,
 )
 _CLAUSE_END = re.compile(
     r",\s+(?:so|but|because|which|since|although|though|while)\b|\s+[—–]\s+|\s+-\s+|"
     r"\s+(?:that|which|who|because|so|since|but|and|when|if|as)\s+(?=(?:i|i'm|i've|i'd|i'll|we|we're)\b)|"
     r"\s+(?:so|and|but)\s+(?=(?:there|it|it's|that|that's|they|they're|you|you're|he|she)\b)",
-    re.I,
+    re.IGNORECASE,
 )
 _NOT_A_STATEMENT = re.compile(
     r"^(?:if|when|whether|unless|maybe|do|does|did|can|could|would|should|will|what|why|how|who|where|is|are)\b",
-    re.I,
+    re.IGNORECASE,
 )
 _TRAILING_FILLER = re.compile(
     r"(?:,?\s+(?:too|as well|also|though|either|so much|very much|a lot|lol|haha|honestly|really|anyway|"
     r"right now|at the moment|for now))+$",
-    re.I,
+    re.IGNORECASE,
 )
 _TIME_UNIT = r"(?:week|weekend|month|year|night|morning|afternoon|evening|summer|winter|spring|fall|autumn|semester)"
 _RELATIVE_TIME = (
@@ -60,9 +60,9 @@ _RELATIVE_TIME = (
     r"(?:a|one|two|three|a few|a couple of) (?:days|weeks|months|years?) ago|recently|lately|earlier|soon|"
     r"in a (?:few|couple of) (?:days|weeks|months)"
 )
-_TRAILING_TIME = re.compile(rf"(?:,?\s+(?:{_RELATIVE_TIME}))+$", re.I)
-_NOW = re.compile(r",?\s+(?:right now|at the moment|these days|nowadays)\b", re.I)  # "my favorite song right now is"
-_ANY_TIME = re.compile(rf"\b(?:{_RELATIVE_TIME})\b", re.I)
+_TRAILING_TIME = re.compile(rf"(?:,?\s+(?:{_RELATIVE_TIME}))+$", re.IGNORECASE)
+_NOW = re.compile(r",?\s+(?:right now|at the moment|these days|nowadays)\b", re.IGNORECASE)  # "my favorite song right now is"
+_ANY_TIME = re.compile(rf"\b(?:{_RELATIVE_TIME})\b", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 # Words whose referent is outside the statement: the other party, someone named before, a thing pointed at.
@@ -119,7 +119,7 @@ _WHEN = frozenset("ever since for years months weeks days ages long while".split
 _COMPLETE_ALONE = frozenset("retired graduated married engaged divorced promoted".split())
 _NUMBER = re.compile(r"\d{1,3}|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|several")
 _ANAPHORIC_DEFINITE = re.compile(rf"the {_ASPECT}(?:(?:,|,? and|,? or) the {_ASPECT})*")
-_NAME_PLACEHOLDER = re.compile(r"[\[\](){}<>]|\bname\b|\buser ?\d", re.I)
+_NAME_PLACEHOLDER = re.compile(r"[\[\](){}<>]|\bname\b|\buser ?\d", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +139,7 @@ class _Rule:
 def _rule(lead: str, category: str, rewrite: str, attribute: str | None = None, importance: int = 5,
           decay: str = "medium", needs_object: bool = False) -> _Rule:
     # \b(?!') : a lead-in is a whole word, never the start of a contraction ("won" is not "won't").
-    return _Rule(re.compile(rf"^\s*(?:{lead})\b(?!')\s*", re.I), category, attribute, rewrite, importance, decay,
+    return _Rule(re.compile(rf"^\s*(?:{lead})\b(?!')\s*", re.IGNORECASE), category, attribute, rewrite, importance, decay,
                  needs_object)
 
 
@@ -202,7 +202,7 @@ RULES: tuple[_Rule, ...] = (
 
 # Every rule's lead-in at once, each whole pattern its own alternative in rule order: the alternation matches where
 # the first rule that matches would, so one match finds that rule instead of up to one per rule.
-_ANY_LEAD = re.compile("|".join(f"(?P<r{n}>{rule.pattern.pattern})" for n, rule in enumerate(RULES)), re.I)
+_ANY_LEAD = re.compile("|".join(f"(?P<r{n}>{rule.pattern.pattern})" for n, rule in enumerate(RULES)), re.IGNORECASE)
 
 
 def first_rule(clause: str) -> tuple[_Rule, re.Match[str]] | None:
@@ -215,8 +215,8 @@ def first_rule(clause: str) -> tuple[_Rule, re.Match[str]] | None:
     return None if matched is None else (rule, matched)
 
 # "mine" alone points outside the statement and is rejected before this rewrite.
-_PRONOUNS = ((re.compile(r"\bmy\b", re.I), "their"), (re.compile(r"\bmyself\b", re.I), "themselves"),
-             (re.compile(r"\bme\b", re.I), "the user"))
+_PRONOUNS = ((re.compile(r"\bmy\b", re.IGNORECASE), "their"), (re.compile(r"\bmyself\b", re.IGNORECASE), "themselves"),
+             (re.compile(r"\bme\b", re.IGNORECASE), "the user"))
 
 
 def _third_person(rest: str) -> str:

@@ -14,9 +14,9 @@ from distiller.batches.model import DISTILLED, PENDING, SUBMITTED, SUBMITTING, B
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Committed, Tally, log
+from distiller.extract import EXTERNAL
 from distiller.extract.base import Candidate, Extraction, Extractor
 from distiller.extract.candidates import candidate
-from distiller.extract.select import EXTERNAL
 from distiller.lock import run_lock
 from distiller.pipeline import distill
 from distiller.pipeline.commit import commit_batch

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from distiller.canonical import DASH_LOOK_ALIKES, LOOK_ALIKES_OF_LT, skeleton
 from distiller.screen.injected import MEMORY_BLOCKS, MEMORY_DELIMITED, MEMORY_FAMILIES, OUR_BLOCKS, REASONING_BLOCKS
-from distiller.sources.cleaning import ASSISTANT, BLOCKS, PLAIN, Cleaning, Drop, Rule
+from distiller.sources.cleaning import ASSISTANT, BLOCKS, PLAIN, Applied, Cleaning, Drop, Rule
 from distiller.textscan import contains_any
 
 _SYNTHETIC = "synthetic-prompt"
@@ -75,7 +75,7 @@ def _blocks(cleaning: Cleaning, extra_blocks: tuple[str, ...], reasoning: bool) 
             family = families.get(kind)
             tags.append(f"(?P<t{index}>{family.replace('[-_]', _WORD_JOINER) if family else _tag_name(kind)})")
             continue
-        for marker, name in zip(delimited[kind], (f"o{index}", f"c{index}")):
+        for marker, name in zip(delimited[kind], (f"o{index}", f"c{index}"), strict=True):
             first = r"\[" if marker.startswith(r"\[") else "<"
             if not marker.startswith(first):
                 raise ValueError(f"block marker {marker!r} of {kind!r} does not start with a literal < or [")
@@ -91,16 +91,22 @@ def _markers(text: str, blocks: _Blocks) -> Iterator[re.Match[str]]:
     No marker of one group can match where one of the other does (their first characters differ), so the next
     marker is the earlier of the two groups' next matches; a match that the previous one overlapped is sought
     again after it."""
-    angled = blocks.angled.search(text) if blocks.angled and "<" in text else None
-    bracketed = blocks.bracketed.search(text) if blocks.bracketed and "[" in text else None
-    while angled or bracketed:
-        match = angled if bracketed is None or (angled is not None and angled.start() < bracketed.start()) else bracketed
+    angled_pattern, bracketed_pattern = blocks.angled, blocks.bracketed
+    angled = angled_pattern.search(text) if angled_pattern and "<" in text else None
+    bracketed = bracketed_pattern.search(text) if bracketed_pattern and "[" in text else None
+    while True:
+        if angled is not None and (bracketed is None or angled.start() < bracketed.start()):
+            match = angled
+        elif bracketed is not None:
+            match = bracketed
+        else:
+            return
         yield match
         end = match.end()
-        if angled is not None and angled.start() < end:
-            angled = blocks.angled.search(text, end)
-        if bracketed is not None and bracketed.start() < end:
-            bracketed = blocks.bracketed.search(text, end)
+        if angled_pattern is not None and angled is not None and angled.start() < end:
+            angled = angled_pattern.search(text, end)
+        if bracketed_pattern is not None and bracketed is not None and bracketed.start() < end:
+            bracketed = bracketed_pattern.search(text, end)
 
 
 def _strip_blocks(text: str, blocks: _Blocks, events: list[str]) -> str:
@@ -167,7 +173,8 @@ class _Gate:
         if self.anywhere_unicode and not text.isascii() and contains_any(text, self.anywhere_unicode):
             return True
         if self.line_start and (text.lstrip(" \t").startswith(self.line_start)
-                                or ("\n" in text and self.after_newline.search(text) is not None)):
+                                or ("\n" in text and self.after_newline is not None
+                                    and self.after_newline.search(text) is not None)):
             return True
         if self.start_folded and text[: self.start_folded_chars].lower().startswith(self.start_folded):
             return True
@@ -205,11 +212,12 @@ def gate(cleaning: Cleaning, role: str, extra_blocks: tuple[str, ...] = ()) -> _
     character every block marker starts with)."""
     rules = [rule for rule in (*cleaning.splits, *cleaning.synthetic, *_rewrites(cleaning)) if role in rule.roles]
     needles = [rule.needles for rule in rules]
-    anywhere = [needle for group in needles for needle in group.anywhere]
+    anywhere_needles = [needle for group in needles for needle in group.anywhere]
     if BLOCKS in rules:
         blocks = _blocks(cleaning, extra_blocks, role == ASSISTANT)
-        anywhere += ["<", *LOOK_ALIKES_OF_LT] * (blocks.angled is not None) + ["["] * (blocks.bracketed is not None)
-    anywhere = _unsubsumed(anywhere, ())
+        anywhere_needles += (["<", *LOOK_ALIKES_OF_LT] * (blocks.angled is not None)
+                             + ["["] * (blocks.bracketed is not None))
+    anywhere = _unsubsumed(anywhere_needles, ())
     line_start = _unsubsumed([needle for group in needles for needle in group.line_start], anywhere)
     folded = tuple(dict.fromkeys(needle for group in needles for needle in group.folded))
     start_folded = tuple(dict.fromkeys(needle for group in needles for needle in group.start_folded))
@@ -232,9 +240,9 @@ class _RoleRules:
     """A format's rules that apply to one role, in order (the blocks bound to their markers), and its shortcut:
     made once per format, role and extra blocks instead of sorted out on every pass."""
 
-    splits: tuple[Callable[[str, list[str]], object], ...]
-    synthetic: tuple[Callable[[str, list[str]], object], ...]
-    rewrites: tuple[Callable[[str, list[str]], object], ...]
+    splits: tuple[Callable[[str, list[str]], Applied], ...]
+    synthetic: tuple[Callable[[str, list[str]], Applied], ...]
+    rewrites: tuple[Callable[[str, list[str]], Applied], ...]
     shortcut: _Gate
 
 
@@ -256,7 +264,7 @@ def _role_rules(cleaning: Cleaning, role: str, extra_blocks: tuple[str, ...]) ->
 
 def _synthetic_kind(rules: _RoleRules, text: str, events: list[str]) -> str | None:
     for apply in rules.synthetic:
-        if (kind := apply(text, events)) is not None:
+        if isinstance(kind := apply(text, events), str):
             return kind
     return None
 
@@ -267,7 +275,7 @@ def _clean_once(text: str, rules: _RoleRules, events: list[str], gated: bool) ->
     if gated and not rules.shortcut.may_change(text):
         return ([text] if text else []), None
     for apply in rules.splits:
-        if (pieces := apply(text, events)) is not None:
+        if isinstance(pieces := apply(text, events), list):
             return [piece for piece in pieces if piece.strip()], None
     kind = _synthetic_kind(rules, text, events)
     if kind is None:
@@ -276,6 +284,8 @@ def _clean_once(text: str, rules: _RoleRules, events: list[str], gated: bool) ->
             if isinstance(result, Drop):
                 kind = result.kind
                 break
+            if not isinstance(result, str):
+                raise TypeError(f"a rewrite rule returned {type(result).__name__}, not the new text or a Drop")
             text = result
         text = tidy(text)
         kind = kind or _synthetic_kind(rules, text, events)

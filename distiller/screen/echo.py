@@ -90,7 +90,8 @@ def strip(text: str, echoes: EchoIndex) -> tuple[str, int]:
         start, end = spans[first][1], spans[last - 1][2]
         before = _BEFORE.search(text, position, start)
         start = before.start() if before else start
-        end = _AFTER.match(text, end).end()
+        after = _AFTER.match(text, end)  # it matches the empty string too: never None
+        end = after.end() if after else end
         out.append(text[position:start])
         if start > position and end < len(text) and not text[start - 1].isspace() and not text[end].isspace():
             out.append(" ")  # the words on either side stay apart

@@ -12,7 +12,7 @@ import re
 import string
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from distiller.textscan import blank_except, fold
 
@@ -55,7 +55,7 @@ class Prefiltered:
     reason: str
 
 
-@lru_cache(maxsize=None)
+@cache
 def _verdict(decision: str, reason: str) -> Prefiltered:
     """They are immutable and few: each is made once."""
     return Prefiltered(decision, reason)
@@ -349,9 +349,8 @@ def _is_personal(lowered: str, words: list[str], hollow_free: str) -> bool:
     word: hollow_free is only searched when lowered has one to discount."""
     if _has_first_person(lowered, words):
         runs = words if hollow_free == lowered else _word_runs(hollow_free)
-        if runs is words or _has_first_person(hollow_free, runs):
-            if not _says_nothing(hollow_free, runs):
-                return True
+        if (runs is words or _has_first_person(hollow_free, runs)) and not _says_nothing(hollow_free, runs):
+            return True
     return bool(_STANDING_INSTRUCTION.match(lowered.lstrip()))
 
 

@@ -39,6 +39,11 @@ class Drop:
     kind: str
 
 
+Applied = list[str] | str | Drop | None
+"""What a rule's `apply` returns: a split's pieces (or None), a synthetic check's kind (or None), a rewrite's new
+text (or a Drop)."""
+
+
 @dataclass(frozen=True, eq=False)
 class Rule:
     """One rule of a format. `apply(text, events)` returns: for a split, the pieces or None; for a synthetic check,
@@ -47,7 +52,7 @@ class Rule:
 
     name: str
     needles: Needles
-    apply: Callable[[str, list[str]], object]
+    apply: Callable[[str, list[str]], Applied]
     roles: tuple[str, ...] = BOTH
 
 

@@ -299,7 +299,7 @@ def upsert(
     now = now or datetime.now(UTC)
     refused = _refusals(["\n".join([b.statement, *(e.quote for e in b.evidence)]) for b in beliefs])
     candidates = [_candidate(order, belief, run_id, settings, now)
-                  for order, (belief, why) in enumerate(zip(beliefs, refused)) if why is None]
+                  for order, (belief, why) in enumerate(zip(beliefs, refused, strict=True)) if why is None]
     return _store(con, settings, now, run_id, candidates, refused)
 
 
@@ -318,7 +318,7 @@ def restore(
     refused = _refusals(["\n".join([b.statement, *(q for e in b.evidence for q in (e.quote, e.statement))])
                          for b in ordered])
     candidates = [_restored(order, belief, settings, now)
-                  for order, (belief, why) in enumerate(zip(ordered, refused)) if why is None]
+                  for order, (belief, why) in enumerate(zip(ordered, refused, strict=True)) if why is None]
     return _store(con, settings, now, "import", candidates, refused)
 
 
@@ -521,7 +521,7 @@ class _Upsert:
 
     def _contradicted(self, c: _Candidate) -> _Held | None:
         """An active belief saying nearly the same with the opposite polarity."""
-        for _, ref, sig in self._near_pairs(c):
+        for _, ref, _sig in self._near_pairs(c):
             target = self._resolve(ref)
             if target is not None and target.status == ACTIVE and polarity_only(c.sig, target.sig):
                 return target

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from distiller.records import Message
@@ -134,7 +134,7 @@ def _timestamp(entry: dict[str, Any], message: dict[str, Any]) -> str | None:
     epoch_ms = message.get("timestamp")
     if isinstance(epoch_ms, (int, float)) and not isinstance(epoch_ms, bool):
         try:
-            return datetime.fromtimestamp(epoch_ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+            return datetime.fromtimestamp(epoch_ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
         except (OverflowError, OSError, ValueError):
             return None
     return None
