@@ -52,6 +52,9 @@ class Dispatcher:
     made: int = 0  # the batches made (and planned) so far: the sequence in each batch id
     pacer: pace.Pace = field(default_factory=lambda: pace.Pace(1))  # one per run: what a 429 taught carries over
     start_hold: Holding | None = None  # the store, held since the run started (see run.py)
+    # How the run ends when its final batch commits: ("ok", None), or ("failed", why) for a run that will exit 1
+    # (a source not found). Recorded in that batch's own transaction, so no kill after it leaves a wrong status.
+    ending: tuple[str, str | None] = ("ok", None)
 
     @property
     def files_dir(self) -> Path:
@@ -100,7 +103,16 @@ class Dispatcher:
         if self.commit is not None:
             self.commit(built, final, gone)
         else:
-            commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone)
+            status, error = self.ending if final else ("running", None)
+            commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone, status=status,
+                         error=error)
+
+    def record_end(self, status: str) -> None:
+        """The run's record when its final batch is not committed by this run (staged, submitted): `status`, or
+        how it ends when that is not ok."""
+        ended, error = self.ending if self.ending[0] != "ok" else (status, None)
+        with connect_for(self.settings) as con:
+            runs.update(con, self.run_id, self.tally.as_dict(), ended, error)
 
 
 class DryRun(Dispatcher):
@@ -152,6 +164,8 @@ class BatchApi(Synchronous):
         self.check_budget(built)
         self.tally.submitted.append(distill.submit(self.files_dir, built, self.extractor).batch_id)
         self.counted(fresh)
+        if final:
+            self.record_end("ok")
 
 
 class External(Synchronous):
@@ -164,8 +178,7 @@ class External(Synchronous):
         self.tally.staged.append(str(files.write(self.settings.state_dir, built)))
         self.counted(fresh)
         if final:
-            with connect_for(self.settings) as con:
-                runs.update(con, self.run_id, self.tally.as_dict(), "staged")
+            self.record_end("staged")
 
 
 def mode(settings: Settings, extractor: Extractor, *, dry_run: bool) -> type[Dispatcher]:

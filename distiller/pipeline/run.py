@@ -324,13 +324,13 @@ def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally:
             dispatcher = mode(settings, extractor, dry_run=dry_run)(settings, run_id, tally, extractor, show, spent,
                                                                     progress=progress, pacer=pacer,
                                                                     start_hold=start_hold)
+            if discovery.missing:  # everything else is read, but the run exits 1: its final commit says so
+                dispatcher.ending = ("failed", f"source(s) not found: {', '.join(discovery.missing)}")
             if progress is not None:
                 progress.begin(tally, planned)
             distill_plans(plans, discovery.session_keys, settings, tally, Chunk(settings, echoes),
                           unread(settings, tally),
                           dispatcher, gone=gone, started=started)
-        if discovery.missing and not dry_run:  # everything else was read, but the run exits 1: not `ok`
-            _finish(settings, run_id, tally, "failed", f"source(s) not found: {', '.join(discovery.missing)}")
     except BudgetReached as reached:
         tally.budget_stop = str(reached)
         log.warning("budget reached: %s; the rest stays ahead of the cursors for the next run", reached)
