@@ -22,7 +22,7 @@ from distiller.records import Belief
 from distiller.store import batch_rows
 from distiller.store import writes as belief_store
 from distiller.store import clock, cursors, messages, runs
-from distiller.store.db import connect_for, transaction
+from distiller.store.db import Store, connect_for, transaction
 from distiller.track import save_cursors
 from distiller.verify import verify
 
@@ -74,12 +74,13 @@ def commit_batch(settings: Settings, batch: Batch, run_id: str, tally: Tally, *,
                  status: str | None = None, error: str | None = None, gone: Sequence[str] = (),
                  batch_dir: Path | None = None,
                  require: Callable[[Committed], None] | None = None,
-                 also: Callable[[duckdb.DuckDBPyConnection, Committed], None] | None = None) -> None:
+                 also: Callable[[duckdb.DuckDBPyConnection, Committed], None] | None = None,
+                 store: Store | None = None) -> None:
     """One transaction: ledger, beliefs, cursors, batch record, the run's counters (as `status`: "ok" after the
     final batch, else "running"; with `error`, the reason it is not "ok") and `also` (a reprocess job's progress, a retried batch settled); the final batch
     of a run also fades old beliefs. Then the batch file is dropped. `require` may refuse what the commit did by
-    raising, which rolls all of it back."""
-    with connect_for(settings) as con, transaction(con):
+    raising, which rolls all of it back. Through the run's `store` when given (held, checkpointed once)."""
+    with (connect_for(settings) if store is None else store.connect()) as con, transaction(con):
         done = apply(con, batch, run_id)
         if require is not None:
             require(done)

@@ -28,7 +28,7 @@ from distiller.progress import Progress
 from distiller.screen import Decision, Screened
 from distiller.store import runs
 from distiller.records import Cursor
-from distiller.store.db import Holding, connect_for, held_for
+from distiller.store.db import Store
 
 ShowDecision = Callable[[Decision], None]
 Fresh = list[tuple[Screened, str]]  # the screened messages of a chunk not already ingested, with their file ids
@@ -51,7 +51,7 @@ class Dispatcher:
     commit: CommitBatch | None = None  # how a batch is committed: the run's commit_batch unless reprocessing
     made: int = 0  # the batches made (and planned) so far: the sequence in each batch id
     pacer: pace.Pace = field(default_factory=lambda: pace.Pace(1))  # one per run: what a 429 taught carries over
-    start_hold: Holding | None = None  # the store, held since the run started (see run.py)
+    store: Store | None = None  # the run's store: its commits and lookups go through it (see run.py)
     # How the run ends when its final batch commits: ("ok", None), or ("failed", why) for a run that will exit 1
     # (a source not found). Recorded in that batch's own transaction, so no kill after it leaves a wrong status.
     ending: tuple[str, str | None] = ("ok", None)
@@ -67,8 +67,8 @@ class Dispatcher:
 
     def let_go_of_start(self) -> None:
         """The store held since the run started is let go: after the first chunk, or before workers fork."""
-        if self.start_hold is not None:
-            self.start_hold.release()
+        if self.store is not None:
+            self.store.let_go()
 
     def send(self, fresh: Fresh, moves: list[tuple[Cursor, int | None]], *, final: bool = False,
              gone: Sequence[str] = ()) -> None:
@@ -105,13 +105,13 @@ class Dispatcher:
         else:
             status, error = self.ending if final else ("running", None)
             commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone, status=status,
-                         error=error)
+                         error=error, store=self.store)
 
     def record_end(self, status: str) -> None:
         """The run's record when its final batch is not committed by this run (staged, submitted): `status`, or
         how it ends when that is not ok."""
         ended, error = self.ending if self.ending[0] != "ok" else (status, None)
-        with connect_for(self.settings) as con:
+        with (self.store or Store.of(self.settings)).connect() as con:
             runs.update(con, self.run_id, self.tally.as_dict(), ended, error)
 
 
@@ -133,7 +133,7 @@ class Synchronous(Dispatcher):
     """Extracts the batch now (its file is pending first), within what the budgets leave, and commits it."""
 
     def quick(self) -> AbstractContextManager[None]:
-        return held_for(self.settings) if self.extractor.model is None else nullcontext()
+        return self.store.hold() if self.extractor.model is None and self.store is not None else nullcontext()
 
     def deliver(self, built: Batch, fresh: Fresh, *, final: bool, gone: Sequence[str]) -> None:
         allowance = distill.Allowance()

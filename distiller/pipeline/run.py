@@ -41,7 +41,7 @@ from distiller.sources import sniff
 from distiller.sources.base import Discovery
 from distiller.store import batch_rows, messages, runs
 from distiller.store import terms as store_terms
-from distiller.store.db import Holding, connect_for
+from distiller.store.db import Store
 from distiller.records import Cursor
 from distiller.track import ReadPlan, load_cursors, plan_reads
 
@@ -74,15 +74,15 @@ def resolve_sources(sources: Sequence[Path] | None, settings: Settings | None = 
 Dedup = Callable[[list[tuple[Screened, str]]], Fresh]
 
 
-def unread(settings: Settings, tally: Tally) -> Dedup:
+def unread(store: Store, tally: Tally) -> Dedup:
     """Drops what the ledger already holds (a reread after truncation or replacement), and repeats within a run."""
 
     def fresh(screened_all: list[tuple[Screened, str]]) -> Fresh:
         if not screened_all:
             return []
-        if settings.db_path.exists():
+        if store.path.exists():
             messages_read = [screened.decisions[0].message for screened, _ in screened_all]
-            with connect_for(settings, read_only=True) as con:
+            with store.connect(read_only=True) as con:
                 known = messages.already_ingested(con, messages_read)
         else:
             known = set()
@@ -154,12 +154,13 @@ def read_plan(plan: ReadPlan, session_keys: dict[str, str], settings: Settings, 
 
 def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally: Tally,
                    waiting: list[Batch], spent_today: tuple[int, float] = (0, 0.0),
-                   pacer: pace.Pace | None = None) -> None:
+                   pacer: pace.Pace | None = None, store: Store | None = None) -> None:
     """Finish what an earlier run left: commit distilled batches, extract pending ones (within the budgets),
     quarantine the ones it may have submitted without recording it, before reading anything."""
+    store = store or Store.of(settings)
     for batch in waiting:
         stop.check()
-        with connect_for(settings, read_only=True) as con:
+        with store.connect(read_only=True) as con:
             done = batch_rows.is_committed(con, batch.batch_id)
         if done:
             batches.remove(settings.state_dir, batch.batch_id)
@@ -189,7 +190,7 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
             distill.note_pace(tally, pacer)
         tally.resumed += 1
         try:
-            commit_batch(settings, batch, run_id, tally)
+            commit_batch(settings, batch, run_id, tally, store=store)
         except duckdb.OutOfMemoryException:
             # Too big to commit within the memory limit (written by a version that did not bound ids): failing
             # again every run would stop ingestion for good, so it is set aside and its messages are read again.
@@ -273,43 +274,47 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
             log.warning("set aside batch file %s (it does not parse; its messages are read again)",
                         batches.batches_dir(settings.state_dir) / name)
     waiting = [] if dry_run else batches.load_all(settings.state_dir)
-    # A quick run (offline, nothing left to resume) opens the store once for its start and its first chunk; its
-    # very first one creates the store meanwhile (it has no cursors and no spend to read first).
-    quick = not dry_run and extractor.model is None and not waiting
-    ahead = quick and not settings.db_path.exists()
-    with Holding(settings, active=quick,
-                 ahead=(lambda con: runs.start(con, run_id, roots)) if ahead else None) as start_hold:
-        return _run_held(settings, roots, extractor, tally, run_id, waiting, start_hold, dry_run=dry_run, show=show,
-                         progress=progress, started_ahead=ahead)
+    store = Store.of(settings, defer_checkpoints=not dry_run)
+    try:
+        if not dry_run and extractor.model is None and not waiting:
+            store.open()  # a quick run (offline, nothing to resume) holds it from its start through its first chunk
+        _read_and_distill(settings, store, roots, extractor, tally, run_id, waiting, dry_run=dry_run, show=show,
+                          progress=progress)
+    finally:
+        try:
+            store.close()
+        except (DistillError, duckdb.Error, OSError) as exc:  # the WAL keeps it all: the next open replays it
+            log.warning("the store was not checkpointed: %s", exc)
+    return RunSummary(None if dry_run else run_id, dry_run, tuple(roots), tally)
 
 
-def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally: Tally, run_id: str,
-              waiting: list[Batch], start_hold: Holding, *, dry_run: bool, show: ShowDecision | None,
-              progress: Progress | None, started_ahead: bool) -> RunSummary:
+def _read_and_distill(settings: Settings, store: Store, roots: list[str], extractor: Extractor, tally: Tally,
+                      run_id: str, waiting: list[Batch], *, dry_run: bool, show: ShowDecision | None,
+                      progress: Progress | None) -> None:
     pacer = pace.Pace(settings.concurrency)
     spent = (0, 0.0)
     tracked: list[Cursor] = []
     echoes = echo.EMPTY
-    if not dry_run and not started_ahead:
-        with connect_for(settings) as con:
+    if not dry_run:
+        with store.connect() as con:
             runs.start(con, run_id, roots)
             spent = batch_rows.spent_today(con)
             tracked = load_cursors(con)
             echoes = echo_index(con)
-    elif settings.db_path.exists():
-        with connect_for(settings, read_only=True) as con:
+    elif store.path.exists():
+        with store.connect(read_only=True) as con:
             tracked = load_cursors(con)
             echoes = echo_index(con)
     started = None
     try:
         if waiting:
-            resume_batches(settings, run_id, extractor, tally, waiting, spent, pacer)
-            with connect_for(settings, read_only=True) as con:
+            resume_batches(settings, run_id, extractor, tally, waiting, spent, pacer, store)
+            with store.connect(read_only=True) as con:
                 tracked = load_cursors(con)  # the resumed batches moved them
         discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents,
                                       subagents=settings.read_subagents, state_dir=settings.state_dir)
         if not tracked:  # a first run reads whole files: scan workers for them start now, and help plan them
-            started = scan.early(settings, [found.path for found in discovery.live], start_hold.release)
+            started = scan.early(settings, [found.path for found in discovery.live], store.let_go)
         tally.files_skipped.update(discovery.skipped)
         for missing in discovery.missing:
             tally.file_skipped("missing_source", missing)
@@ -320,30 +325,27 @@ def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally:
                                      None if started is None else started.looks(discovery.live))
             planned = sum(plan.stop - plan.start for plan in plans)
             if planned >= scan.MIN_SCAN_BYTES:
-                start_hold.release()  # its first chunk may be long in coming
+                store.let_go()  # its first chunk may be long in coming
             dispatcher = mode(settings, extractor, dry_run=dry_run)(settings, run_id, tally, extractor, show, spent,
-                                                                    progress=progress, pacer=pacer,
-                                                                    start_hold=start_hold)
+                                                                    progress=progress, pacer=pacer, store=store)
             if discovery.missing:  # everything else is read, but the run exits 1: its final commit says so
                 dispatcher.ending = ("failed", f"source(s) not found: {', '.join(discovery.missing)}")
             if progress is not None:
                 progress.begin(tally, planned)
             distill_plans(plans, discovery.session_keys, settings, tally, Chunk(settings, echoes),
-                          unread(settings, tally),
-                          dispatcher, gone=gone, started=started)
+                          unread(store, tally), dispatcher, gone=gone, started=started)
     except BudgetReached as reached:
         tally.budget_stop = str(reached)
         log.warning("budget reached: %s; the rest stays ahead of the cursors for the next run", reached)
         if not dry_run:
-            _finish(settings, run_id, tally, "budget")
+            _finish(store, run_id, tally, "budget")
     except BaseException as exc:
         if not dry_run:
-            _finish(settings, run_id, tally, ended_as(exc), f"{type(exc).__name__}: {exc}")
+            _finish(store, run_id, tally, ended_as(exc), f"{type(exc).__name__}: {exc}")
         raise
     finally:
         if started is not None:
             started.close()
-    return RunSummary(None if dry_run else run_id, dry_run, tuple(roots), tally)
 
 
 def ended_as(exc: BaseException) -> str:
@@ -384,10 +386,10 @@ def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> 
                         f"; it holds {held}" if held else "")
 
 
-def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:
+def _finish(store: Store, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:
     """Record how a run ended early; bookkeeping must never hide the error that ended it."""
     try:
-        with connect_for(settings) as con:
+        with store.connect() as con:
             runs.update(con, run_id, tally.as_dict(), status, error)
     except Exception as inner:  # the fault that ended the run is likely this one too: the error says it once
         log.info("could not record the end of the run: %s", inner)
