@@ -1,13 +1,13 @@
 """Bytes a first full run writes into its state dir, by file, against the corpus's size (not a test).
 
-    python tests/bench/bench_writes.py [--corpus persona|synthetic] [--mb 30] [--work DIR] [--code DIR]
+    python tests/bench/bench_writes.py [--corpus persona|synthetic | --source DIR] [--mb 30] [--work DIR] [--code DIR]
 
 A real `python -m distiller run --extractor rules` subprocess over a fresh state dir, traced with strace (every
 write, pwrite and writev of it and its scan workers, with the file each went to): the bytes that reached each file
 of the state dir (the database, its WAL, batch files, anything else) are summed and divided by the corpus's bytes.
 `persona` is the Synthetic-Persona-Chat conversations as transcripts (tests/bench/personachat.py: short turns, the
 most ledger per byte read); `synthetic` is tests/bench/corpus.py's OpenClaw corpus (--mb; big tool results and
-images, few bytes of conversation). `--code DIR` runs the package found in DIR (e.g. an older commit exported with
+images, few bytes of conversation); `--source` any tree of transcripts. `--code DIR` runs the package found in DIR (e.g. an older commit exported with
 `git archive`) for a before/after figure. Needs strace (Linux).
 """
 
@@ -75,6 +75,7 @@ def traced_run(state: Path, source: Path, trace: Path, code: Path | None) -> tup
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", choices=("persona", "synthetic"), default="persona")
+    parser.add_argument("--source", type=Path, default=None, help="a tree of transcripts instead")
     parser.add_argument("--mb", type=int, default=30, help="size of the synthetic corpus")
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--code", type=Path, default=None, help="run the package found in this dir")
@@ -84,7 +85,7 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="distill-bench-writes-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        source = make_corpus(args.corpus, work, args.mb)
+        source = args.source or make_corpus(args.corpus, work, args.mb)
         size = corpus_bytes(source)
         state = work / "state"
         shutil.rmtree(state, ignore_errors=True)
@@ -92,7 +93,7 @@ def main() -> None:
         written, wall, summary = traced_run(state, source, work / "trace.txt", args.code)
         total = sum(written.values())
         print(json.dumps({
-            "corpus": args.corpus, "corpus_bytes": size, "messages": summary["messages"],
+            "corpus": str(args.source) if args.source else args.corpus, "corpus_bytes": size, "messages": summary["messages"],
             "written_bytes": total, "written_per_corpus_byte": round(total / size, 2),
             "by_file": dict(written.most_common()),
             "left_in_state_dir": {p.name: p.stat().st_size for p in sorted(state.iterdir()) if p.is_file()},
