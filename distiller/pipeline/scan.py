@@ -24,15 +24,18 @@ first files itself; whenever the result it needs next is not back yet, the main 
 points and closes them), and end when their task pipe closes: when the main process is done, stops, fails or is
 killed.
 
-Why a pool of its own rather than `concurrent.futures.ProcessPoolExecutor` (tests/bench/bench_scan_pool.py, 3,000
-small sessions, 32 MB, one worker on this 2-core host, the best of 3, the same task functions and schedule):
-- speed: the main process alone scans them in 1.79 s; this pool, forked, in 1.32 s; the executor gains nothing
-  (fork 1.85 s; forkserver 2.46 s and spawn 2.29 s, slower than no worker at all): its call and result queues
-  pickle through a feeder thread and a manager thread, and a fresh interpreter must import the package first;
-- a killed run: SIGKILLed, this pool's workers (forked or spawned) end within 3 s and the run lock is free at
-  once. The executor's workers outlive it (they wait on a queue whose other end their own process holds; with
-  fork they also inherit the lock's descriptor, so every later run would find the lock held). Its initializer
-  cannot close what it does not know it inherited, and it cannot say which of its workers is ready.
+Why a pool of its own rather than `concurrent.futures.ProcessPoolExecutor` (tests/bench/bench_scan_pool.py: 3,000
+small sessions, 32 MB, one worker on this 2-core host, the same task functions and schedule, the executor's answers
+waited for only when the main process has nothing to scan alongside):
+- speed is no reason either way: three runs (best of 2, 3, 5, the host's load 5-8) gave the main process alone
+  1.79 / 1.19 / 2.15 s, this pool forked 1.32 / 1.13 / 2.11 s, the executor forked 1.85 / 1.05 / 2.02 s (with
+  forkserver 2.46 / 1.38 / 2.43 s, spawn 2.29 / 1.79 / 3.11 s: a fresh interpreter imports the package first);
+- a killed run is: SIGKILLed, this pool's workers (forked or spawned) end within 3 s and the run lock is free at
+  once. The executor's workers outlive their run (each waits on a queue whose writing end it holds itself), and
+  forked ones inherit the lock's descriptor, so every later run would find the lock held (`another distill run is
+  in progress`) until they were killed by hand. Built on the executor, the pool would still need what `_Forked`
+  does here (close every inherited descriptor but its own, ignore SIGINT/SIGTERM) and a watch for its parent's
+  death in each worker, on an executor whose pipes it does not know.
 """
 
 from __future__ import annotations
