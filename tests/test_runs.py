@@ -11,7 +11,6 @@ import time
 
 import duckdb
 import orjson
-import pytest
 from conftest import append, distill, message_line, new_session
 from test_stop import _corpus, _last_run, _start, _wait_for_lock
 

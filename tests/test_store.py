@@ -8,12 +8,11 @@ import sys
 import duckdb
 import pytest
 
+from distiller.records import Cursor
 from distiller.store import migrations, schema
 from distiller.store.cursors import CursorConflict
-from distiller.records import Cursor
-from distiller.track import load_cursors, save_cursors
-from distiller.errors import DistillError
 from distiller.store.db import MEMORY_LIMIT, Store, connect, transaction
+from distiller.track import load_cursors, save_cursors
 
 
 def test_migrations_apply_in_order_once_and_are_recorded(tmp_path):

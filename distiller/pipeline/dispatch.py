@@ -25,9 +25,9 @@ from distiller.extract.select import EXTERNAL, estimate, prompt_tokens
 from distiller.pipeline import budget, distill, pace
 from distiller.pipeline.commit import commit_batch
 from distiller.progress import Progress
+from distiller.records import Cursor
 from distiller.screen import Decision, Screened
 from distiller.store import runs
-from distiller.records import Cursor
 from distiller.store.db import Store
 
 ShowDecision = Callable[[Decision], None]

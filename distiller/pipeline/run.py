@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import os
 import uuid
-from datetime import datetime, timezone
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, cast
 
 import duckdb
 
-from distiller import prices, stop
+from distiller import prices, recall, stop
+from distiller import sources as registry
 from distiller.batches import files as batches
 from distiller.batches.model import PENDING, SUBMITTED, SUBMITTING, Batch
 from distiller.config import Settings
@@ -26,23 +28,20 @@ from distiller.events import Tally, log
 from distiller.extract.base import Extractor
 from distiller.extract.select import EXTERNAL, Estimator, make_extractor
 from distiller.lock import run_lock
-from distiller.pipeline import budget, distill, pace
+from distiller.pipeline import budget, distill, pace, scan
 from distiller.pipeline.budget import BudgetReached
-from distiller.pipeline import scan
 from distiller.pipeline.chunk import Chunk, Window
 from distiller.pipeline.commit import commit_batch
 from distiller.pipeline.dispatch import Dispatcher, Fresh, ShowDecision, mode
 from distiller.pipeline.read import open_reading
 from distiller.progress import Progress
-from distiller import recall
+from distiller.records import Cursor
 from distiller.screen import Screened, echo
-from distiller import sources as registry
 from distiller.sources import sniff
 from distiller.sources.base import Discovery
 from distiller.store import batch_rows, messages, runs
 from distiller.store import terms as store_terms
 from distiller.store.db import Store
-from distiller.records import Cursor
 from distiller.track import ReadPlan, load_cursors, plan_reads
 
 __all__ = ["BudgetReached", "RunSummary", "ShowDecision", "check_options", "resolve_sources", "run_once"]
@@ -55,7 +54,7 @@ class RunSummary:
     sources: tuple[str, ...]
     tally: Tally
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "dry_run": self.dry_run, "sources": list(self.sources), **self.tally.as_dict()}
 
 
@@ -177,7 +176,7 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
         log.warning("resuming %s batch %s", batch.status, batch.batch_id)
         if batch.status == SUBMITTED:
             collector = extractor if extractor.model == batch.model else make_extractor(
-                replace(settings, extractor="anthropic", model=batch.model))
+                replace(settings, extractor="anthropic", model=batch.model or settings.model))
             collected = distill.collect(settings.state_dir, batch, collector)
             if collected is None:
                 raise Unavailable(f"batch {batch.batch_id} is still being processed by the Message Batches API "
@@ -218,14 +217,14 @@ def run_once(
     `show` is called with every decision on a newly read message (the tool for tuning the filters); `progress`
     is shown while the run reads."""
     roots = resolve_sources(sources, settings)
-    extractor = extractor or (Estimator(settings.model) if dry_run else make_extractor(settings))
-    check_options(settings, extractor)
+    chosen = extractor or (cast(Extractor, Estimator(settings.model)) if dry_run else make_extractor(settings))
+    check_options(settings, chosen)
     try:
         if dry_run:
             with stop.deferred():
-                return _run(settings, roots, extractor, dry_run=True, show=show, progress=progress)
+                return _run(settings, roots, chosen, dry_run=True, show=show, progress=progress)
         with stop.deferred(), run_lock(settings.lock_path):
-            summary = _run(settings, roots, extractor, dry_run=False, show=show, progress=progress)
+            summary = _run(settings, roots, chosen, dry_run=False, show=show, progress=progress)
             _refresh_recall(settings)
             return summary
     finally:
