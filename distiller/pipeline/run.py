@@ -12,7 +12,7 @@ import os
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
@@ -238,7 +238,7 @@ def _refresh_recall(settings: Settings) -> None:
     from distiller.recall import snapshot
 
     try:
-        snapshot.refresh(settings.state_dir, settings.db_path, now=datetime.now(timezone.utc))
+        snapshot.refresh(settings.state_dir, settings.db_path, now=datetime.now(UTC))
     except (DistillError, duckdb.Error, OSError) as exc:
         log.warning("recall snapshot not refreshed: %s", exc)
 
@@ -277,8 +277,7 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
     try:
         if not dry_run and extractor.model is None and not waiting:
             store.open()  # a quick run (offline, nothing to resume) holds it from its start through its first chunk
-        _read_and_distill(settings, store, roots, extractor, tally, run_id, waiting, dry_run=dry_run, show=show,
-                          progress=progress)
+        _read_and_distill(_Run(settings, store, roots, extractor, tally, run_id, dry_run, show, progress), waiting)
     finally:
         try:
             store.close()
@@ -287,9 +286,26 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
     return RunSummary(None if dry_run else run_id, dry_run, tuple(roots), tally)
 
 
-def _read_and_distill(settings: Settings, store: Store, roots: list[str], extractor: Extractor, tally: Tally,
-                      run_id: str, waiting: list[Batch], *, dry_run: bool, show: ShowDecision | None,
-                      progress: Progress | None) -> None:
+@dataclass(frozen=True)
+class _Run:
+    """What one run is made of, as `_run` set it up."""
+
+    settings: Settings
+    store: Store
+    roots: list[str]
+    extractor: Extractor
+    tally: Tally
+    run_id: str
+    dry_run: bool
+    show: ShowDecision | None
+    progress: Progress | None
+
+
+def _read_and_distill(run: _Run, waiting: list[Batch]) -> None:
+    """Resume what an earlier run left, then read, screen, distill and commit every planned tail."""
+    settings, store, roots, extractor, tally, run_id = (run.settings, run.store, run.roots, run.extractor, run.tally,
+                                                         run.run_id)
+    dry_run, show, progress = run.dry_run, run.show, run.progress
     pacer = pace.Pace(settings.concurrency)
     spent = (0, 0.0)
     tracked: list[Cursor] = []
@@ -390,5 +406,5 @@ def _finish(store: Store, run_id: str, tally: Tally, status: str, error: str | N
     try:
         with store.connect() as con:
             runs.update(con, run_id, tally.as_dict(), status, error)
-    except Exception as inner:  # the fault that ended the run is likely this one too: the error says it once
+    except Exception as inner:  # noqa: BLE001  the fault that ended the run is likely this one too: said once
         log.info("could not record the end of the run: %s", inner)
