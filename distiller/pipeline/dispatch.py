@@ -16,10 +16,13 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
+
 from distiller.batches import files, model
 from distiller.batches.model import Batch
 from distiller.config import Settings
-from distiller.events import Tally
+from distiller.errors import DistillError
+from distiller.events import Tally, log
 from distiller.extract.base import Extractor
 from distiller.extract.select import EXTERNAL, estimate, prompt_tokens
 from distiller.pipeline import budget, distill, pace
@@ -106,6 +109,11 @@ class Dispatcher:
             status, error = self.ending if final else ("running", None)
             commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone, status=status,
                          error=error, store=self.store)
+            if final and self.store is not None:
+                try:
+                    self.store.checkpoint()  # while the last chunk may still hold it open
+                except (DistillError, duckdb.Error) as exc:  # committed all the same: the WAL keeps it
+                    log.warning("the store was not checkpointed: %s", exc)
 
     def record_end(self, status: str) -> None:
         """The run's record when its final batch is not committed by this run (staged, submitted): `status`, or

@@ -287,11 +287,16 @@ class Store:
         finally:
             self.let_go()
 
+    def checkpoint(self) -> None:
+        """Fold what the deferred closes left in the WAL into the database now: through the held store when it is
+        held (a run's last chunk), so it costs no open of its own."""
+        if self.defer_checkpoints:
+            with self.connect() as con:
+                con.execute("CHECKPOINT")
+
     def close(self) -> None:
-        """Let go, and checkpoint what the deferred closes left in the WAL (nothing to do when it is empty)."""
+        """Let go, and checkpoint what is still in the WAL (nothing to do when it is empty)."""
         self.let_go()
         wal = self.path.with_name(self.path.name + ".wal")
-        if not self.defer_checkpoints or not wal.exists() or wal.stat().st_size == 0:
-            return
-        with connect(self.path, wait_seconds=self.wait_seconds) as con:
-            con.execute("CHECKPOINT")
+        if self.defer_checkpoints and wal.exists() and wal.stat().st_size > 0:
+            self.checkpoint()
