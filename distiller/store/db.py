@@ -247,16 +247,20 @@ class Store:
         self.wait_seconds = wait_seconds
         self.defer_checkpoints = defer_checkpoints
         self._held: AbstractContextManager[duckdb.DuckDBPyConnection] | None = None
+        self._opened = False  # whether it was ever opened: a store that never was has nothing to checkpoint
 
     @classmethod
     def of(cls, settings: Settings, *, defer_checkpoints: bool = False) -> Store:
         """The store of the settings' database (its db_path and db_wait_seconds)."""
         return cls(settings.db_path, settings.db_wait_seconds, defer_checkpoints=defer_checkpoints)
 
-    def connect(self, *, read_only: bool = False) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+    @contextmanager
+    def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """A connection (see `connect`), for writing while the store is held."""
-        return connect(self.path, read_only=read_only and self._held is None, wait_seconds=self.wait_seconds,
-                       defer_checkpoint=self.defer_checkpoints)
+        with connect(self.path, read_only=read_only and self._held is None, wait_seconds=self.wait_seconds,
+                     defer_checkpoint=self.defer_checkpoints) as con:
+            self._opened = True
+            yield con
 
     @property
     def held(self) -> bool:
@@ -295,8 +299,9 @@ class Store:
                 con.execute("CHECKPOINT")
 
     def close(self) -> None:
-        """Let go, and checkpoint what is still in the WAL (nothing to do when it is empty)."""
+        """Let go, and checkpoint what is still in the WAL (nothing to do when it is empty, or when the store was
+        never opened: it may be busy, and the run already said so)."""
         self.let_go()
         wal = self.path.with_name(self.path.name + ".wal")
-        if self.defer_checkpoints and wal.exists() and wal.stat().st_size > 0:
+        if self.defer_checkpoints and self._opened and wal.exists() and wal.stat().st_size > 0:
             self.checkpoint()
