@@ -19,9 +19,8 @@ from distiller.batches.model import Batch, quarantine_json
 from distiller.config import Settings
 from distiller.events import Committed, Tally
 from distiller.records import Belief
-from distiller.store import batch_rows
+from distiller.store import batch_rows, clock, cursors, messages, runs
 from distiller.store import writes as belief_store
-from distiller.store import clock, cursors, messages, runs
 from distiller.store.db import Store, connect_for, transaction
 from distiller.track import save_cursors
 from distiller.verify import verify

@@ -100,7 +100,7 @@ class FuturesScanner(scan.InProcess):
             if isinstance(answer, Future) and not answer.done() and self._scan_next_here():
                 continue
             self.tasks.popleft()
-            self.done.update(zip(indices, answer.result() if isinstance(answer, Future) else answer))
+            self.done.update(zip(indices, answer.result() if isinstance(answer, Future) else answer, strict=True))
             self._hand_out()
         return self.done.pop(index, None)
 
