@@ -43,8 +43,8 @@ def _belief(n: int, spec) -> Belief:
 @given(st.lists(belief_spec, min_size=1, max_size=25), st.lists(st.sampled_from(WORDS + ["the", "what"]), max_size=4),
        st.sampled_from([None, "main", "work"]), st.tuples(st.integers(0, 4), st.integers(0, 4), st.integers(0, 6)),
        st.booleans())
-def test_the_snapshot_ranks_as_the_sql_does(tmp_path, migrated_store, specs, prompt_words, agent, limits, forget):
-    db = migrated_store(tmp_path / f"{abs(hash(repr((specs, forget))))}" / "distill.duckdb")
+def test_the_snapshot_ranks_as_the_sql_does(tmp_path, specs, prompt_words, agent, limits, forget):
+    db = tmp_path / f"{abs(hash(repr((specs, forget))))}" / "distill.duckdb"
     with connect(db) as con, transaction(con):
         store.upsert(con, [_belief(n, spec) for n, spec in enumerate(specs)], "r1", now=NOW)
         if forget:

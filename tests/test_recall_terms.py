@@ -65,8 +65,8 @@ step = st.one_of(
 
 @hypothesis_settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(step, min_size=1, max_size=6))
-def test_the_term_table_kept_by_each_write_equals_a_rebuild(tmp_path, migrated_store, steps):
-    path = migrated_store(tmp_path / f"{abs(hash(str(steps)))}.duckdb")
+def test_the_term_table_kept_by_each_write_equals_a_rebuild(tmp_path, steps):
+    path = tmp_path / f"{abs(hash(str(steps)))}.duckdb"
     with connect(path) as con:
         for kind, arg in steps:
             with transaction(con):
