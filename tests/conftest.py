@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from fakeopenai import fake_openai  # noqa: F401  (the fake OpenAI-compatible se
 from distiller import stop
 from distiller.cli import cli
 from distiller.config import Settings
+from distiller.store.db import connect
 
 _ids = itertools.count(1)
 
@@ -76,6 +78,24 @@ def agents(tmp_path) -> Path:
     root = tmp_path / "openclaw" / "agents"
     root.mkdir(parents=True)
     return root
+
+
+@pytest.fixture(scope="session")
+def migrated_store(tmp_path_factory):
+    """A new database as `connect` creates it (migrated), made once per session; `migrated_store(path)` puts a copy
+    of it at `path` (about 1 ms, where creating and migrating one costs 100-250 ms here): for property tests that
+    need a fresh store per example, where the store's creation is not what they test."""
+    template = tmp_path_factory.mktemp("migrated") / "distill.duckdb"
+    with connect(template):
+        pass
+
+    def copy(path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        shutil.copyfile(template, path)
+        os.chmod(path, 0o600)
+        return path
+
+    return copy
 
 
 FACT = "I'm allergic to peanuts and I live in Lisbon"

@@ -31,7 +31,7 @@ def _replace_in_place(path: Path) -> None:
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_any_sequence_of_runs_reads_each_message_exactly_once(name, data):
+def test_any_sequence_of_runs_reads_each_message_exactly_once(name, migrated_store, data):
     turns = data.draw(st.integers(1, 4))
     sub, filename, content = TRANSCRIPTS[name](turns)
     cuts = sorted(set(data.draw(st.lists(st.integers(1, len(content) - 1), max_size=4))))
@@ -41,6 +41,7 @@ def test_any_sequence_of_runs_reads_each_message_exactly_once(name, data):
         directory.mkdir(parents=True)
         path = directory / filename
         state = Settings(state_dir=root / "state", commit_every_bytes=data.draw(st.sampled_from([200, 1 << 22])))
+        migrated_store(state.db_path)  # a new store, as a first run would make it
         written = 0
         for cut in [*cuts, len(content)]:
             with open(path, "ab") as f:
@@ -58,6 +59,7 @@ def test_any_sequence_of_runs_reads_each_message_exactly_once(name, data):
         assert not [m for m, n in Counter(rows).items() if n > 1], "emitted twice"
 
         once = Settings(state_dir=root / "once")
+        migrated_store(once.db_path)
         pipeline.run_once(once, [root / "tree"])
         assert sorted(rows) == sorted(message_id for _, message_id in ingested(once))
         assert len(rows) == 2 * turns

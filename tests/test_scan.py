@@ -36,6 +36,7 @@ from distiller.pipeline.chunk import Chunk, Window
 from distiller.pipeline.dispatch import DryRun
 from distiller.pipeline.run import distill_plans, unread
 from distiller.records import Cursor
+from distiller.store.db import Store
 from distiller.tail import tail_digest
 from distiller.track import plan_reads
 
@@ -122,6 +123,10 @@ def _fork_or_spawn(fork: bool) -> bool:
 
 # Every worker test runs with forked workers (where they are forked: Linux) and with fresh interpreters.
 FORK_OR_SPAWN = pytest.mark.parametrize("fork", [True, False], ids=["fork", "spawn"])
+# The property tests' spawned variant starts two fresh interpreters per example (4-8 s): in the slow run (CI), while
+# the quick one keeps the forked variant and the spawned one of every other worker test.
+FORK_OR_SLOW_SPAWN = pytest.mark.parametrize("fork", [True, pytest.param(False, marks=pytest.mark.slow)],
+                                             ids=["fork", "spawn"])
 
 
 class Recorded(DryRun):
@@ -140,12 +145,12 @@ def _scan(settings: Settings, root: Path, plans, session_keys, *, window=None, s
     dispatcher = Recorded(settings, "dry-run", tally, estimator(settings),
                           show=None if log is None else log.append)
     dispatcher.sent = []
-    distill_plans(plans, session_keys, settings, tally, Chunk(settings), unread(settings, tally), dispatcher,
+    distill_plans(plans, session_keys, settings, tally, Chunk(settings), unread(Store.of(settings), tally), dispatcher,
                   window=window, started=started)
     return dispatcher.sent, tally.as_dict()
 
 
-@FORK_OR_SPAWN
+@FORK_OR_SLOW_SPAWN
 @hypothesis_settings(max_examples=8, deadline=None,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                             HealthCheck.function_scoped_fixture])
@@ -432,7 +437,7 @@ def _read_to_end(plan) -> Cursor:
         return replace(plan.target, offset=plan.stop, tail_digest=tail_digest(f, plan.stop))
 
 
-@FORK_OR_SPAWN
+@FORK_OR_SLOW_SPAWN
 @hypothesis_settings(max_examples=10, deadline=None,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                             HealthCheck.function_scoped_fixture])

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import threading
+import subprocess
+import sys
 
 import duckdb
 import pytest
 
-from distiller.errors import DistillError
 from distiller.records import Cursor
 from distiller.store import migrations, schema
 from distiller.store.cursors import CursorConflict
-from distiller.store.db import MEMORY_LIMIT, connect, held, held_ahead, transaction
+from distiller.store.db import MEMORY_LIMIT, Store, connect, transaction
 from distiller.track import load_cursors, save_cursors
 
 
@@ -79,55 +79,67 @@ def test_the_schema_description_is_where_the_migrations_end(tmp_path):
     assert all(schema.COLUMNS["beliefs"][n] == schema.COLUMNS["evidence"][n] for n in shared)
 
 
-def test_a_held_database_is_opened_once_for_every_connection_in_the_span_and_closed_after(tmp_path):
+def test_a_held_store_is_opened_once_for_every_connection_in_the_span_and_closed_after(tmp_path):
     path = tmp_path / "distill.duckdb"
     with connect(path) as con:
         con.execute("CREATE TABLE t (x INTEGER)")
-    with held(path):
-        with connect(path) as con, transaction(con):
-            con.execute("INSERT INTO t VALUES (1)")
-        with connect(path, read_only=True) as con:  # served by the open database, in its one mode
+    store = Store(path)
+    with store.hold():  # noqa: SIM117 - the inner span ends before the outer one: that is the test
+        with store.hold():  # a span inside a held one: let go only by the outer span
+            with store.connect() as con, transaction(con):
+                con.execute("INSERT INTO t VALUES (1)")
+        assert store.held
+        with store.connect(read_only=True) as con:  # served by the open database, in its one mode
             assert con.execute("SELECT x FROM t").fetchall() == [(1,)]
         with pytest.raises(duckdb.ConnectionException, match="different configuration"):
             duckdb.connect(str(path), read_only=True, config={"memory_limit": MEMORY_LIMIT})  # it is open
+    assert not store.held
     with duckdb.connect(str(path), read_only=True) as con:  # closed after the span: any mode opens it again
         assert con.execute("SELECT x FROM t").fetchall() == [(1,)]
 
 
-def test_a_database_held_ahead_is_created_on_a_thread_that_every_connection_waits_for(tmp_path):
+def test_a_store_opened_is_created_migrated_and_private_and_let_go_at_once(tmp_path):
     path = tmp_path / "state" / "distill.duckdb"
-    started = threading.Event()
-
-    def first(con):
-        started.wait(5)  # the caller gets on before the database is there
-        con.execute("CREATE TABLE t (x INTEGER)")
-        con.execute("INSERT INTO t VALUES (1)")
-
-    with held_ahead(path, first):
-        started.set()
-        with connect(path, read_only=True) as con:  # waits for the thread, then served by the open database
-            assert con.execute("SELECT x FROM t").fetchall() == [(1,)]
-            assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(migrations.pending(set()))
-        with pytest.raises(duckdb.ConnectionException, match="different configuration"):
-            duckdb.connect(str(path), read_only=True, config={"memory_limit": MEMORY_LIMIT})  # held open
-    assert not [t for t in threading.enumerate() if t.name == "distill-store-ahead"]
-    with duckdb.connect(str(path), read_only=True) as con:  # closed after the span
-        assert con.execute("SELECT x FROM t").fetchall() == [(1,)]
+    store = Store(path)
+    store.open()
+    with store.hold(), store.connect(read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(migrations.pending(set()))
+    assert store.held  # the inner span did not open it: it does not let go of it
+    store.let_go()
+    store.let_go()  # twice is once
+    with duckdb.connect(str(path), read_only=True):
+        pass
     assert path.stat().st_mode & 0o777 == 0o600
 
 
-def test_what_fails_on_the_thread_of_a_database_held_ahead_is_raised_where_it_is_next_needed(tmp_path):
-    state = tmp_path / "state"
-    state.write_text("a file where the state dir should be")
-    with (pytest.raises(DistillError, match="state dir"), held_ahead(state / "distill.duckdb", lambda con: None),
-          connect(state / "distill.duckdb")):
-        pass
+def _wal(path):
+    wal = path.with_name(path.name + ".wal")
+    return wal.stat().st_size if wal.exists() else 0
 
-    def first(con):
-        raise duckdb.IOException("IO Error: No space left on device")
 
-    with pytest.raises(DistillError, match="No space left on device"), held_ahead(tmp_path / "full.duckdb", first):
-        pass  # nothing connected inside: the span's end raises it
+def test_a_store_deferring_checkpoints_leaves_commits_in_the_wal_until_it_closes(tmp_path):
+    """Closing a connection checkpoints by default (every table a commit touched written again); a run's store
+    appends to the WAL only, and checkpoints once when it closes; what it wrote is there all along, for another
+    process too."""
+    path = tmp_path / "distill.duckdb"
+    with connect(path) as con:
+        con.execute("CREATE TABLE t (x INTEGER)")
+    with connect(path) as con:
+        con.execute("INSERT INTO t VALUES (0)")
+    assert _wal(path) == 0  # checkpointed on close
+    store = Store(path, defer_checkpoints=True)
+    for x in (1, 2):
+        with store.connect() as con, transaction(con):
+            con.execute("INSERT INTO t VALUES (?)", [x])
+        assert _wal(path) > 0
+        reader = subprocess.run([sys.executable, "-c", ("import duckdb, sys; print(duckdb.connect(sys.argv[1], "
+                                 "read_only=True).execute('SELECT count(*) FROM t').fetchone()[0])"), str(path)],
+                                capture_output=True, text=True, check=True)
+        assert reader.stdout.strip() == str(x + 1)
+    store.close()
+    assert _wal(path) == 0
+    with duckdb.connect(str(path), read_only=True) as con:
+        assert con.execute("SELECT x FROM t ORDER BY x").fetchall() == [(0,), (1,), (2,)]
 
 
 def test_no_progress_bar_ever_reaches_stdout(tmp_path):

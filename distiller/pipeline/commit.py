@@ -21,7 +21,7 @@ from distiller.events import Committed, Tally
 from distiller.records import Belief
 from distiller.store import batch_rows, clock, cursors, lifecycle, messages, runs
 from distiller.store import writes as belief_store
-from distiller.store.db import connect_for, transaction
+from distiller.store.db import Store, connect_for, transaction
 from distiller.track import save_cursors
 from distiller.verify import verify
 
@@ -70,14 +70,16 @@ def apply(con: duckdb.DuckDBPyConnection, batch: Batch, run_id: str) -> Committe
 
 
 def commit_batch(settings: Settings, batch: Batch, run_id: str, tally: Tally, *, final: bool = False,
-                 status: str | None = None, gone: Sequence[str] = (), batch_dir: Path | None = None,
+                 status: str | None = None, error: str | None = None, gone: Sequence[str] = (),
+                 batch_dir: Path | None = None,
                  require: Callable[[Committed], None] | None = None,
-                 also: Callable[[duckdb.DuckDBPyConnection, Committed], object] | None = None) -> None:
+                 also: Callable[[duckdb.DuckDBPyConnection, Committed], object] | None = None,
+                 store: Store | None = None) -> None:
     """One transaction: ledger, beliefs, cursors, batch record, the run's counters (as `status`: "ok" after the
-    final batch, else "running") and `also` (a reprocess job's progress, a retried batch settled); the final batch
+    final batch, else "running"; with `error`, the reason it is not "ok") and `also` (a reprocess job's progress, a retried batch settled); the final batch
     of a run also fades old beliefs. Then the batch file is dropped. `require` may refuse what the commit did by
-    raising, which rolls all of it back."""
-    with connect_for(settings) as con, transaction(con):
+    raising, which rolls all of it back. Through the run's `store` when given (held, checkpointed once)."""
+    with (connect_for(settings) if store is None else store.connect()) as con, transaction(con):
         done = apply(con, batch, run_id)
         if require is not None:
             require(done)
@@ -87,5 +89,5 @@ def commit_batch(settings: Settings, batch: Batch, run_id: str, tally: Tally, *,
             also(con, done)
         if final:
             lifecycle.fade(con)
-        runs.update(con, run_id, tally.as_dict(), status or ("ok" if final else "running"))
+        runs.update(con, run_id, tally.as_dict(), status or ("ok" if final else "running"), error)
     files.remove(batch_dir or settings.state_dir, batch.batch_id)

@@ -16,19 +16,23 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
+
 from distiller.batches import files, model
 from distiller.batches.model import Batch
 from distiller.config import Settings
-from distiller.events import Tally
+from distiller.errors import DistillError
+from distiller.events import Tally, log
+from distiller.extract import EXTERNAL
 from distiller.extract.base import Extractor
-from distiller.extract.select import EXTERNAL, estimate, prompt_tokens
+from distiller.extract.select import estimate, prompt_tokens
 from distiller.pipeline import budget, distill, pace
 from distiller.pipeline.commit import commit_batch
 from distiller.progress import Progress
+from distiller.records import Cursor
 from distiller.screen import Decision, Screened
 from distiller.store import runs
-from distiller.records import Cursor
-from distiller.store.db import Holding, connect_for, held_for
+from distiller.store.db import Store
 
 ShowDecision = Callable[[Decision], None]
 Fresh = list[tuple[Screened, str]]  # the screened messages of a chunk not already ingested, with their file ids
@@ -51,7 +55,10 @@ class Dispatcher:
     commit: CommitBatch | None = None  # how a batch is committed: the run's commit_batch unless reprocessing
     made: int = 0  # the batches made (and planned) so far: the sequence in each batch id
     pacer: pace.Pace = field(default_factory=lambda: pace.Pace(1))  # one per run: what a 429 taught carries over
-    start_hold: Holding | None = None  # the store, held since the run started (see run.py)
+    store: Store | None = None  # the run's store: its commits and lookups go through it (see run.py)
+    # How the run ends when its final batch commits: ("ok", None), or ("failed", why) for a run that will exit 1
+    # (a source not found). Recorded in that batch's own transaction, so no kill after it leaves a wrong status.
+    ending: tuple[str, str | None] = ("ok", None)
 
     @property
     def files_dir(self) -> Path:
@@ -64,8 +71,8 @@ class Dispatcher:
 
     def let_go_of_start(self) -> None:
         """The store held since the run started is let go: after the first chunk, or before workers fork."""
-        if self.start_hold is not None:
-            self.start_hold.release()
+        if self.store is not None:
+            self.store.let_go()
 
     def send(self, fresh: Fresh, moves: list[tuple[Cursor, int | None]], *, final: bool = False,
              gone: Sequence[str] = ()) -> None:
@@ -100,7 +107,21 @@ class Dispatcher:
         if self.commit is not None:
             self.commit(built, final, gone)
         else:
-            commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone)
+            status, error = self.ending if final else ("running", None)
+            commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone, status=status,
+                         error=error, store=self.store)
+            if final and self.store is not None:
+                try:
+                    self.store.checkpoint()  # while the last chunk may still hold it open
+                except (DistillError, duckdb.Error) as exc:  # committed all the same: the WAL keeps it
+                    log.warning("the store was not checkpointed: %s", exc)
+
+    def record_end(self, status: str) -> None:
+        """The run's record when its final batch is not committed by this run (staged, submitted): `status`, or
+        how it ends when that is not ok."""
+        ended, error = self.ending if self.ending[0] != "ok" else (status, None)
+        with (self.store or Store.of(self.settings)).connect() as con:
+            runs.update(con, self.run_id, self.tally.as_dict(), ended, error)
 
 
 class DryRun(Dispatcher):
@@ -121,7 +142,7 @@ class Synchronous(Dispatcher):
     """Extracts the batch now (its file is pending first), within what the budgets leave, and commits it."""
 
     def quick(self) -> AbstractContextManager[None]:
-        return held_for(self.settings) if self.extractor.offline else nullcontext()
+        return self.store.hold() if self.extractor.offline and self.store is not None else nullcontext()
 
     def deliver(self, built: Batch, fresh: Fresh, *, final: bool, gone: Sequence[str]) -> None:
         allowance = distill.Allowance()
@@ -152,6 +173,8 @@ class BatchApi(Synchronous):
         self.check_budget(built)
         self.tally.submitted.append(distill.submit(self.files_dir, built, self.extractor).batch_id)
         self.counted(fresh)
+        if final:
+            self.record_end("ok")
 
 
 class External(Synchronous):
@@ -164,8 +187,7 @@ class External(Synchronous):
         self.tally.staged.append(str(files.write(self.settings.state_dir, built)))
         self.counted(fresh)
         if final:
-            with connect_for(self.settings) as con:
-                runs.update(con, self.run_id, self.tally.as_dict(), "staged")
+            self.record_end("staged")
 
 
 def mode(settings: Settings, extractor: Extractor, *, dry_run: bool) -> type[Dispatcher]:

@@ -10,39 +10,39 @@ from __future__ import annotations
 
 import os
 import uuid
-from datetime import datetime, timezone
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
-from distiller import prices, stop
+from distiller import prices, recall, stop
+from distiller import sources as registry
 from distiller.batches import files as batches
 from distiller.batches.model import PENDING, SUBMITTED, SUBMITTING, Batch
 from distiller.config import Settings
 from distiller.errors import DistillError, Unavailable
 from distiller.events import Tally, log
+from distiller.extract import EXTERNAL
 from distiller.extract.base import Extractor
-from distiller.extract.select import EXTERNAL, estimator, make_extractor
+from distiller.extract.select import estimator, make_extractor
 from distiller.lock import run_lock
-from distiller.pipeline import budget, distill, pace
+from distiller.pipeline import budget, distill, pace, scan
 from distiller.pipeline.budget import BudgetReached
-from distiller.pipeline import scan
 from distiller.pipeline.chunk import Chunk, Window
 from distiller.pipeline.commit import commit_batch
 from distiller.pipeline.dispatch import Dispatcher, Fresh, ShowDecision, mode
 from distiller.pipeline.read import open_reading
 from distiller.progress import Progress
-from distiller import recall
+from distiller.records import Cursor
 from distiller.screen import Screened, echo
-from distiller import sources as registry
 from distiller.sources import sniff
 from distiller.sources.base import Discovery
 from distiller.store import batch_rows, messages, runs
 from distiller.store import terms as store_terms
-from distiller.store.db import Holding, connect_for
-from distiller.records import Cursor
+from distiller.store.db import Store
 from distiller.track import ReadPlan, load_cursors, plan_reads
 
 __all__ = ["BudgetReached", "RunSummary", "ShowDecision", "check_options", "resolve_sources", "run_once"]
@@ -55,7 +55,7 @@ class RunSummary:
     sources: tuple[str, ...]
     tally: Tally
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "dry_run": self.dry_run, "sources": list(self.sources), **self.tally.as_dict()}
 
 
@@ -75,15 +75,15 @@ def resolve_sources(sources: Sequence[Path] | None, settings: Settings) -> list[
 Dedup = Callable[[list[tuple[Screened, str]]], Fresh]
 
 
-def unread(settings: Settings, tally: Tally) -> Dedup:
+def unread(store: Store, tally: Tally) -> Dedup:
     """Drops what the ledger already holds (a reread after truncation or replacement), and repeats within a run."""
 
     def fresh(screened_all: list[tuple[Screened, str]]) -> Fresh:
         if not screened_all:
             return []
-        if settings.db_path.exists():
+        if store.path.exists():
             messages_read = [screened.decisions[0].message for screened, _ in screened_all]
-            with connect_for(settings, read_only=True) as con:
+            with store.connect(read_only=True) as con:
                 known = messages.already_ingested(con, messages_read)
         else:
             known = set()
@@ -155,12 +155,13 @@ def read_plan(plan: ReadPlan, session_keys: dict[str, str], settings: Settings, 
 
 def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally: Tally,
                    waiting: list[Batch], spent_today: tuple[int, float] = (0, 0.0),
-                   pacer: pace.Pace | None = None) -> None:
+                   pacer: pace.Pace | None = None, store: Store | None = None) -> None:
     """Finish what an earlier run left: commit distilled batches, extract pending ones (within the budgets),
     quarantine the ones it may have submitted without recording it, before reading anything."""
+    store = store or Store.of(settings)
     for batch in waiting:
         stop.check()
-        with connect_for(settings, read_only=True) as con:
+        with store.connect(read_only=True) as con:
             done = batch_rows.is_committed(con, batch.batch_id)
         if done:
             batches.remove(settings.state_dir, batch.batch_id)
@@ -177,7 +178,7 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
         log.warning("resuming %s batch %s", batch.status, batch.batch_id)
         if batch.status == SUBMITTED:
             collector = extractor if extractor.model == batch.model else make_extractor(
-                replace(settings, extractor="anthropic", model=batch.model))
+                replace(settings, extractor="anthropic", model=batch.model or settings.model))
             collected = distill.collect(settings.state_dir, batch, collector)
             if collected is None:
                 raise Unavailable(f"batch {batch.batch_id} is still being processed by the Message Batches API "
@@ -190,7 +191,7 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
             distill.note_pace(tally, pacer, extractor)
         tally.resumed += 1
         try:
-            commit_batch(settings, batch, run_id, tally)
+            commit_batch(settings, batch, run_id, tally, store=store)
         except duckdb.OutOfMemoryException:
             # Too big to commit within the memory limit (written by a version that did not bound ids): failing
             # again every run would stop ingestion for good, so it is set aside and its messages are read again.
@@ -218,14 +219,14 @@ def run_once(
     `show` is called with every decision on a newly read message (the tool for tuning the filters); `progress`
     is shown while the run reads."""
     roots = resolve_sources(sources, settings)
-    extractor = extractor or (estimator(settings) if dry_run else make_extractor(settings))
-    check_options(settings, extractor)
+    chosen = extractor or (estimator(settings) if dry_run else make_extractor(settings))
+    check_options(settings, chosen)
     try:
         if dry_run:
             with stop.deferred():
-                return _run(settings, roots, extractor, dry_run=True, show=show, progress=progress)
+                return _run(settings, roots, chosen, dry_run=True, show=show, progress=progress)
         with stop.deferred(), run_lock(settings.lock_path):
-            summary = _run(settings, roots, extractor, dry_run=False, show=show, progress=progress)
+            summary = _run(settings, roots, chosen, dry_run=False, show=show, progress=progress)
             _refresh_recall(settings)
             return summary
     finally:
@@ -239,7 +240,7 @@ def _refresh_recall(settings: Settings) -> None:
     from distiller.recall import snapshot
 
     try:
-        snapshot.refresh(settings.state_dir, settings.db_path, now=datetime.now(timezone.utc))
+        snapshot.refresh(settings.state_dir, settings.db_path, now=datetime.now(UTC))
     except (DistillError, duckdb.Error, OSError) as exc:
         log.warning("recall snapshot not refreshed: %s", exc)
 
@@ -274,44 +275,64 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
             log.warning("set aside batch file %s (it does not parse; its messages are read again)",
                         batches.batches_dir(settings.state_dir) / name)
     waiting = [] if dry_run else batches.load_all(settings.state_dir)
-    # A quick run (offline, nothing left to resume) opens the store once for its start and its first chunk; its
-    # very first one creates the store meanwhile (it has no cursors and no spend to read first).
-    quick = not dry_run and extractor.offline and not waiting
-    ahead = quick and not settings.db_path.exists()
-    with Holding(settings, active=quick,
-                 ahead=(lambda con: runs.start(con, run_id, roots)) if ahead else None) as start_hold:
-        return _run_held(settings, roots, extractor, tally, run_id, waiting, start_hold, dry_run=dry_run, show=show,
-                         progress=progress, started_ahead=ahead)
+    store = Store.of(settings, defer_checkpoints=not dry_run)
+    try:
+        if not dry_run and extractor.offline and not waiting:
+            store.open()  # a quick run (offline, nothing to resume) holds it from its start through its first chunk
+        _read_and_distill(_Run(settings, store, roots, extractor, tally, run_id, dry_run, show, progress), waiting)
+    finally:
+        try:
+            store.close()
+        except (DistillError, duckdb.Error, OSError) as exc:  # the WAL keeps it all: the next open replays it
+            log.warning("the store was not checkpointed: %s", exc)
+    return RunSummary(None if dry_run else run_id, dry_run, tuple(roots), tally)
 
 
-def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally: Tally, run_id: str,
-              waiting: list[Batch], start_hold: Holding, *, dry_run: bool, show: ShowDecision | None,
-              progress: Progress | None, started_ahead: bool) -> RunSummary:
+@dataclass(frozen=True)
+class _Run:
+    """What one run is made of, as `_run` set it up."""
+
+    settings: Settings
+    store: Store
+    roots: list[str]
+    extractor: Extractor
+    tally: Tally
+    run_id: str
+    dry_run: bool
+    show: ShowDecision | None
+    progress: Progress | None
+
+
+def _read_and_distill(run: _Run, waiting: list[Batch]) -> None:
+    """Resume what an earlier run left, then read, screen, distill and commit every planned tail."""
+    settings, store, roots, extractor, tally, run_id = (run.settings, run.store, run.roots, run.extractor, run.tally,
+                                                         run.run_id)
+    dry_run, show, progress = run.dry_run, run.show, run.progress
     pacer = pace.Pace(settings.concurrency)
     spent = (0, 0.0)
     tracked: list[Cursor] = []
     echoes = echo.EMPTY
-    if not dry_run and not started_ahead:
-        with connect_for(settings) as con:
+    if not dry_run:
+        with store.connect() as con:
             runs.start(con, run_id, roots)
             spent = batch_rows.spent_today(con)
             tracked = load_cursors(con)
             echoes = echo_index(con)
-    elif settings.db_path.exists():
-        with connect_for(settings, read_only=True) as con:
+    elif store.path.exists():
+        with store.connect(read_only=True) as con:
             tracked = load_cursors(con)
             echoes = echo_index(con)
     started = None
     try:
         if waiting:
-            resume_batches(settings, run_id, extractor, tally, waiting, spent, pacer)
-            with connect_for(settings, read_only=True) as con:
+            resume_batches(settings, run_id, extractor, tally, waiting, spent, pacer, store)
+            with store.connect(read_only=True) as con:
                 tracked = load_cursors(con)  # the resumed batches moved them
         discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents,
                                       subagents=settings.read_subagents, state_dir=settings.state_dir,
                                       overrides=settings.format_overrides)
         if not tracked:  # a first run reads whole files: scan workers for them start now, and help plan them
-            started = scan.early(settings, [found.path for found in discovery.live], start_hold.release)
+            started = scan.early(settings, [found.path for found in discovery.live], store.let_go)
         tally.files_skipped.update(discovery.skipped)
         for missing in discovery.missing:
             tally.file_skipped("missing_source", missing)
@@ -322,30 +343,27 @@ def _run_held(settings: Settings, roots: list[str], extractor: Extractor, tally:
                                      None if started is None else started.looks(discovery.live))
             planned = sum(plan.stop - plan.start for plan in plans)
             if planned >= scan.MIN_SCAN_BYTES:
-                start_hold.release()  # its first chunk may be long in coming
+                store.let_go()  # its first chunk may be long in coming
             dispatcher = mode(settings, extractor, dry_run=dry_run)(settings, run_id, tally, extractor, show, spent,
-                                                                    progress=progress, pacer=pacer,
-                                                                    start_hold=start_hold)
+                                                                    progress=progress, pacer=pacer, store=store)
+            if discovery.missing:  # everything else is read, but the run exits 1: its final commit says so
+                dispatcher.ending = ("failed", f"source(s) not found: {', '.join(discovery.missing)}")
             if progress is not None:
                 progress.begin(tally, planned)
             distill_plans(plans, discovery.session_keys, settings, tally, Chunk(settings, echoes),
-                          unread(settings, tally),
-                          dispatcher, gone=gone, started=started)
-        if discovery.missing and not dry_run:  # everything else was read, but the run exits 1: not `ok`
-            _finish(settings, run_id, tally, "failed", f"source(s) not found: {', '.join(discovery.missing)}")
+                          unread(store, tally), dispatcher, gone=gone, started=started)
     except BudgetReached as reached:
         tally.budget_stop = str(reached)
         log.warning("budget reached: %s; the rest stays ahead of the cursors for the next run", reached)
         if not dry_run:
-            _finish(settings, run_id, tally, "budget")
+            _finish(store, run_id, tally, "budget")
     except BaseException as exc:
         if not dry_run:
-            _finish(settings, run_id, tally, ended_as(exc), f"{type(exc).__name__}: {exc}")
+            _finish(store, run_id, tally, ended_as(exc), f"{type(exc).__name__}: {exc}")
         raise
     finally:
         if started is not None:
             started.close()
-    return RunSummary(None if dry_run else run_id, dry_run, tuple(roots), tally)
 
 
 def ended_as(exc: BaseException) -> str:
@@ -387,10 +405,10 @@ def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> 
                         f"; it holds {held}" if held else "")
 
 
-def _finish(settings: Settings, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:
+def _finish(store: Store, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:
     """Record how a run ended early; bookkeeping must never hide the error that ended it."""
     try:
-        with connect_for(settings) as con:
+        with store.connect() as con:
             runs.update(con, run_id, tally.as_dict(), status, error)
-    except Exception as inner:  # the fault that ended the run is likely this one too: the error says it once
+    except Exception as inner:  # noqa: BLE001  the fault that ended the run is likely this one too: said once
         log.info("could not record the end of the run: %s", inner)

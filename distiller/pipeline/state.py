@@ -7,17 +7,18 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from distiller import sources as registry
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Tally
 from distiller.lock import held, run_lock
 from distiller.pipeline.run import resolve_sources
-from distiller import sources as registry
+from distiller.records import Cursor
 from distiller.store import cursors, messages, runs
 from distiller.store.db import connect_for, transaction
 from distiller.tail import complete_lines_end, open_regular, tail_digest
-from distiller.records import Cursor
 from distiller.track import identity, load_cursors, observe, save_cursors
 
 
@@ -28,7 +29,7 @@ class InitSummary:
     files_marked: int
     files_reset: int
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"db": self.db_path, "mode": self.mode, "files_marked": self.files_marked, "files_reset": self.files_reset}
 
 
@@ -93,7 +94,7 @@ class StatusReport:
     messages_ingested: int
     last_run: runs.RunRecord | None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         last = self.last_run
         return {
             "db": self.db_path,

@@ -1,20 +1,23 @@
-"""Short-lived DuckDB connections: created 0600, migrated on open, retried while another process holds the file."""
+"""Short-lived DuckDB connections: created 0600, migrated on open, retried while another process holds the file;
+and the `Store` a run uses (held open across quick steps, checkpointed once)."""
 
 from __future__ import annotations
 
 import os
 import re
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from contextvars import ContextVar
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from distiller.errors import DistillError, Unavailable, db_fault, os_fault
 from distiller.store.migrations import pending
+
+if TYPE_CHECKING:
+    from distiller.config import Settings
 
 _HOLDER = re.compile(r"Conflicting lock is held in (.+?) \(PID (\d+)\)")
 MEMORY_LIMIT = "128MB"  # with the run's own buffers, keeps a first run over any corpus under 200 MB RSS
@@ -32,7 +35,10 @@ def _holder(exc: duckdb.Error) -> str:
     return f"{Path(program).name} (PID {pid})"
 
 
-def _open(path: Path, read_only: bool, wait_seconds: float) -> duckdb.DuckDBPyConnection:
+def _open(path: Path, read_only: bool, wait_seconds: float, *,
+          defer_checkpoint: bool = False) -> duckdb.DuckDBPyConnection:
+    """A connection, retried while another process holds the file. With `defer_checkpoint`, closing the database
+    (its last connection in this process) leaves the WAL as it is, for one CHECKPOINT later (see `Store`)."""
     deadline = time.monotonic() + wait_seconds
     delay = 0.05
     while True:
@@ -42,6 +48,8 @@ def _open(path: Path, read_only: bool, wait_seconds: float) -> duckdb.DuckDBPyCo
             con.execute("SET TimeZone = 'UTC'")
             # No progress bar: DuckDB draws one on stdout during a long query, which would corrupt `--json`.
             con.execute("SET enable_progress_bar = false")
+            if defer_checkpoint and not read_only:
+                con.execute("PRAGMA disable_checkpoint_on_shutdown")
             return con
         except duckdb.Error as exc:
             if not _is_lock_error(exc):
@@ -110,20 +118,26 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def _create(path: Path, wait_seconds: float) -> duckdb.DuckDBPyConnection:
+def _mark_migrated(path: Path) -> None:
+    identity = _identity(path)
+    if identity is not None:
+        _MIGRATED.add(identity)
+
+
+def _create(path: Path, wait_seconds: float, defer_checkpoint: bool = False) -> duckdb.DuckDBPyConnection:
     """The new database, migrated, and its connection still open for writing (opening one costs ~11 ms)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
         raise os_fault("create the state dir", path.parent, exc) from exc
-    con = _open(path, False, wait_seconds)
+    con = _open(path, False, wait_seconds, defer_checkpoint=defer_checkpoint)
     try:
         migrate(con)
         os.chmod(path, 0o600)
     except BaseException:
         con.close()
         raise
-    _MIGRATED.add(_identity(path))
+    _mark_migrated(path)
     return con
 
 
@@ -139,105 +153,22 @@ def _ensure_migrated(path: Path, wait_seconds: float) -> None:
             migrate(con)
         finally:
             con.close()
-    _MIGRATED.add(_identity(path))
-
-
-# The database files this context holds open (see `held`).
-_HELD: ContextVar[frozenset[Path]] = ContextVar("held_databases", default=frozenset())
+    _mark_migrated(path)
 
 
 @contextmanager
-def held(path: Path, *, wait_seconds: float = 5.0) -> Iterator[None]:
-    """Keep the database open across a span of quick steps: DuckDB shares one open database among a process's
-    connections to it, so each `connect` inside the span costs microseconds instead of opening the file again
-    (~11 ms). Connections inside are opened for writing, read-only ones included (one open database has one
-    mode). Other processes wait for the span as for any connection: keep it short, never across model calls."""
-    with connect(path, wait_seconds=wait_seconds):
-        token = _HELD.set(_HELD.get() | {path})
-        try:
-            yield
-        finally:
-            _HELD.reset(token)
-
-
-class _Ahead:
-    """A new database created, migrated and given its first write on a thread of its own (see `held_ahead`)."""
-
-    def __init__(self, path: Path, wait_seconds: float, first: Callable[[duckdb.DuckDBPyConnection], None]) -> None:
-        self.path = path
-        self.con: duckdb.DuckDBPyConnection | None = None
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._create, args=(wait_seconds, first), name="distill-store-ahead",
-                                       daemon=True)
-        self.thread.start()
-
-    def _create(self, wait_seconds: float, first: Callable[[duckdb.DuckDBPyConnection], None]) -> None:
-        try:
-            with private_files():  # the process's umask: nothing else in it creates files meanwhile (see held_ahead)
-                self.con = _create(self.path, wait_seconds)
-                first(self.con)
-        except BaseException as exc:
-            self.error = self._fault(exc)
-
-    def wait(self) -> None:
-        """Done once this returns; what failed is raised here, once."""
-        self.thread.join()
-        error, self.error = self.error, None
-        if error is not None:
-            raise error
-
-    def close(self) -> None:
-        self.thread.join()
-        con, self.con = self.con, None
-        if con is not None:
-            try:
-                con.close()
-            except duckdb.Error as exc:
-                raise self._fault(exc)
-
-    def _fault(self, exc: BaseException) -> BaseException:
-        """A DuckDB error as the one-line fault `connect` would report (db_fault), anything else as it is."""
-        return (db_fault(self.path, str(exc)) if isinstance(exc, duckdb.Error) else None) or exc
-
-
-# The databases being created ahead (see `held_ahead`): a connection to one waits for it first.
-_AHEAD: dict[Path, _Ahead] = {}
-
-
-@contextmanager
-def held_ahead(path: Path, first: Callable[[duckdb.DuckDBPyConnection], None], *,
-               wait_seconds: float = 5.0) -> Iterator[None]:
-    """`held` for a database that does not exist yet, created, migrated and given `first(con)` on a thread while
-    the caller goes on: DuckDB does that work outside the GIL, and opening a database alone costs ~15 ms. Every
-    `connect` to it inside the span waits for that thread first. Only for a span in which nothing else connects
-    to the database or creates files, but through `connect` (the thread sets the process's umask)."""
-    ahead = _AHEAD[path] = _Ahead(path, wait_seconds, first)
-    token = _HELD.set(_HELD.get() | {path})
-    try:
-        yield
-    finally:
-        _HELD.reset(token)
-        del _AHEAD[path]
-        ahead.close()
-    ahead.wait()  # what failed on the thread, if nothing connected to raise it
-
-
-@contextmanager
-def connect(path: Path, *, read_only: bool = False, wait_seconds: float = 5.0) -> Iterator[duckdb.DuckDBPyConnection]:
+def connect(path: Path, *, read_only: bool = False, wait_seconds: float = 5.0,
+            defer_checkpoint: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     """A migrated connection, closed on exit; a read-only open migrates first through a brief write open. Each
-    database file is checked for pending migrations once per process.
+    database file is checked for pending migrations once per process. (`defer_checkpoint`: see `Store`.)
 
     Every command reaches the database through here, so each one reports a full disk, a read-only state dir or a
     damaged file the same way: one line naming the file and what to do."""
-    ahead = _AHEAD.get(path)
-    if ahead is not None:
-        ahead.wait()
-    read_only = read_only and path not in _HELD.get()
     with private_files():
         try:
             con = None
             if not path.exists():
-                con = _create(path, wait_seconds)
+                con = _create(path, wait_seconds, defer_checkpoint)
                 if read_only:
                     con.close()
                     con = None
@@ -247,11 +178,11 @@ def connect(path: Path, *, read_only: bool = False, wait_seconds: float = 5.0) -
             else:
                 _tighten(path)
             if con is None:
-                con = _open(path, read_only, wait_seconds)
+                con = _open(path, read_only, wait_seconds, defer_checkpoint=defer_checkpoint)
             try:
                 if not read_only and _identity(path) not in _MIGRATED:
                     migrate(con)
-                    _MIGRATED.add(_identity(path))
+                    _mark_migrated(path)
                 yield con
             finally:
                 con.close()
@@ -287,41 +218,90 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     con.execute("COMMIT")
 
 
-def connect_for(settings, *, read_only: bool = False) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
-    """connect() to the settings' database (a `config.Settings`: its db_path and db_wait_seconds)."""
+def connect_for(settings: Settings, *, read_only: bool = False) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+    """connect() to the settings' database (its db_path and db_wait_seconds)."""
     return connect(settings.db_path, read_only=read_only, wait_seconds=settings.db_wait_seconds)
 
 
-def held_for(settings) -> AbstractContextManager[None]:
-    """held() for the settings' database."""
-    return held(settings.db_path, wait_seconds=settings.db_wait_seconds)
+class Store:
+    """The database as one run uses it: opened (created and migrated on first use) by `connect`, held open across
+    a span of quick steps, and checkpointed once, when the run closes it.
 
+    Held (`hold`, `open`): DuckDB shares one open database among a process's connections to it, so each `connect`
+    inside costs microseconds instead of opening the file again (11-15 ms here). An hourly offline run spends 29 ms
+    opening it instead of 65 ms, and ends 54 ms sooner of 0.92 s (75 ms of 3.3 s on a loaded host; medians of 5
+    and 7, `tests/bench/bench_store_opens.py`): small, but it is a handful of lines now. Connections inside are
+    opened for writing, read-only ones included (one open database has one mode). Other processes wait for a
+    held store as for any connection: it is held only across quick steps, never across a model call, and let go
+    (`let_go`) before worker processes are forked (they must not inherit DuckDB's threads).
 
-class Holding:
-    """A `held` span that may be let go before it ends (`release`, at most once): a quick run holds the store from
-    its start through its first chunk, and lets go early where that span would grow long or where worker
-    processes are forked (they must not inherit DuckDB's threads). Let go outside any other held span."""
+    Checkpointed once (`defer_checkpoints`): DuckDB checkpoints a database when its last connection closes,
+    writing every table a commit touched again (the ledger of messages read grows by each commit, and is rewritten
+    whole each time). A run that opens the store once per chunk wrote its ledger many times over: 83 MB for a
+    16 MB corpus of conversations. Deferred, each commit only appends to the WAL (DuckDB still checkpoints
+    it when it grows past 16 MB), and `close` checkpoints what is left once: 38 MB (`tests/bench/bench_writes.py`).
+    A run killed before `close` leaves the WAL, which the next open replays (as after any crash)."""
 
-    def __init__(self, settings, *, active: bool = True,
-                 ahead: Callable[[duckdb.DuckDBPyConnection], None] | None = None) -> None:
-        """With `ahead`, the database does not exist yet: it is created on a thread (`held_ahead`) that runs
-        `ahead(con)` first."""
-        self._span: AbstractContextManager[None] | None = None
-        if active:
-            self._span = (held_for(settings) if ahead is None else
-                          held_ahead(settings.db_path, ahead, wait_seconds=settings.db_wait_seconds))
+    def __init__(self, path: Path, wait_seconds: float = 5.0, *, defer_checkpoints: bool = False) -> None:
+        self.path = path
+        self.wait_seconds = wait_seconds
+        self.defer_checkpoints = defer_checkpoints
+        self._held: AbstractContextManager[duckdb.DuckDBPyConnection] | None = None
+        self._opened = False  # whether it was ever opened: a store that never was has nothing to checkpoint
 
-    def __enter__(self) -> Holding:
-        if self._span is not None:
-            self._span.__enter__()
-        return self
+    @classmethod
+    def of(cls, settings: Settings, *, defer_checkpoints: bool = False) -> Store:
+        """The store of the settings' database (its db_path and db_wait_seconds)."""
+        return cls(settings.db_path, settings.db_wait_seconds, defer_checkpoints=defer_checkpoints)
 
-    def release(self) -> None:
-        span, self._span = self._span, None
+    @contextmanager
+    def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection (see `connect`), for writing while the store is held."""
+        with connect(self.path, read_only=read_only and self._held is None, wait_seconds=self.wait_seconds,
+                     defer_checkpoint=self.defer_checkpoints) as con:
+            self._opened = True
+            yield con
+
+    @property
+    def held(self) -> bool:
+        return self._held is not None
+
+    def open(self) -> None:
+        """Hold the store open from now until `let_go` (created and migrated now if it does not exist)."""
+        if self._held is None:
+            span = self.connect()
+            span.__enter__()
+            self._held = span
+
+    def let_go(self) -> None:
+        """No longer held (a no-op when it is not)."""
+        span, self._held = self._held, None
         if span is not None:
             span.__exit__(None, None, None)
 
-    def __exit__(self, *exc: object) -> None:
-        span, self._span = self._span, None
-        if span is not None:
-            span.__exit__(*exc)
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        """Held across the span: opened at its start unless already held, let go at its end if it opened it."""
+        if self._held is not None:
+            yield
+            return
+        self.open()
+        try:
+            yield
+        finally:
+            self.let_go()
+
+    def checkpoint(self) -> None:
+        """Fold what the deferred closes left in the WAL into the database now: through the held store when it is
+        held (a run's last chunk), so it costs no open of its own."""
+        if self.defer_checkpoints:
+            with self.connect() as con:
+                con.execute("CHECKPOINT")
+
+    def close(self) -> None:
+        """Let go, and checkpoint what is still in the WAL (nothing to do when it is empty, or when the store was
+        never opened: it may be busy, and the run already said so)."""
+        self.let_go()
+        wal = self.path.with_name(self.path.name + ".wal")
+        if self.defer_checkpoints and self._opened and wal.exists() and wal.stat().st_size > 0:
+            self.checkpoint()
