@@ -218,5 +218,15 @@ class Unparsed(BadRequest):
     answers in form the next time) before a split. The pipeline makes that call, held against the budget like any."""
 
 
+class ModeRefused(BadRequest):
+    """The server refused the output mode, not the request (a 400/422 while a `NegotiatesOutputMode` extractor is
+    still finding its mode): the extractor has stepped down to the next mode, and the pipeline asks again in it,
+    holding that call against the budget first like any other. Raised at most MAX_MODE_STEPS times in a row for one
+    request (the modes are few); a refusal in the last mode is a plain BadRequest, the request's own fault."""
+
+
+MAX_MODE_STEPS = 2  # json_schema -> json_object -> text
+
+
 class AuthenticationFailed(DistillError):
     """401/403: no retry will help; the user must fix the key."""

@@ -5,10 +5,11 @@ The same prompt, caps, verification, journal, budgets and pace as the Anthropic 
 such servers honour structured output unevenly and local models break JSON often. So:
 
 - The strictest output mode the server takes is used: `response_format` json_schema (the prompt's schema), else
-  json_object, else plain text. The first request tries them in that order; a 400/422 in one mode followed by a
-  success in the next settles the run on the next (`mode`, with why in `mode_note`), so the detection happens
-  once per run, not per request. When every mode is refused the request itself is at fault: nothing is settled
-  and the request is split like any refused one.
+  json_object, else plain text. The first request tries them in that order, one call per `extract` (a refusal
+  is ModeRefused, and the pipeline holds the next call against the budget before asking again); a 400/422 in one
+  mode followed by a success in the next settles the run on the next (`mode`, with why in `mode_note`), so the
+  detection happens once per run, not per request. When every mode is refused the request itself is at fault:
+  nothing is settled and the request is split like any refused one.
 - Whatever the mode, the reply is parsed leniently (a code fence, prose or a <think> block around the JSON object)
   and validated strictly afterwards (verify.py). A reply that still does not parse is Unparsed: the pipeline asks
   once more (a fresh sample: no sampling parameters are sent, so the server's defaults apply), held against the
@@ -43,6 +44,7 @@ from distiller.extract.base import (
     Extraction,
     ExtractionUnavailable,
     ExtractRequest,
+    ModeRefused,
     OverloadListener,
     Truncated,
     Unparsed,
@@ -109,6 +111,7 @@ class OpenAICompatibleExtractor:
         self._mode_lock = threading.Lock()
         self._probing = threading.Lock()  # held by the request finding the mode
         self._mode_index = 0
+        self._refusals: list[str] = []  # the modes refused while finding one, in the server's words
         self.mode_settled = False  # a reply has come back in `mode`
         self.mode_note: str | None = None  # why a stricter mode was given up, in the server's words
         # The listener and the count of responses of the call this thread is making: the client's response hook
@@ -170,23 +173,29 @@ class OpenAICompatibleExtractor:
 
     def _probe(self, request: ExtractRequest, room: int, on_overload: OverloadListener | None,
                spent: list[Usage]) -> _Reply:
-        """The modes from the strictest down: one the server refuses (400/422) is stepped down from; the first
-        that answers settles the run's mode. When every mode is refused, the request is at fault, not the mode:
-        nothing is settled, and the BadRequest says what each refusal was."""
-        refusals: list[str] = []
-        for index, mode in enumerate(MODES):
-            try:
-                reply = self._call(request, room, mode, on_overload)
-            except BadRequest as exc:
-                spent.extend(exc.usage)
-                refusals.append(f"{mode} refused: {exc}")
-                continue
-            spent.append(reply.usage)
+        """One call in the mode being tried, from the strictest down. The first reply settles the run's mode. A
+        refusal (400/422) steps down to the next mode and raises ModeRefused, so the pipeline holds the next call
+        against the budget before it is sent (a probe that made its own calls let up to two escape the hold). A
+        refusal in the last mode means every mode was refused: the request is at fault, not the mode, so nothing
+        is settled (the next request starts again from the strictest) and the BadRequest says what each refusal
+        was."""
+        mode = self.mode
+        try:
+            reply = self._call(request, room, mode, on_overload)
+        except BadRequest as exc:
+            spent.extend(exc.usage)
             with self._mode_lock:
-                self._mode_index, self.mode_settled = index, True
-                self.mode_note = "; ".join(refusals) or None
-            return reply
-        raise BadRequest("every output mode was refused: " + "; ".join(refusals), tuple(spent))
+                self._refusals.append(f"{mode} refused: {exc}")
+                if self._mode_index + 1 < len(MODES):
+                    self._mode_index += 1
+                    raise ModeRefused(f"{mode} refused: {exc}; asking in {self.mode}", tuple(spent)) from None
+                refusals, self._refusals, self._mode_index = self._refusals, [], 0
+            raise BadRequest("every output mode was refused: " + "; ".join(refusals), tuple(spent)) from None
+        spent.append(reply.usage)
+        with self._mode_lock:
+            self.mode_settled = True
+            self.mode_note = "; ".join(self._refusals) or None
+        return reply
 
     def _call(self, request: ExtractRequest, room: int, mode: str, on_overload: OverloadListener | None) -> _Reply:
         messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": render_request(request)}]
