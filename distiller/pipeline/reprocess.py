@@ -38,12 +38,13 @@ from distiller.pipeline.dispatch import Fresh, mode
 from distiller.pipeline.run import (
     check_options,
     distill_plans,
+    echo_index,
     ended_as,
     resolve_sources,
 )
 from distiller.progress import Progress
 from distiller.records import Cursor
-from distiller.screen import Screened
+from distiller.screen import Screened, echo
 from distiller.screen.prefilter import KEEP
 from distiller.store import batch_rows, jobs, runs
 from distiller.store.db import connect_for, transaction
@@ -207,7 +208,12 @@ def _pass(settings: Settings, scope: Scope, extractor: Extractor, *, dry_run: bo
     if progress is not None:
         progress.begin(tally, sum(plan.stop - plan.start for plan in plans), label)
     window = Window(scope.since, scope.until) if scope.since or scope.until else None
-    distill_plans(plans, session_keys, settings, tally, Chunk(settings), _once(tally), dispatcher, window=window)
+    echoes = echo.EMPTY
+    if settings.db_path.exists():
+        with connect_for(settings, read_only=True) as con:
+            echoes = echo_index(con)  # as run loads them: a recall line pasted back is never evidence again
+    distill_plans(plans, session_keys, settings, tally, Chunk(settings, echoes), _once(tally), dispatcher,
+                  window=window)
 
 
 def _job_dir(settings: Settings, job_id: str) -> Path:
