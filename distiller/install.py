@@ -119,9 +119,10 @@ def check_run(kind: str, settings: Settings, roots: Sequence[str]) -> None:
     backend = extract.named(choice)
     if not backend.offline and not backend.needs_key:  # a server of the user's own (openai-compatible): made now,
         check_options(settings, backend.make(settings))  # so a missing base_url or model is refused before a unit
-        if not settings.origin("base_url").startswith("file"):
-            raise DistillError(f"the {kind} unit would not see the server named in this shell's environment: put "
-                               f"base_url = \"…\" in {settings.state_dir / 'distill.toml'}")
+        if not settings.base_url:  # named by OPENAI_BASE_URL alone, which the unit's environment does not hold
+            raise DistillError(f"the {kind} unit would not see the server named in this shell's environment: pass "
+                               f"--base-url (written into the unit), or put base_url = \"…\" in "
+                               f"{settings.state_dir / 'distill.toml'}")
         return
     wanted = ("the Anthropic extractor" if choice == "anthropic" else f"--model {settings.model}"
               if settings.origin("model").startswith("flag") else "--batch-api" if settings.batch_api else None)

@@ -438,8 +438,11 @@ def test_a_schedule_for_a_local_server_needs_no_anthropic_key_but_a_server_and_a
     no_server = distill(*units, "--model", MODEL)
     assert no_server.returncode == 1 and "--base-url" in no_server.stderr
     assert not (tmp_path / "units").exists()
-    from_shell = distill(*units, "--model", MODEL, env={"DISTILL_BASE_URL": "http://localhost:11434/v1"})
-    assert from_shell.returncode == 1 and "distill.toml" in from_shell.stderr  # the unit would not see it
+    only_openai_env = distill(*units, "--model", MODEL, env={"OPENAI_BASE_URL": "http://localhost:11434/v1"})
+    assert only_openai_env.returncode == 1 and "--base-url" in only_openai_env.stderr  # the unit would not see it
+    from_shell = distill(*units, "--model", MODEL, env={"DISTILL_BASE_URL": "http://gpu-box:11434/v1"})
+    assert from_shell.returncode == 0, from_shell.stderr  # written into the unit, as the sources are
+    assert "--base-url http://gpu-box:11434/v1" in (tmp_path / "units" / "distill.service").read_text()
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     (settings.state_dir / "distill.toml").write_text('base_url = "http://localhost:11434/v1"\n')
     done = distill(*units, "--model", MODEL)
