@@ -3,7 +3,9 @@
 An extractor is any object with the members of `Extractor`. What only some can do is a capability of its own,
 a small protocol the pipeline asks with `isinstance` (never `getattr`, never by setting attributes on the object):
 `RetriesTruncated` (a reply cut at its output limit is worth one call with more room), `CachesPrefix` (requests
-share a cached prefix the first must write, so it goes alone) and `SubmitsBatches` (a provider's batch API). Which
+share a cached prefix the first must write, so it goes alone), `SubmitsBatches` (a provider's batch API) and
+`CompletesText` (answers a free-text prompt: the profile is written by the backend that has it, else by the rules'
+template). Which
 extractors exist, and what they need, is the registry's business (`distiller/extract/__init__.py`).
 
 The caps every reply is held to live here, below both the prompt that states them and the verification that
@@ -161,6 +163,16 @@ class NegotiatesOutputMode(Protocol):
     def mode(self) -> str: ...
     @property
     def mode_note(self) -> str | None: ...
+
+
+@runtime_checkable
+class CompletesText(Protocol):
+    """Answers a free-text prompt outside extraction (the profile, recall/profile.py): one call, the reply's text
+    and its usage, counted as `extract` counts it (an unreadable count estimated and marked so). Errors are raised
+    as `extract` raises them: a refused call is a BadRequest carrying its estimated usage, so the caller records
+    what it cost. What the text says is not trusted: the caller verifies it."""
+
+    def complete(self, system: str, user: str, max_tokens: int) -> tuple[str, Usage]: ...
 
 
 @dataclass(frozen=True, slots=True)

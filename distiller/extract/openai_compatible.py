@@ -25,9 +25,7 @@ Every client failure is translated here into the pipeline's outcomes, as anthrop
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import threading
 import time
 from dataclasses import dataclass
@@ -57,7 +55,7 @@ from distiller.extract.prompt import (
     SYSTEM_PROMPT,
     render_request,
 )
-from distiller.extract.replies import count, retry_after
+from distiller.extract.replies import count, embedded_object, retry_after, without_thinking
 
 if TYPE_CHECKING:
     import httpx2
@@ -76,8 +74,6 @@ CHARS_PER_TOKEN = 4
 # A local model on a modest GPU reads the ≈11k-token request in seconds, but on a CPU in minutes: ten minutes is
 # generous for the first and still ends a hopeless wait (the run stops with 75 and the batch stays pending).
 REQUEST_TIMEOUT_SECONDS = 600.0
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _RESPONSE_FORMATS: dict[str, dict[str, Any]] = {
     "json_schema": {"type": "json_schema",
                     "json_schema": {"name": "beliefs", "schema": OUTPUT_SCHEMA, "strict": True}},
@@ -198,12 +194,24 @@ class OpenAICompatibleExtractor:
         return reply
 
     def _call(self, request: ExtractRequest, room: int, mode: str, on_overload: OverloadListener | None) -> _Reply:
-        messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": render_request(request)}]
         # No sampling parameters: the server's own defaults, so a reply asked for again is a fresh sample.
-        params: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": room}
-        if mode in _RESPONSE_FORMATS:
-            params["response_format"] = _RESPONSE_FORMATS[mode]
-        estimate = (len(SYSTEM_PROMPT) + len(messages[1]["content"])) // CHARS_PER_TOKEN + 1
+        return self._send(SYSTEM_PROMPT, render_request(request), room, _RESPONSE_FORMATS.get(mode), on_overload)
+
+    def complete(self, system: str, user: str, max_tokens: int) -> tuple[str, Usage]:
+        """One plain-text call outside extraction (the profile, CompletesText): the reply's text and its usage;
+        errors raised as extract() raises them, a refusal carrying its estimate. No response_format: every server
+        takes plain text, and the caller parses and verifies what comes back."""
+        reply = self._send(system, user, max_tokens, None, None)
+        return reply.text, reply.usage
+
+    def _send(self, system: str, user: str, room: int, response_format: dict[str, Any] | None,
+              on_overload: OverloadListener | None) -> _Reply:
+        params: dict[str, Any] = {"model": self.model, "max_tokens": room,
+                                  "messages": [{"role": "system", "content": system},
+                                               {"role": "user", "content": user}]}
+        if response_format is not None:
+            params["response_format"] = response_format
+        estimate = (len(system) + len(user)) // CHARS_PER_TOKEN + 1
         self._calls.listener, self._calls.responses = on_overload, 0
         started = time.monotonic()
         try:
@@ -243,32 +251,16 @@ def parse_reply(text: str) -> tuple[Candidate, ...]:
     """The candidates of a reply: the JSON object as sent, else the first {"candidates": …} object found inside a
     code fence or among prose (a reasoning model's <think> block skipped). Validation is verify.py's; this only
     finds the object, and a reply with none is a BadRequest naming what came back."""
-    stripped = _THINK.sub("", text).strip()
+    stripped = without_thinking(text)
     try:
         return parse_candidates(stripped)
     except BadRequest as exc:
         first = exc
-    for chunk in [*_FENCE.findall(stripped), stripped]:
-        found = _embedded_object(chunk)
-        if found is not None:
-            return parse_candidates(found)
+    found = embedded_object(stripped, "candidates")
+    if found is not None:
+        return parse_candidates(found)
     shown = stripped[:80] + ("…" if len(stripped) > 80 else "")
     raise BadRequest(f"{first} ({len(text)} characters: {shown!r})" if stripped else "the reply is empty")
-
-
-def _embedded_object(text: str) -> str | None:
-    """The first JSON object in `text` that has a candidates list, as JSON text; None when there is none."""
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except ValueError:
-            value, end = None, start + 1
-        if isinstance(value, dict) and isinstance(value.get("candidates"), list):
-            return text[start:end]
-        start = text.find("{", start + 1)
-    return None
 
 
 def _body(response: httpx2.Response) -> object:
