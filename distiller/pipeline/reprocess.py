@@ -80,7 +80,7 @@ class Estimate:
     cost_usd: float
     model: str
     cache_read_tokens: int = 0  # of `tokens`, the prefix expected to be read from the prompt cache
-    extractor: str = "anthropic"  # the extractor that will run: only a billed one's estimate is a price to pay
+    extractor: str = extract.AUTO_WITH_KEY  # the extractor that will run: only a billed one's estimate is a price
 
     @property
     def paid(self) -> bool:
@@ -258,7 +258,7 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
     if since and until and since >= until:
         raise DistillError(f"--since {since.isoformat()} is not before --until {until.isoformat()}")
     extractor = extractor or make_extractor(settings)
-    if dry_run and extractor.name == "rules" and settings.origin("model").startswith("flag"):
+    if dry_run and extractor.offline and settings.origin("model").startswith("flag"):
         extractor = planned(settings)  # no key: estimate the job `--model` asks for, as run --dry-run does
     check_options(settings, extractor)
     if settings.batch_api and not isinstance(extractor, SubmitsBatches):

@@ -48,9 +48,9 @@ def composer(settings: Settings | None) -> str:
     for an offline one (the rules' template) or no settings. Part of the cache key: a model's profile and the
     rules' are kept apart."""
     if settings is None:
-        return "rules"
+        return profile.TEMPLATE
     backend = extract.resolve(settings.extractor)
-    return "rules" if backend.offline else f"{backend.name}:{settings.model}"
+    return profile.TEMPLATE if backend.offline else f"{backend.name}:{settings.model}"
 
 
 def user_profile(db_path: Path, *, agent: str | None = None, refresh: bool = False, wait_seconds: float = 5.0,
@@ -64,16 +64,16 @@ def user_profile(db_path: Path, *, agent: str | None = None, refresh: bool = Fal
     name = composer(model)
     with connect(db_path, read_only=True, wait_seconds=wait_seconds) as con:
         rows = profile.candidates(con, agent)
-        spent = batch_rows.spent_today(con) if name != "rules" else (0, 0.0)
+        spent = batch_rows.spent_today(con) if name != profile.TEMPLATE else (0, 0.0)
     wanted = profile.key(rows, agent, name)
     if not refresh:
         hit = profile.cached(db_path.parent, agent, name, wanted)
         if hit is not None:
             return hit
-    if name != "rules" and not call_model:
+    if name != profile.TEMPLATE and not call_model:
         return user_profile(db_path, agent=agent, refresh=refresh, wait_seconds=wait_seconds)
-    sentences, used, note, usage = profile.compose(rows), "rules", None, None
-    if model is not None and name != "rules" and rows:
+    sentences, used, note, usage = profile.compose(rows), profile.TEMPLATE, None, None
+    if model is not None and name != profile.TEMPLATE and rows:
         written, note, usage = _by_model(model, rows, spent)
         if written:
             sentences, used = written, name

@@ -30,6 +30,7 @@ from distiller.recall import PROFILE_FILE, write_if_changed
 if TYPE_CHECKING:  # the hook's fast path imports this module: no DuckDB
     import duckdb
 
+TEMPLATE = "rules"  # the composer name of the rules' template (the profile of every offline extractor)
 PROFILE_VERSION = "profile-1"  # part of the cache key: a new template or prompt composes every profile again
 MIN_CONFIDENCE = 0.7
 PER_SENTENCE = 3
@@ -52,7 +53,7 @@ class Profile:
     sentences: tuple[Sentence, ...]
     key: str  # of the beliefs under it and the composer
     cached: bool  # read from the cache, not composed now
-    composer: str = "rules"
+    composer: str = TEMPLATE
     note: str | None = None  # why the configured composer was not the one used
 
     @property
@@ -82,7 +83,7 @@ def key(rows: list[Row], agent: str | None, composer: str) -> str:
 
 def _cache(state_dir: Path, agent: str | None, composer: str) -> Path:
     """One file per agent and composer: a rules profile never overwrites the paid one."""
-    if agent is None and composer == "rules":
+    if agent is None and composer == TEMPLATE:
         return state_dir / PROFILE_FILE
     return state_dir / f"profile.{hashlib.sha256(f'{agent}|{composer}'.encode()).hexdigest()[:12]}.json"
 
@@ -92,7 +93,7 @@ def cached(state_dir: Path, agent: str | None, composer: str, wanted: str) -> Pr
         found = orjson.loads(_cache(state_dir, agent, composer).read_bytes())
         if found.get("key") == wanted:
             return Profile(tuple(Sentence(s["text"], tuple(s["cites"])) for s in found["sentences"]), wanted, True,
-                           found.get("composer", "rules"), found.get("note"))
+                           found.get("composer", TEMPLATE), found.get("note"))
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
         pass
     return None
