@@ -319,8 +319,7 @@ def override(settings: Settings, **values: Any) -> Settings:
         given = {n: _coerce(n, v, f"flag --{n.replace('_', '-')}") for n, v in values.items() if v is not None}
         if "model" in given:
             chosen = given.get("extractor", settings.extractor)
-            backend = extract.named("anthropic") if chosen == extract.AUTO else extract.named(chosen)
-            backend.check_model(given["model"])
+            extract.resolve(chosen, key_set=True).check_model(given["model"])  # auto: the model a key would run
     except DistillError as exc:
         raise UsageError(str(exc)) from None
     origins = {**settings.origins, **{n: f"flag --{n.replace('_', '-')}" for n in given}}

@@ -252,10 +252,10 @@ def _extractor(settings: Settings, report: Report) -> None:
         return
     model = f", model {settings.model}" if not backend.offline else ""
     report.add("extractor", OK, f"{backend.name}{model} ({settings.origin('extractor')}): {backend.summary}")
-    if backend.name == "openai-compatible":
+    if backend.uses_base_url:
         _openai_server(settings, report)
     else:
-        _api_key(settings, report)
+        _api_key(settings, report, backend)
 
 
 def _openai_server(settings: Settings, report: Report) -> None:
@@ -282,10 +282,10 @@ def _openai_server(settings: Settings, report: Report) -> None:
                                                                    if key else "not set (local servers need none)"))
 
 
-def _api_key(settings: Settings, report: Report) -> None:
+def _api_key(settings: Settings, report: Report, backend: extract.Backend) -> None:
     key = os.environ.get("ANTHROPIC_API_KEY")
     if key is None:
-        level = PROBLEM if settings.extractor == "anthropic" else OK
+        level = PROBLEM if backend.needs_key else OK  # chosen by name: auto without a key runs the rules
         report.add("api_key", level, "ANTHROPIC_API_KEY not set: the offline rules extractor runs",
                    "set ANTHROPIC_API_KEY (e.g. in ~/.config/distiller/env) to distill with the model"
                    if level == PROBLEM else None)

@@ -105,7 +105,6 @@ def check_run(kind: str, settings: Settings, roots: Sequence[str]) -> None:
     whatever `run` refuses (pipeline.run.check_options: --model or --batch-api for the offline rules, an Opus-class
     model without allow_expensive_model). A unit that fails every hour shows in neither `runs` nor `status`."""
     from distiller import extract
-    from distiller.extract.rules import RulesExtractor
     from distiller.extract.select import Planned
     from distiller.pipeline.run import check_options
 
@@ -115,22 +114,24 @@ def check_run(kind: str, settings: Settings, roots: Sequence[str]) -> None:
                            f"with the directory that holds your transcripts")
     reads_env_file = kind in ("systemd", "cron")  # a launchd agent gets only what its plist sets
     key = bool(os.environ.get("ANTHROPIC_API_KEY")) or (reads_env_file and key_in_env_file(env_file()))
-    choice = settings.extractor if settings.extractor != "auto" else ("anthropic" if key else "rules")
-    backend = extract.named(choice)
-    if not backend.offline and not backend.needs_key:  # a server of the user's own (openai-compatible): made now,
-        check_options(settings, backend.make(settings))  # so a missing base_url or model is refused before a unit
-        if not settings.origin("base_url").startswith("file"):
-            raise DistillError(f"the {kind} unit would not see the server named in this shell's environment: put "
-                               f"base_url = \"…\" in {settings.state_dir / 'distill.toml'}")
+    backend = extract.resolve(settings.extractor, key_set=key)
+    if backend.uses_base_url:  # a server of the user's own (openai-compatible): made now, so a missing base_url
+        check_options(settings, backend.make(settings))  # or model is refused before a unit is written
+        if not settings.base_url:  # named by OPENAI_BASE_URL alone, which the unit's environment does not hold
+            raise DistillError(f"the {kind} unit would not see the server named in this shell's environment: pass "
+                               f"--base-url (written into the unit), or put base_url = \"…\" in "
+                               f"{settings.state_dir / 'distill.toml'}")
         return
-    wanted = ("the Anthropic extractor" if choice == "anthropic" else f"--model {settings.model}"
+    chosen_offline = settings.extractor != extract.AUTO and backend.offline
+    wanted = (f"the {backend.label} extractor" if backend.needs_key else f"--model {settings.model}"
               if settings.origin("model").startswith("flag") else "--batch-api" if settings.batch_api else None)
-    if not key and settings.extractor != "rules" and wanted is not None:
-        where = f"put ANTHROPIC_API_KEY=… in {env_file()} (chmod 600)" if reads_env_file else (
-            "launchd agents do not read the env file: add ANTHROPIC_API_KEY to the plist's EnvironmentVariables "
+    if not key and not chosen_offline and wanted is not None:
+        keyed = extract.resolve(extract.AUTO, key_set=True)
+        where = f"put {keyed.key_env}=… in {env_file()} (chmod 600)" if reads_env_file else (
+            f"launchd agents do not read the env file: add {keyed.key_env} to the plist's EnvironmentVariables "
             "after installing it, or drop the option")
-        raise DistillError(f"{wanted} needs an Anthropic key and the {kind} unit would find none: {where}")
-    check_options(settings, Planned(settings.model) if choice == "anthropic" else RulesExtractor())
+        raise DistillError(f"{wanted} needs an {keyed.label} key and the {kind} unit would find none: {where}")
+    check_options(settings, backend.make(settings) if backend.offline else Planned(settings.model, backend.name))
 
 
 _PLIST_NOTE = b"<!-- Written by `distill schedule install launchd`; `distill schedule uninstall launchd` removes it. -->"

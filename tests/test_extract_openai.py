@@ -22,6 +22,7 @@ from distiller.extract.base import (
     Extractor,
     ExtractRequest,
     Item,
+    ModeRefused,
     NegotiatesOutputMode,
     RetriesTruncated,
     SubmitsBatches,
@@ -34,6 +35,7 @@ from distiller.extract.openai_compatible import (
     parse_reply,
 )
 from distiller.extract.prompt import OUTPUT_SCHEMA, SYSTEM_PROMPT
+from distiller.pipeline.distill import Allowance, extract_splitting
 
 MODEL = "llama3.1:8b"
 DANA = "I'm Dana, by the way. I moved to Porto last spring."
@@ -113,6 +115,9 @@ def test_a_server_that_refuses_json_schema_falls_back_to_json_object_once_for_th
         ex = extractor(fake)
         fake.enqueue_candidates([GOOD])
         fake.enqueue_candidates([GOOD])
+        with pytest.raises(ModeRefused, match="asking in json_object") as refused:
+            ex.extract(make_request("r1"))
+        assert [u.estimated for u in refused.value.usage] == [True]  # the refusal is counted, estimated
         assert ex.extract(make_request("r1")).candidates and ex.extract(make_request("r2")).candidates
         assert fake.modes() == ["json_schema", "json_object", "json_object"]  # detected once, not per request
         assert ex.mode == "json_object" and "not supported" in (ex.mode_note or "")
@@ -123,23 +128,57 @@ def test_a_server_with_no_structured_output_gets_plain_text_parsed_from_prose():
         ex = extractor(fake)
         fake.enqueue_content("Sure! Here are the beliefs:\n```json\n"
                              + orjson.dumps({"candidates": [GOOD]}).decode() + "\n```\nHope this helps.")
+        for _ in range(2):  # one call per extract: the pipeline holds each against the budget before asking again
+            with pytest.raises(ModeRefused) as refused:
+                ex.extract(make_request())
+            assert len(refused.value.usage) == 1
         result = ex.extract(make_request())
         assert [c.statement for c in result.candidates] == ["The user's name is Dana."]
         assert fake.modes() == ["json_schema", "json_object", "text"] and ex.mode == "text"
-        assert len(result.usage) == 3  # the two refusals are counted (estimated) with the reply
+        assert len(result.usage) == 1 and "json_object refused" in (ex.mode_note or "")
 
 
 def test_a_request_every_mode_refuses_is_a_bad_request_and_settles_nothing(fake_openai):
     ex = extractor(fake_openai)
     for _ in range(3):
         fake_openai.enqueue_error(400, "prompt is too long for the context window")
-    with pytest.raises(BadRequest, match="context window") as raised:
+    for _ in range(2):
+        with pytest.raises(ModeRefused):
+            ex.extract(make_request())
+    with pytest.raises(BadRequest, match="every output mode.*context window") as raised:
         ex.extract(make_request())
-    assert len(raised.value.usage) == 3 and all(u.estimated for u in raised.value.usage)
+    assert not isinstance(raised.value, ModeRefused)
+    assert len(raised.value.usage) == 1 and all(u.estimated for u in raised.value.usage)
     assert ex.mode == "json_schema" and not ex.mode_settled
     fake_openai.enqueue_candidates([GOOD])
     ex.extract(make_request())
     assert fake_openai.modes()[-1] == "json_schema"
+
+
+@pytest.mark.parametrize("allowed", [1, 2, 3])
+def test_finding_the_mode_makes_no_call_the_budget_did_not_hold_first(allowed):
+    """A server that takes neither json_schema nor json_object costs three calls to find plain text: with a budget
+    that covers exactly `allowed` of them (each held at its worst case, each refusal charged as it returns), the
+    server sees exactly `allowed` calls, and what was not sent says why."""
+    request = make_request("r1", "I play the cello on Sundays", "I brew my own coffee every morning")
+    with FakeOpenAI(auto=True, rejects={"json_schema", "json_object"}) as fake:
+        with pytest.raises(ModeRefused) as refused:
+            extractor(fake).extract(request)
+        charged = refused.value.usage[0].tokens  # what one refusal costs the budget
+        probe = extractor(fake)
+        held = Allowance(tokens=10**9).hold(probe, request)
+        assert held is not None and charged < held.tokens
+        before = len(fake.completion_requests())
+        allowance = Allowance(tokens=held.tokens + (allowed - 1) * charged)
+        extraction, failed = extract_splitting(probe, request, allowance=allowance)
+        calls = len(fake.completion_requests()) - before
+    assert calls == allowed
+    assert allowance.tokens is not None and allowance.tokens >= 0 and allowance.held_tokens == 0
+    assert sum(u.tokens for u in extraction.usage) <= held.tokens + (allowed - 1) * charged
+    if allowed < 3:
+        assert failed and all("not sent" in reason for _, reason in failed) and not extraction.candidates
+    else:
+        assert not failed and extraction.candidates and probe.mode == "text"
 
 
 def test_once_the_mode_is_settled_a_refusal_is_the_requests_alone(fake_openai):
@@ -399,8 +438,11 @@ def test_a_schedule_for_a_local_server_needs_no_anthropic_key_but_a_server_and_a
     no_server = distill(*units, "--model", MODEL)
     assert no_server.returncode == 1 and "--base-url" in no_server.stderr
     assert not (tmp_path / "units").exists()
-    from_shell = distill(*units, "--model", MODEL, env={"DISTILL_BASE_URL": "http://localhost:11434/v1"})
-    assert from_shell.returncode == 1 and "distill.toml" in from_shell.stderr  # the unit would not see it
+    only_openai_env = distill(*units, "--model", MODEL, env={"OPENAI_BASE_URL": "http://localhost:11434/v1"})
+    assert only_openai_env.returncode == 1 and "--base-url" in only_openai_env.stderr  # the unit would not see it
+    from_shell = distill(*units, "--model", MODEL, env={"DISTILL_BASE_URL": "http://gpu-box:11434/v1"})
+    assert from_shell.returncode == 0, from_shell.stderr  # written into the unit, as the sources are
+    assert "--base-url http://gpu-box:11434/v1" in (tmp_path / "units" / "distill.service").read_text()
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     (settings.state_dir / "distill.toml").write_text('base_url = "http://localhost:11434/v1"\n')
     done = distill(*units, "--model", MODEL)

@@ -425,8 +425,9 @@ def test_ids_and_paths_count_toward_commit_every_bytes(settings):
     from distiller.pipeline.chunk import MESSAGE_OVERHEAD_BYTES, Chunk
     from distiller.pipeline.read import FileRead
     from distiller.records import Message
+    from distiller.screen import echo
 
-    chunk = Chunk(settings)
+    chunk = Chunk(settings, echo.EMPTY)
     message = Message("openclaw", "main", "s" * 100, "m" * 128, "p" * 128, None, "user", "hi", "/f" * 50, 0, 10)
     chunk.add(message, None, "file", FileRead())
     assert chunk.pending_bytes >= MESSAGE_OVERHEAD_BYTES + 100 + 128 + 128 + 2 + 100

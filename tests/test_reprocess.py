@@ -317,3 +317,22 @@ def test_a_resumed_reprocess_batch_spends_only_what_the_budget_leaves(history, s
     summary = orjson.loads(resumed.stdout)
     assert summary["status"] == "budget" and summary["resumed_batches"] == 1, summary
     assert len(fake_anthropic.message_requests()) == paid  # nothing the budget does not cover was sent
+
+
+def test_reprocess_screens_recall_echoes_as_run_does(settings, history):
+    """A recall line pasted back without its tag is an echo of a stored belief: run removes it (screen/echo.py),
+    and reprocess, reading the same message again, must too, or the belief would cite its own echo."""
+    rules = Settings(state_dir=settings.state_dir, extractor="rules")
+    pipeline.run_once(rules, [history])
+    (statement,) = [s for (s,) in rows(rules, "SELECT statement FROM beliefs WHERE statement LIKE '%Lisbon%'")]
+    pasted = f"- [fact] {statement} (0.90)"
+    session = history / "main" / "sessions" / "33333333-3333-3333-3333-333333333333.jsonl"
+    session.write_bytes(header("33333333-3333-3333-3333-333333333333")
+                        + said(f"{pasted}\nI play chess on Sundays.", "e1", "2026-03-03T10:00:00Z")
+                        + said(pasted, "e2", "2026-03-03T10:01:00Z"))
+    done = reprocess.reprocess(rules, [history], extractor=NewPromptRules())
+    assert done.status == "done"
+    assert done.tally.cleaned["recall-echo"] == 2 and done.tally.dropped["recall-echo"] == 1
+    cited = rows(rules, "SELECT b.statement FROM evidence e JOIN beliefs b USING (belief_id) "
+                        "WHERE e.message_id IN ('e1', 'e2')")
+    assert cited and all("Lisbon" not in s for (s,) in cited)  # the chess is learned, the echo is not evidence

@@ -37,6 +37,7 @@ from distiller.pipeline.dispatch import DryRun
 from distiller.pipeline.run import distill_plans, unread
 from distiller.records import Cursor
 from distiller.store.db import Store
+from distiller.screen import echo
 from distiller.tail import tail_digest
 from distiller.track import plan_reads
 
@@ -145,8 +146,8 @@ def _scan(settings: Settings, root: Path, plans, session_keys, *, window=None, s
     dispatcher = Recorded(settings, "dry-run", tally, estimator(settings),
                           show=None if log is None else log.append)
     dispatcher.sent = []
-    distill_plans(plans, session_keys, settings, tally, Chunk(settings), unread(Store.of(settings), tally), dispatcher,
-                  window=window, started=started)
+    distill_plans(plans, session_keys, settings, tally, Chunk(settings, echo.EMPTY), unread(Store.of(settings), tally),
+                  dispatcher, window=window, started=started)
     return dispatcher.sent, tally.as_dict()
 
 

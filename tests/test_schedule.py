@@ -315,3 +315,40 @@ def test_install_reads_the_trees_distill_run_would_skip_formats_and_all(tmp_path
     dry = runner.invoke(cli, ["--state-dir", str(state), "--json", "run", "--dry-run"])
     assert dry.exit_code == 0, dry.stderr
     assert orjson.loads(dry.stdout)["sources"] == [str(agents)]  # the same trees as the unit
+
+
+def test_run_schedule_and_install_take_the_same_extraction_options():
+    """One set of run options, declared once: what `run` takes, a schedule passes on and a unit carries."""
+    from distiller.cli.extractor_options import RunOptions
+
+    def flags(*path: str) -> set[str]:
+        command = cli
+        for name in path:
+            command = command.commands[name]
+        return {opt for param in command.params for opt in param.opts}
+
+    wanted = {"--" + name.replace("_", "-") for name in RunOptions.__dataclass_fields__}
+    assert "--base-url" in wanted and "--concurrency" in wanted
+    for path in (("run",), ("schedule",), ("schedule", "install")):
+        assert wanted <= flags(*path), path
+
+
+def test_install_writes_the_base_url_and_every_run_option_into_the_unit(tmp_path, agents):
+    given = ["--extractor", "openai-compatible", "--model", "qwen2.5:7b", "--base-url", "http://gpu-box:8000/v1",
+             "--budget-usd", "0.5", "--budget-tokens", "200000", "--concurrency", "2"]
+    result = CliRunner().invoke(cli, ["schedule", "install", "systemd", "--dir", str(tmp_path),
+                                      "--source", str(agents), *given])
+    assert result.exit_code == 0, result.stderr
+    service = (tmp_path / "distill.service").read_text()
+    assert f"run --source {agents} {' '.join(given)}" in service
+    missing = CliRunner().invoke(cli, ["schedule", "install", "cron", "--dir", str(tmp_path / "cron"),
+                                       "--source", str(agents), *given[:4]])
+    assert missing.exit_code == 1 and "--base-url" in missing.stderr and not (tmp_path / "cron").exists()
+
+
+def test_the_foreground_schedule_takes_base_url_and_refuses_a_server_without_one(agents):
+    base = ["schedule", "--every", "1h", "--source", str(agents), "--extractor", "openai-compatible", "--model", "m"]
+    refused = CliRunner().invoke(cli, base)
+    assert refused.exit_code == 1 and "--base-url" in refused.stderr
+    bad = CliRunner().invoke(cli, [*base, "--base-url", "not a url"])
+    assert bad.exit_code == 2 and "base_url" in bad.stderr  # validated as a flag, before any fire

@@ -84,10 +84,10 @@ def test_a_held_store_is_opened_once_for_every_connection_in_the_span_and_closed
     with connect(path) as con:
         con.execute("CREATE TABLE t (x INTEGER)")
     store = Store(path)
-    with store.hold():  # noqa: SIM117 - the inner span ends before the outer one: that is the test
-        with store.hold():  # a span inside a held one: let go only by the outer span
-            with store.connect() as con, transaction(con):
-                con.execute("INSERT INTO t VALUES (1)")
+    with store.hold():
+        # a span inside a held one: let go only by the outer span
+        with store.hold(), store.connect() as con, transaction(con):
+            con.execute("INSERT INTO t VALUES (1)")
         assert store.held
         with store.connect(read_only=True) as con:  # served by the open database, in its one mode
             assert con.execute("SELECT x FROM t").fetchall() == [(1,)]

@@ -11,7 +11,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -24,14 +24,11 @@ from distiller import manage as beliefs_api
 from distiller.cli.belief_commands import beliefs, runs_command
 from distiller.cli.context import CliState, Output
 from distiller.cli.examples import examples
-from distiller.cli.extractor_options import base_url_option, extractor_option, model_option
+from distiller.cli.extractor_options import RunOptions, extractor_option, run_options
 from distiller.cli.format_option import forced_sources, format_option
 from distiller.cli.recall_commands import hook_group, profile_command, recall_command
 from distiller.cli.reprocess_command import reprocess_command
 from distiller.config import (
-    DEFAULT_CONCURRENCY,
-    MAX_CONCURRENCY,
-    MIN_CONCURRENCY,
     Settings,
     describe,
     load_settings,
@@ -307,31 +304,17 @@ def _run_summary(t: Tally, dry_run: bool) -> str:
     type=click.Choice(sorted(SHOWN)),
     help="Print the decision on every newly read message (one JSON object each with --json); kept = keep + context.",
 )
-@extractor_option
-@model_option
-@base_url_option
-@click.option("--allow-expensive-model", is_flag=True, default=None, help="Allow Opus-class models.")
-@click.option("--budget-usd", type=float, help="Stop this run before it would spend more (0: no limit).")
-@click.option("--budget-tokens", type=int, help="Stop this run before it would use more model tokens (0: no limit).")
+@run_options
 @click.option("--no-llm", is_flag=True, help="Stage batches for an external agent (see `distill commit`).")
-@click.option("--batch-api", is_flag=True, default=None,
-              help="Submit through the Message Batches API (half price); later runs collect the results.")
-@click.option("--concurrency", type=click.IntRange(MIN_CONCURRENCY, MAX_CONCURRENCY),
-              help=f"Model requests in flight at once, {MIN_CONCURRENCY}-{MAX_CONCURRENCY} (fewer while the API "
-                   f"answers 429/529).  [default: {DEFAULT_CONCURRENCY}]")
 @click.option("--show-beliefs", is_flag=True,
               help="Print the statements learned by this run (also with -v); by default only their counts, so a "
               "scheduled run's log holds no belief text.")
 @click.pass_obj
 def run(obj: CliState, sources: tuple[Path, ...], source_format: str | None, dry_run: bool, show: str | None,
-        extractor: str | None, model: str | None, base_url: str | None, allow_expensive_model: bool | None,
-        budget_usd: float | None, budget_tokens: int | None, no_llm: bool, batch_api: bool | None,
-        concurrency: int | None, show_beliefs: bool) -> None:
+        options: RunOptions, no_llm: bool, show_beliefs: bool) -> None:
     """Read the new tail of every transcript, screen it, distill it into verified beliefs, commit exactly once."""
     out: Output = obj["out"]
-    settings = override(obj["settings"], extractor="external" if no_llm else extractor, model=model,
-                        base_url=base_url, allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
-                        budget_tokens=budget_tokens, batch_api=batch_api, concurrency=concurrency)
+    settings = options.applied(obj["settings"], extractor="external" if no_llm else options.extractor)
     settings = forced_sources(settings, sources, source_format)
     printer = None
     if show is not None:
@@ -524,34 +507,15 @@ def doctor(obj: CliState, sources: tuple[Path, ...]) -> None:
         raise DistillError(f"{sum(c.level == 'problem' for c in report.checks)} problem(s) found (see above)")
 
 
-def _extraction_options(fn: CommandFn) -> CommandFn:
-    """The run options `schedule` passes on to each run (and `schedule install` writes into the unit)."""
-    for option in reversed([
-        source_option,
-        extractor_option,
-        model_option,
-        click.option("--allow-expensive-model", is_flag=True, default=None, help="Allow Opus-class models."),
-        click.option("--budget-usd", type=float, help="Per-run dollar budget (0: no limit)."),
-        click.option("--budget-tokens", type=int, help="Per-run token budget (0: no limit)."),
-        click.option("--batch-api", is_flag=True, default=None, help="Submit through the Message Batches API."),
-    ]):
-        fn = option(fn)
-    return fn
-
-
-def _run_args(settings: Settings, sources: tuple[Path, ...], extractor: str | None, model: str | None,
-              allow_expensive_model: bool | None, budget_usd: float | None, budget_tokens: int | None,
-              batch_api: bool | None) -> list[str]:
-    """The same run options as command-line words, sources made absolute (a unit has no working directory, and
-    neither cron nor systemd passes on `$CODEX_HOME` and the like): without --source, the trees `distill run` would
-    read now, `skip_formats` applied."""
+def _run_args(settings: Settings, sources: tuple[Path, ...], options: RunOptions) -> list[str]:
+    """The run options as command-line words, sources made absolute (a unit has no working directory, and neither
+    cron nor systemd passes on `$CODEX_HOME` and the like): without --source, the trees `distill run` would read
+    now, `skip_formats` applied. A base URL from this shell's DISTILL_BASE_URL is written in too, for the same
+    reason (one in distill.toml the unit reads itself)."""
     args = [word for source in pipeline.resolve_sources(sources, settings) for word in ("--source", source)]
-    for flag, value in (("--extractor", extractor), ("--model", model), ("--budget-usd", budget_usd),
-                        ("--budget-tokens", budget_tokens)):
-        if value is not None:
-            args += [flag, str(value)]
-    return args + (["--allow-expensive-model"] if allow_expensive_model else []) + (
-        ["--batch-api"] if batch_api else [])
+    if options.base_url is None and settings.base_url and settings.origin("base_url").startswith("env"):
+        options = replace(options, base_url=settings.base_url)
+    return args + options.words()
 
 
 @examples("distill schedule --every 1h --run-now          # in the foreground, until Ctrl-C",
@@ -562,11 +526,11 @@ def _run_args(settings: Settings, sources: tuple[Path, ...], extractor: str | No
 @click.option("--every", help="Interval: 15m, 1h, 6h, 1d.  [default: 1h]")
 @click.option("--jitter", type=click.IntRange(0, 3600), help="Random delay of up to S seconds per fire.")
 @click.option("--run-now", is_flag=True, help="Run once at start, then on the schedule.")
-@_extraction_options
+@source_option
+@run_options
 @click.pass_context
 def schedule(ctx: click.Context, cron_expr: str | None, every: str | None, jitter: int | None, run_now: bool,
-             sources: tuple[Path, ...], extractor: str | None, model: str | None, allow_expensive_model: bool | None,
-             budget_usd: float | None, budget_tokens: int | None, batch_api: bool | None) -> None:
+             sources: tuple[Path, ...], options: RunOptions) -> None:
     """Run `distill run` in-process on a schedule until SIGTERM/SIGINT (then exit 0); one summary line per run.
 
     For hosts without cron or systemd. `schedule install` writes a systemd timer, crontab line or launchd agent
@@ -575,9 +539,7 @@ def schedule(ctx: click.Context, cron_expr: str | None, every: str | None, jitte
         return
     obj: CliState = ctx.obj
     out = obj["out"]
-    settings = override(obj["settings"], extractor=extractor, model=model,
-                        allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
-                        budget_tokens=budget_tokens, batch_api=batch_api)
+    settings = options.applied(obj["settings"])
     from distiller import schedule as scheduling  # APScheduler costs ~30 ms to import: only this command needs it
 
     when = scheduling.timing(cron_expr, every, jitter)
@@ -617,16 +579,14 @@ _DIR = click.option("--dir", "target", type=click.Path(file_okay=False, path_typ
 @_KIND
 @click.option("--every", default="1h", help="Interval: 15m, 1h, 6h, 1d.")
 @_DIR
-@_extraction_options
+@source_option
+@run_options
 @click.pass_obj
 def schedule_install(obj: CliState, kind: str, every: str, target: Path | None, sources: tuple[Path, ...],
-                     extractor: str | None, model: str | None, allow_expensive_model: bool | None,
-                     budget_usd: float | None, budget_tokens: int | None, batch_api: bool | None) -> None:
+                     options: RunOptions) -> None:
     """Write a systemd user timer, crontab line or launchd agent running this distill on this state dir."""
-    settings = override(obj["settings"], extractor=extractor, model=model,
-                        allow_expensive_model=allow_expensive_model, budget_usd=budget_usd,
-                        budget_tokens=budget_tokens, batch_api=batch_api)  # checked now, not at the first fire
-    args = _run_args(settings, sources, extractor, model, allow_expensive_model, budget_usd, budget_tokens, batch_api)
+    settings = options.applied(obj["settings"])  # checked now, not at the first fire
+    args = _run_args(settings, sources, options)
     chosen = install.plan(kind, settings.state_dir, args, install.every_seconds(every), target, obj["config_file"])
     install.check_run(kind, settings, pipeline.resolve_sources(sources, settings))  # as the first fire would, before writing
     done = install.install(chosen, settings.state_dir)

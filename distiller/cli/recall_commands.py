@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -10,7 +9,8 @@ import click
 
 from distiller.cli.context import CliState
 from distiller.cli.examples import examples
-from distiller.config import Settings
+from distiller.cli.extractor_options import base_url_option, extractor_option, model_option
+from distiller.config import override
 from distiller.recall import FORMATS, api, write_if_changed
 from distiller.recall.lines import Limits
 
@@ -44,7 +44,7 @@ def recall_command(obj: CliState, prompt: str, agent: str | None, max_chars: int
     rendered = api.recall(settings.db_path, prompt, agent=agent, limits=limits, max_chars=max_chars,
                           fmt="markdown" if fmt == "json" else fmt, with_profile=with_profile,
                           wait_seconds=settings.db_wait_seconds,
-                          model=settings if _composer(settings, None) == "anthropic" else None)
+                          model=settings)
     payload = rendered.as_dict()
     if write_path is not None:
         try:
@@ -62,24 +62,22 @@ def recall_command(obj: CliState, prompt: str, agent: str | None, max_chars: int
     obj["out"].emit(payload, human)
 
 
-def _composer(settings: Settings, choice: str | None) -> str:
-    """Who writes the profile: as the extractor is chosen (`auto`: the model when ANTHROPIC_API_KEY is set)."""
-    choice = choice or settings.extractor
-    if choice == "auto":
-        return "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "rules"
-    return choice
-
-
 @examples("distill profile                # two or three sentences, cached until the beliefs change",
-          "distill profile --refresh --extractor rules")
+          "distill profile --refresh --extractor rules",
+          "distill profile --extractor openai-compatible --base-url http://localhost:11434/v1 --model qwen2.5:7b")
 @click.command("profile")
 @click.option("--agent", help="Beliefs of this agent and global ones (default: every scope).")
 @click.option("--refresh", is_flag=True, help="Compose it again even if the beliefs under it did not change.")
-@click.option("--extractor", type=click.Choice(["auto", "anthropic", "rules"]),
-              help="Who composes it: the model (auto: when ANTHROPIC_API_KEY is set) or the rules.  [default: auto]")
+@extractor_option
+@model_option
+@base_url_option
 @click.pass_obj
-def profile_command(obj: CliState, agent: str | None, refresh: bool, extractor: str | None) -> None:
+def profile_command(obj: CliState, agent: str | None, refresh: bool, extractor: str | None, model: str | None,
+                    base_url: str | None) -> None:
     """Two or three sentences about the user from the active, confident beliefs; cached until they change.
+
+    Written by the extractor `run` would use when it calls a model (Anthropic, or an OpenAI-compatible server)
+    and verified sentence by sentence; by the rules' template otherwise.
 
     \b
     Example:
@@ -87,9 +85,9 @@ def profile_command(obj: CliState, agent: str | None, refresh: bool, extractor: 
       distill profile --refresh --json
       distill profile --extractor rules
     """
-    settings = obj["settings"]
+    settings = override(obj["settings"], extractor=extractor, model=model, base_url=base_url)
     made = api.user_profile(settings.db_path, agent=agent, refresh=refresh, wait_seconds=settings.db_wait_seconds,
-                            model=settings if _composer(settings, extractor) == "anthropic" else None)
+                            model=settings)
     if made.note and not obj["out"].quiet:
         click.echo(f"profile: {made.note}", err=True)
     obj["out"].emit(made.as_dict(), made.text or "no active, confident beliefs yet: nothing to profile")

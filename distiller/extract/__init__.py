@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from distiller.extract.base import Extractor
 
 AUTO = "auto"  # the Anthropic API when ANTHROPIC_API_KEY is set, else the offline rules
+AUTO_WITH_KEY = "anthropic"  # what `auto` runs when ANTHROPIC_API_KEY is set (and what a --model is checked against)
+AUTO_WITHOUT_KEY = "rules"  # what `auto` runs without it: offline, nothing sent
 EXTERNAL = "external"  # an external agent's answers (`run --no-llm`, then `distill commit`)
 
 
@@ -56,6 +58,7 @@ class Backend:
     caches_prefix: Callable[[Settings], bool] = _never  # whether the static prefix is billed as cached
     check_model: Callable[[str], None] = _no_model_check  # raises DistillError for a model it cannot run
     selectable: bool = True  # offered by `--extractor` (external is chosen by `run --no-llm`)
+    uses_base_url: bool = False  # calls the server the base_url setting names (doctor asks it; a unit must see it)
     label: str = ""  # its name in a sentence ("the Anthropic extractor"); the name when empty
 
     def __post_init__(self) -> None:
@@ -112,10 +115,13 @@ def named(name: str) -> Backend:
     raise DistillError(f"no extractor named {name!r} (known: {', '.join(names())})")
 
 
-def resolve(choice: str) -> Backend:
-    """The backend a choice runs: `auto` is Anthropic when ANTHROPIC_API_KEY is set, else the offline rules."""
+def resolve(choice: str, *, key_set: bool | None = None) -> Backend:
+    """The backend a choice runs: `auto` is Anthropic when ANTHROPIC_API_KEY is set, else the offline rules.
+    `key_set` says whether the key is there when this environment is not the one that runs (an installed unit that
+    reads its own env file); None: look here."""
     if choice == AUTO:
-        return named("anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "rules")
+        key = bool(os.environ.get("ANTHROPIC_API_KEY")) if key_set is None else key_set
+        return named(AUTO_WITH_KEY if key else AUTO_WITHOUT_KEY)
     return named(choice)
 
 
@@ -123,4 +129,4 @@ def priced(settings: Settings) -> Backend:
     """The backend a dry run prices at: the chosen one when it is billed, else the one a key would run (auto
     runs the rules without a key, and the estimate says what the model would cost)."""
     chosen = resolve(settings.extractor)
-    return chosen if chosen.billed else named("anthropic")
+    return chosen if chosen.billed else resolve(AUTO, key_set=True)

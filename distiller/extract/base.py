@@ -3,7 +3,9 @@
 An extractor is any object with the members of `Extractor`. What only some can do is a capability of its own,
 a small protocol the pipeline asks with `isinstance` (never `getattr`, never by setting attributes on the object):
 `RetriesTruncated` (a reply cut at its output limit is worth one call with more room), `CachesPrefix` (requests
-share a cached prefix the first must write, so it goes alone) and `SubmitsBatches` (a provider's batch API). Which
+share a cached prefix the first must write, so it goes alone), `SubmitsBatches` (a provider's batch API) and
+`CompletesText` (answers a free-text prompt: the profile is written by the backend that has it, else by the rules'
+template). Which
 extractors exist, and what they need, is the registry's business (`distiller/extract/__init__.py`).
 
 The caps every reply is held to live here, below both the prompt that states them and the verification that
@@ -163,6 +165,16 @@ class NegotiatesOutputMode(Protocol):
     def mode_note(self) -> str | None: ...
 
 
+@runtime_checkable
+class CompletesText(Protocol):
+    """Answers a free-text prompt outside extraction (the profile, recall/profile.py): one call, the reply's text
+    and its usage, counted as `extract` counts it (an unreadable count estimated and marked so). Errors are raised
+    as `extract` raises them: a refused call is a BadRequest carrying its estimated usage, so the caller records
+    what it cost. What the text says is not trusted: the caller verifies it."""
+
+    def complete(self, system: str, user: str, max_tokens: int) -> tuple[str, Usage]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class BatchOutcome:
     """An ended provider batch: each request_id has an extraction or a short error.
@@ -216,6 +228,16 @@ class Truncated(BadRequest):
 class Unparsed(BadRequest):
     """The reply came back but holds no answer that parses: worth asking once more as it was (a sampled model often
     answers in form the next time) before a split. The pipeline makes that call, held against the budget like any."""
+
+
+class ModeRefused(BadRequest):
+    """The server refused the output mode, not the request (a 400/422 while a `NegotiatesOutputMode` extractor is
+    still finding its mode): the extractor has stepped down to the next mode, and the pipeline asks again in it,
+    holding that call against the budget first like any other. Raised at most MAX_MODE_STEPS times in a row for one
+    request (the modes are few); a refusal in the last mode is a plain BadRequest, the request's own fault."""
+
+
+MAX_MODE_STEPS = 2  # json_schema -> json_object -> text
 
 
 class AuthenticationFailed(DistillError):

@@ -5,10 +5,11 @@ The same prompt, caps, verification, journal, budgets and pace as the Anthropic 
 such servers honour structured output unevenly and local models break JSON often. So:
 
 - The strictest output mode the server takes is used: `response_format` json_schema (the prompt's schema), else
-  json_object, else plain text. The first request tries them in that order; a 400/422 in one mode followed by a
-  success in the next settles the run on the next (`mode`, with why in `mode_note`), so the detection happens
-  once per run, not per request. When every mode is refused the request itself is at fault: nothing is settled
-  and the request is split like any refused one.
+  json_object, else plain text. The first request tries them in that order, one call per `extract` (a refusal
+  is ModeRefused, and the pipeline holds the next call against the budget before asking again); a 400/422 in one
+  mode followed by a success in the next settles the run on the next (`mode`, with why in `mode_note`), so the
+  detection happens once per run, not per request. When every mode is refused the request itself is at fault:
+  nothing is settled and the request is split like any refused one.
 - Whatever the mode, the reply is parsed leniently (a code fence, prose or a <think> block around the JSON object)
   and validated strictly afterwards (verify.py). A reply that still does not parse is Unparsed: the pipeline asks
   once more (a fresh sample: no sampling parameters are sent, so the server's defaults apply), held against the
@@ -24,9 +25,7 @@ Every client failure is translated here into the pipeline's outcomes, as anthrop
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import threading
 import time
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from distiller.extract.base import (
     Extraction,
     ExtractionUnavailable,
     ExtractRequest,
+    ModeRefused,
     OverloadListener,
     Truncated,
     Unparsed,
@@ -55,7 +55,7 @@ from distiller.extract.prompt import (
     SYSTEM_PROMPT,
     render_request,
 )
-from distiller.extract.replies import count, retry_after
+from distiller.extract.replies import count, embedded_object, retry_after, without_thinking
 
 if TYPE_CHECKING:
     import httpx2
@@ -74,8 +74,6 @@ CHARS_PER_TOKEN = 4
 # A local model on a modest GPU reads the ≈11k-token request in seconds, but on a CPU in minutes: ten minutes is
 # generous for the first and still ends a hopeless wait (the run stops with 75 and the batch stays pending).
 REQUEST_TIMEOUT_SECONDS = 600.0
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _RESPONSE_FORMATS: dict[str, dict[str, Any]] = {
     "json_schema": {"type": "json_schema",
                     "json_schema": {"name": "beliefs", "schema": OUTPUT_SCHEMA, "strict": True}},
@@ -109,6 +107,7 @@ class OpenAICompatibleExtractor:
         self._mode_lock = threading.Lock()
         self._probing = threading.Lock()  # held by the request finding the mode
         self._mode_index = 0
+        self._refusals: list[str] = []  # the modes refused while finding one, in the server's words
         self.mode_settled = False  # a reply has come back in `mode`
         self.mode_note: str | None = None  # why a stricter mode was given up, in the server's words
         # The listener and the count of responses of the call this thread is making: the client's response hook
@@ -170,31 +169,49 @@ class OpenAICompatibleExtractor:
 
     def _probe(self, request: ExtractRequest, room: int, on_overload: OverloadListener | None,
                spent: list[Usage]) -> _Reply:
-        """The modes from the strictest down: one the server refuses (400/422) is stepped down from; the first
-        that answers settles the run's mode. When every mode is refused, the request is at fault, not the mode:
-        nothing is settled, and the BadRequest says what each refusal was."""
-        refusals: list[str] = []
-        for index, mode in enumerate(MODES):
-            try:
-                reply = self._call(request, room, mode, on_overload)
-            except BadRequest as exc:
-                spent.extend(exc.usage)
-                refusals.append(f"{mode} refused: {exc}")
-                continue
-            spent.append(reply.usage)
+        """One call in the mode being tried, from the strictest down. The first reply settles the run's mode. A
+        refusal (400/422) steps down to the next mode and raises ModeRefused, so the pipeline holds the next call
+        against the budget before it is sent (a probe that made its own calls let up to two escape the hold). A
+        refusal in the last mode means every mode was refused: the request is at fault, not the mode, so nothing
+        is settled (the next request starts again from the strictest) and the BadRequest says what each refusal
+        was."""
+        mode = self.mode
+        try:
+            reply = self._call(request, room, mode, on_overload)
+        except BadRequest as exc:
+            spent.extend(exc.usage)
             with self._mode_lock:
-                self._mode_index, self.mode_settled = index, True
-                self.mode_note = "; ".join(refusals) or None
-            return reply
-        raise BadRequest("every output mode was refused: " + "; ".join(refusals), tuple(spent))
+                self._refusals.append(f"{mode} refused: {exc}")
+                if self._mode_index + 1 < len(MODES):
+                    self._mode_index += 1
+                    raise ModeRefused(f"{mode} refused: {exc}; asking in {self.mode}", tuple(spent)) from None
+                refusals, self._refusals, self._mode_index = self._refusals, [], 0
+            raise BadRequest("every output mode was refused: " + "; ".join(refusals), tuple(spent)) from None
+        spent.append(reply.usage)
+        with self._mode_lock:
+            self.mode_settled = True
+            self.mode_note = "; ".join(self._refusals) or None
+        return reply
 
     def _call(self, request: ExtractRequest, room: int, mode: str, on_overload: OverloadListener | None) -> _Reply:
-        messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": render_request(request)}]
         # No sampling parameters: the server's own defaults, so a reply asked for again is a fresh sample.
-        params: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": room}
-        if mode in _RESPONSE_FORMATS:
-            params["response_format"] = _RESPONSE_FORMATS[mode]
-        estimate = (len(SYSTEM_PROMPT) + len(messages[1]["content"])) // CHARS_PER_TOKEN + 1
+        return self._send(SYSTEM_PROMPT, render_request(request), room, _RESPONSE_FORMATS.get(mode), on_overload)
+
+    def complete(self, system: str, user: str, max_tokens: int) -> tuple[str, Usage]:
+        """One plain-text call outside extraction (the profile, CompletesText): the reply's text and its usage;
+        errors raised as extract() raises them, a refusal carrying its estimate. No response_format: every server
+        takes plain text, and the caller parses and verifies what comes back."""
+        reply = self._send(system, user, max_tokens, None, None)
+        return reply.text, reply.usage
+
+    def _send(self, system: str, user: str, room: int, response_format: dict[str, Any] | None,
+              on_overload: OverloadListener | None) -> _Reply:
+        params: dict[str, Any] = {"model": self.model, "max_tokens": room,
+                                  "messages": [{"role": "system", "content": system},
+                                               {"role": "user", "content": user}]}
+        if response_format is not None:
+            params["response_format"] = response_format
+        estimate = (len(system) + len(user)) // CHARS_PER_TOKEN + 1
         self._calls.listener, self._calls.responses = on_overload, 0
         started = time.monotonic()
         try:
@@ -234,32 +251,16 @@ def parse_reply(text: str) -> tuple[Candidate, ...]:
     """The candidates of a reply: the JSON object as sent, else the first {"candidates": …} object found inside a
     code fence or among prose (a reasoning model's <think> block skipped). Validation is verify.py's; this only
     finds the object, and a reply with none is a BadRequest naming what came back."""
-    stripped = _THINK.sub("", text).strip()
+    stripped = without_thinking(text)
     try:
         return parse_candidates(stripped)
     except BadRequest as exc:
         first = exc
-    for chunk in [*_FENCE.findall(stripped), stripped]:
-        found = _embedded_object(chunk)
-        if found is not None:
-            return parse_candidates(found)
+    found = embedded_object(stripped, "candidates")
+    if found is not None:
+        return parse_candidates(found)
     shown = stripped[:80] + ("…" if len(stripped) > 80 else "")
     raise BadRequest(f"{first} ({len(text)} characters: {shown!r})" if stripped else "the reply is empty")
-
-
-def _embedded_object(text: str) -> str | None:
-    """The first JSON object in `text` that has a candidates list, as JSON text; None when there is none."""
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except ValueError:
-            value, end = None, start + 1
-        if isinstance(value, dict) and isinstance(value.get("candidates"), list):
-            return text[start:end]
-        start = text.find("{", start + 1)
-    return None
 
 
 def _body(response: httpx2.Response) -> object:

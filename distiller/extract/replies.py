@@ -1,13 +1,19 @@
-"""What a provider's reply is worth, whichever provider: the wait a push-back asks for, and a token count as far
-as it can be believed. Shared by every model extractor, so each reads them the same way."""
+"""What a provider's reply is worth, whichever provider: the wait a push-back asks for, a token count as far as it
+can be believed, and the JSON object inside a model's text (prose, a code fence or a <think> block around it).
+Shared by every model extractor and the profile, so each reads them the same way."""
 
 from __future__ import annotations
 
 import email.utils
+import json
 import math
+import re
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
 # More tokens than any model's context window and reply together: a usage count above it is not believed.
 MAX_REPORTED_TOKENS = 100_000_000
@@ -50,3 +56,27 @@ def _seconds_until(http_date: str, now: Callable[[], float]) -> float | None:
         return max(0.0, when.timestamp() - now())
     except (OverflowError, ValueError, OSError):
         return None
+
+
+def without_thinking(text: str) -> str:
+    """The reply with a reasoning model's <think> blocks taken out, stripped."""
+    return _THINK.sub("", text).strip()
+
+
+def embedded_object(text: str, key: str) -> str | None:
+    """The first JSON object in `text` (inside a code fence or among prose, <think> blocks skipped) that has a
+    list under `key`, as JSON text; None when there is none. Only finding: what it holds is the caller's to check."""
+    stripped = without_thinking(text)
+    chunks: list[str] = [*_FENCE.findall(stripped), stripped]
+    for chunk in chunks:
+        decoder = json.JSONDecoder()
+        start = chunk.find("{")
+        while start != -1:
+            try:
+                value, end = decoder.raw_decode(chunk, start)
+            except ValueError:
+                value, end = None, start + 1
+            if isinstance(value, dict) and isinstance(value.get(key), list):
+                return chunk[start:end]
+            start = chunk.find("{", start + 1)
+    return None

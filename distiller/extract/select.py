@@ -75,7 +75,7 @@ class Planned:
     prices the estimate; it extracts nothing."""
 
     model: str
-    name: str = "anthropic"
+    name: str = extract.AUTO_WITH_KEY
     prompt_version: str = PROMPT_VERSION
     offline: bool = False
     billed: bool = True
@@ -136,7 +136,7 @@ BUILTIN: tuple[Backend, ...] = (
             lambda settings: RulesExtractor(), offline=True, billed=False),
     Backend("openai-compatible", "any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, a gateway) at "
             "base_url", _openai_compatible, offline=False, billed=True, key_env="OPENAI_API_KEY", needs_key=False,
-            rates=_openai_rates, label="OpenAI-compatible"),
+            rates=_openai_rates, label="OpenAI-compatible", uses_base_url=True),
     Backend(EXTERNAL, "an external agent answers staged batches (`run --no-llm`, then `distill commit`)",
             lambda settings: ExternalExtractor(), offline=True, billed=False, selectable=False),
 )

@@ -65,10 +65,14 @@ class Window:
 @dataclass
 class Chunk:
     """Collects read messages and cursor moves until `full`; `screened` screens them in reading order, `moves`
-    pairs each cursor with the offset it replaces, and `advance` starts the next chunk where this one ends."""
+    pairs each cursor with the offset it replaces, and `advance` starts the next chunk where this one ends.
+
+    Every path that distills (run, reprocess) screens through a Chunk, so this is where screening is the same for
+    all: `echoes` has no default, so no path can leave the recall-echo screen out by not thinking of it (reprocess
+    did: pasted recall lines were evidence again). echo.EMPTY is for a store that does not exist yet."""
 
     settings: Settings
-    echoes: echo.EchoIndex = echo.EMPTY  # the live beliefs' statements as the run began: their echoes are removed
+    echoes: echo.EchoIndex  # the live beliefs' statements as the run began (run.echo_index): their echoes go
     pending: list[Pending] = field(default_factory=list)
     pending_bytes: int = 0
     cursors: dict[str, Cursor] = field(default_factory=dict)

@@ -26,12 +26,14 @@ from distiller.errors import DistillError
 from distiller.events import Tally
 from distiller.extract.base import (
     MAX_CANDIDATES,
+    MAX_MODE_STEPS,
     BadRequest,
     CachesPrefix,
     Candidate,
     Extraction,
     Extractor,
     ExtractRequest,
+    ModeRefused,
     NegotiatesOutputMode,
     OverloadListener,
     RetriesTruncated,
@@ -172,41 +174,44 @@ def _extract_halves(extractor: Extractor, halves: Sequence[ExtractRequest], dept
 def _extract_with_room(extractor: Extractor, request: ExtractRequest, allowance: Allowance, hold: Hold,
                        usage: list[Usage], on_overload: OverloadListener | None) -> Extraction:
     """One call (held for by `hold`), and one more after a reply that did not parse (Unparsed) or, for an extractor
-    that retries a truncated answer, after a truncated reply with a larger max_tokens; each call is held for
-    first, and its usage recorded and charged as it returns, whether it succeeded or not."""
-    try:
-        extraction = extractor.extract(request, on_overload=on_overload)
-    except BadRequest as exc:
-        usage.extend(exc.usage)
-        allowance.settle(hold, exc.usage)
-        room: int | None = None  # None: the extractor's own max_tokens
-        if isinstance(exc, Truncated) and isinstance(extractor, RetriesTruncated):
-            room = extractor.more_room(exc.max_tokens)
-            if room is None:
-                raise
-        elif not isinstance(exc, Unparsed):
-            raise
-        again_hold = allowance.hold(extractor, request, max_tokens=room)
-        if again_hold is None:
-            raise
+    that retries a truncated answer, after a truncated reply with a larger max_tokens; before that, up to
+    MAX_MODE_STEPS more while an extractor finding its output mode steps down from a refused one (ModeRefused).
+    Every call is held for first, and its usage recorded and charged as it returns, whether it succeeded or not:
+    no call is made that the allowance did not cover."""
+    room: int | None = None  # None: the extractor's own max_tokens
+    asked_again = False
+    mode_steps = 0
+    current = hold
+    while True:
         try:
             extraction = extractor.extract(request, max_tokens=room, on_overload=on_overload)
-        except BadRequest as again:
-            usage.extend(again.usage)
-            allowance.settle(again_hold, again.usage)
-            raise
+        except BadRequest as exc:
+            usage.extend(exc.usage)
+            allowance.settle(current, exc.usage)
+            if isinstance(exc, ModeRefused) and mode_steps < MAX_MODE_STEPS:
+                mode_steps += 1
+            elif asked_again:
+                raise
+            elif isinstance(exc, Truncated) and isinstance(extractor, RetriesTruncated):
+                room = extractor.more_room(exc.max_tokens)
+                if room is None:
+                    raise
+                asked_again = True
+            elif isinstance(exc, Unparsed):
+                asked_again = True
+            else:
+                raise
+            again = allowance.hold(extractor, request, max_tokens=room)
+            if again is None:
+                raise
+            current = again
+            continue
         except BaseException:
-            allowance.settle(again_hold, ())
+            allowance.settle(current, ())
             raise
         usage.extend(extraction.usage)
-        allowance.settle(again_hold, extraction.usage)
+        allowance.settle(current, extraction.usage)
         return extraction
-    except BaseException:
-        allowance.settle(hold, ())
-        raise
-    usage.extend(extraction.usage)
-    allowance.settle(hold, extraction.usage)
-    return extraction
 
 
 def extract(state_dir: Path, batch: Batch, extractor: Extractor, allowance: Allowance | None = None, *,

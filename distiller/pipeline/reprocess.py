@@ -38,12 +38,13 @@ from distiller.pipeline.dispatch import Fresh, mode
 from distiller.pipeline.run import (
     check_options,
     distill_plans,
+    echo_index,
     ended_as,
     resolve_sources,
 )
 from distiller.progress import Progress
 from distiller.records import Cursor
-from distiller.screen import Screened
+from distiller.screen import Screened, echo
 from distiller.screen.prefilter import KEEP
 from distiller.store import batch_rows, jobs, runs
 from distiller.store.db import connect_for, transaction
@@ -79,7 +80,7 @@ class Estimate:
     cost_usd: float
     model: str
     cache_read_tokens: int = 0  # of `tokens`, the prefix expected to be read from the prompt cache
-    extractor: str = "anthropic"  # the extractor that will run: only a billed one's estimate is a price to pay
+    extractor: str = extract.AUTO_WITH_KEY  # the extractor that will run: only a billed one's estimate is a price
 
     @property
     def paid(self) -> bool:
@@ -207,7 +208,12 @@ def _pass(settings: Settings, scope: Scope, extractor: Extractor, *, dry_run: bo
     if progress is not None:
         progress.begin(tally, sum(plan.stop - plan.start for plan in plans), label)
     window = Window(scope.since, scope.until) if scope.since or scope.until else None
-    distill_plans(plans, session_keys, settings, tally, Chunk(settings), _once(tally), dispatcher, window=window)
+    echoes = echo.EMPTY
+    if settings.db_path.exists():
+        with connect_for(settings, read_only=True) as con:
+            echoes = echo_index(con)  # as run loads them: a recall line pasted back is never evidence again
+    distill_plans(plans, session_keys, settings, tally, Chunk(settings, echoes), _once(tally), dispatcher,
+                  window=window)
 
 
 def _job_dir(settings: Settings, job_id: str) -> Path:
@@ -252,7 +258,7 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
     if since and until and since >= until:
         raise DistillError(f"--since {since.isoformat()} is not before --until {until.isoformat()}")
     extractor = extractor or make_extractor(settings)
-    if dry_run and extractor.name == "rules" and settings.origin("model").startswith("flag"):
+    if dry_run and extractor.offline and settings.origin("model").startswith("flag"):
         extractor = planned(settings)  # no key: estimate the job `--model` asks for, as run --dry-run does
     check_options(settings, extractor)
     if settings.batch_api and not isinstance(extractor, SubmitsBatches):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from distiller import extract
 from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.recall import Rendered, profile, render
@@ -41,26 +42,38 @@ def recall(db_path: Path, prompt: str = "", *, agent: str | None = None, limits:
 MAX_TOKENS = 600  # the profile's reply: three sentences and their ids
 
 
+def composer(settings: Settings | None) -> str:
+    """Who writes the profile, as the extractor is chosen (the registry's `resolve`: `auto` is the Anthropic API
+    when ANTHROPIC_API_KEY is set, else the rules): "<backend>:<model>" for a backend that calls a model, "rules"
+    for an offline one (the rules' template) or no settings. Part of the cache key: a model's profile and the
+    rules' are kept apart."""
+    if settings is None:
+        return profile.TEMPLATE
+    backend = extract.resolve(settings.extractor)
+    return profile.TEMPLATE if backend.offline else f"{backend.name}:{settings.model}"
+
+
 def user_profile(db_path: Path, *, agent: str | None = None, refresh: bool = False, wait_seconds: float = 5.0,
                  model: Settings | None = None, call_model: bool = True) -> Profile:
-    """The profile, cached while its beliefs are unchanged. With `model` (the settings of the Anthropic
-    extractor), composed by the model within the budgets and verified sentence by sentence; otherwise, or when
-    nothing the model wrote passes, by the rules. No database connection is held across the model call.
-    `call_model=False`: a current cached model profile, else the rules' (no call)."""
+    """The profile, cached while its beliefs are unchanged. With `model` (the settings naming the extractor, as
+    `run` reads them), written by that backend when it completes text (extract.base.CompletesText: the Anthropic
+    and OpenAI-compatible backends), within the budgets, and verified sentence by sentence; otherwise, or when
+    nothing the model wrote passes, by the rules' template. No database connection is held across the model
+    call. `call_model=False`: a current cached model profile, else the rules' (no call)."""
     _existing(db_path)
+    name = composer(model)
     with connect(db_path, read_only=True, wait_seconds=wait_seconds) as con:
         rows = profile.candidates(con, agent)
-        spent = batch_rows.spent_today(con) if model is not None else (0, 0.0)
-    name = f"anthropic:{model.model}" if model is not None else "rules"
+        spent = batch_rows.spent_today(con) if name != profile.TEMPLATE else (0, 0.0)
     wanted = profile.key(rows, agent, name)
     if not refresh:
         hit = profile.cached(db_path.parent, agent, name, wanted)
         if hit is not None:
             return hit
-    if model is not None and not call_model:
+    if name != profile.TEMPLATE and not call_model:
         return user_profile(db_path, agent=agent, refresh=refresh, wait_seconds=wait_seconds)
-    sentences, used, note, usage = profile.compose(rows), "rules", None, None
-    if model is not None and rows:
+    sentences, used, note, usage = profile.compose(rows), profile.TEMPLATE, None, None
+    if model is not None and name != profile.TEMPLATE and rows:
         written, note, usage = _by_model(model, rows, spent)
         if written:
             sentences, used = written, name
@@ -74,14 +87,16 @@ def user_profile(db_path: Path, *, agent: str | None = None, refresh: bool = Fal
 
 def _by_model(settings: Settings, rows: list[profile.Row],
               spent: tuple[int, float]) -> tuple[tuple[Sentence, ...], str | None, tuple[CallUsage, ...]]:
-    """(verified sentences, a note on what was not used, the calls' usage)."""
+    """(verified sentences, a note on what was not used, the calls' usage). The worst case of the call (its
+    estimated input and all MAX_TOKENS of output, at the backend's rates) is held against the day's and the run's
+    budgets before the extractor is even made."""
     from distiller import prices
-    from distiller.extract.anthropic import AnthropicExtractor
-    from distiller.extract.base import BadRequest
+    from distiller.extract.base import BadRequest, CompletesText
 
+    backend = extract.resolve(settings.extractor)
     user = profile.prompt(rows)
     estimated = (len(profile.SYSTEM) + len(user)) // 4 + 1
-    worst_usd = prices.cost_usd(settings.model, estimated, MAX_TOKENS, 0, 0)
+    worst_usd = prices.cost(backend.rates(settings), estimated, MAX_TOKENS, 0, 0)
     worst_tokens = estimated + MAX_TOKENS
     for limit, already, worst, name in ((settings.budget_usd_per_day, spent[1], worst_usd, "budget_usd_per_day"),
                                         (settings.budget_tokens_per_day, spent[0], worst_tokens,
@@ -90,9 +105,11 @@ def _by_model(settings: Settings, rows: list[profile.Row],
                                         (settings.budget_tokens, 0, worst_tokens, "budget_tokens")):
         if limit and already + worst > limit:
             return (), f"{name} would be passed: composed by the rules", ()
-    extractor = AnthropicExtractor(settings.model, allow_expensive_model=settings.allow_expensive_model)
+    writer = backend.make(settings)
+    if not isinstance(writer, CompletesText):
+        return (), f"the {backend.label} extractor does not write text: composed by the rules", ()
     try:
-        reply, usage = extractor.complete(profile.SYSTEM, user, MAX_TOKENS)
+        reply, usage = writer.complete(profile.SYSTEM, user, MAX_TOKENS)
     except BadRequest as exc:
         return (), f"the model refused ({exc}): composed by the rules", exc.usage
     sentences, dropped = profile.verified(reply, rows)

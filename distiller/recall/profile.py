@@ -1,14 +1,16 @@
 """The profile: two or three sentences about the user, composed from the active, confident beliefs.
 
-Two composers, as the configured extractor:
-- rules: a template — who the user is (identity, facts), what they want and like (goals, preferences), what they
-  decided — each sentence joining at most three of the strongest beliefs and citing them;
-- anthropic: the model writes the sentences from the same beliefs (at most 30, each with its id), citing the ids
-  each sentence draws on. Every sentence is verified as a belief is against its messages: it must cite beliefs
-  that were given, say nothing its cited statements do not (support.unsupported: no number or name they lack,
-  at least half its content words theirs), and carry no secret or markup; a sentence that fails is dropped, and a
-  reply with none left gives the rules profile instead. The call is held to the per-day budgets and to the per-run
-  ones, and recorded with the day's other model calls.
+Two composers, as the configured extractor (the registry resolves it, as for `run`):
+- rules (any offline extractor): a template — who the user is (identity, facts), what they want and like (goals,
+  preferences), what they decided — each sentence joining at most three of the strongest beliefs and citing them;
+- a backend that completes text (extract.base.CompletesText: Anthropic, OpenAI-compatible): the model writes the
+  sentences from the same beliefs (at most 30, each with its id), citing the ids each sentence draws on. The JSON
+  is found in the reply as an extraction's is (extract/replies.py: prose, a code fence or a <think> block around
+  it). Every sentence is verified as a belief is against its messages: it must cite beliefs that were given, say
+  nothing its cited statements do not (support.unsupported: no number or name they lack, at least half its content
+  words theirs), and carry no secret or markup; a sentence that fails is dropped, and a reply with none left gives
+  the rules profile instead. The call is held to the per-day budgets and to the per-run ones, and recorded with the
+  day's other model calls.
 
 The profile is cached in the state dir under a key of the beliefs it was made from (ids, statements, confidences)
 and the composer, so it is composed again only when they changed, or when asked (`--refresh`).
@@ -28,6 +30,7 @@ from distiller.recall import PROFILE_FILE, write_if_changed
 if TYPE_CHECKING:  # the hook's fast path imports this module: no DuckDB
     import duckdb
 
+TEMPLATE = "rules"  # the composer name of the rules' template (the profile of every offline extractor)
 PROFILE_VERSION = "profile-1"  # part of the cache key: a new template or prompt composes every profile again
 MIN_CONFIDENCE = 0.7
 PER_SENTENCE = 3
@@ -50,7 +53,7 @@ class Profile:
     sentences: tuple[Sentence, ...]
     key: str  # of the beliefs under it and the composer
     cached: bool  # read from the cache, not composed now
-    composer: str = "rules"
+    composer: str = TEMPLATE
     note: str | None = None  # why the configured composer was not the one used
 
     @property
@@ -80,7 +83,7 @@ def key(rows: list[Row], agent: str | None, composer: str) -> str:
 
 def _cache(state_dir: Path, agent: str | None, composer: str) -> Path:
     """One file per agent and composer: a rules profile never overwrites the paid one."""
-    if agent is None and composer == "rules":
+    if agent is None and composer == TEMPLATE:
         return state_dir / PROFILE_FILE
     return state_dir / f"profile.{hashlib.sha256(f'{agent}|{composer}'.encode()).hexdigest()[:12]}.json"
 
@@ -90,7 +93,7 @@ def cached(state_dir: Path, agent: str | None, composer: str, wanted: str) -> Pr
         found = orjson.loads(_cache(state_dir, agent, composer).read_bytes())
         if found.get("key") == wanted:
             return Profile(tuple(Sentence(s["text"], tuple(s["cites"])) for s in found["sentences"]), wanted, True,
-                           found.get("composer", "rules"), found.get("note"))
+                           found.get("composer", TEMPLATE), found.get("note"))
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
         pass
     return None
@@ -138,6 +141,7 @@ def prompt(rows: list[Row]) -> str:
 
 def verified(reply: str, rows: list[Row]) -> tuple[tuple[Sentence, ...], dict[str, int]]:
     """The reply's sentences that pass, and the reasons the others were dropped (counted)."""
+    from distiller.extract.replies import embedded_object
     from distiller.redact import refusal
     from distiller.storable import unsafe
     from distiller.support import unsupported
@@ -148,13 +152,10 @@ def verified(reply: str, rows: list[Row]) -> tuple[tuple[Sentence, ...], dict[st
     def drop(reason: str) -> None:
         dropped[reason] = dropped.get(reason, 0) + 1
 
-    text = reply.strip()
-    if text.startswith("```"):
-        text = text.strip("`").removeprefix("json").strip()
-    try:
-        items = orjson.loads(text).get("sentences")
-    except (orjson.JSONDecodeError, AttributeError):
+    found = embedded_object(reply, "sentences")  # prose, a fence or a <think> block around it: a local model's way
+    if found is None:
         return (), {"unparsable": 1}
+    items = orjson.loads(found).get("sentences")
     kept = []
     for item in items if isinstance(items, list) else ():
         sentence = item.get("text") if isinstance(item, dict) else None
