@@ -21,8 +21,7 @@ from distiller import prices
 from distiller.errors import DistillError
 
 if TYPE_CHECKING:
-    from distiller.config import Settings
-    from distiller.extract.base import Extractor
+    from distiller.extract.base import Extractor, ExtractorSettings
 
 AUTO = "auto"  # the Anthropic API when ANTHROPIC_API_KEY is set, else the offline rules
 AUTO_WITH_KEY = "anthropic"  # what `auto` runs when ANTHROPIC_API_KEY is set (and what a --model is checked against)
@@ -34,11 +33,11 @@ def _no_model_check(model: str) -> None:
     """A backend that accepts any model name the `model` setting's alphabet allows."""
 
 
-def _free(settings: Settings) -> prices.Rates:
+def _free(settings: ExtractorSettings) -> prices.Rates:
     return prices.FREE
 
 
-def _never(settings: Settings) -> bool:
+def _never(settings: ExtractorSettings) -> bool:
     return False
 
 
@@ -48,14 +47,14 @@ class Backend:
 
     name: str
     summary: str  # one line, for --help and doctor
-    make: Callable[[Settings], Extractor]  # the extractor the settings ask for; DistillError when it cannot run
+    make: Callable[[ExtractorSettings], Extractor]  # the extractor the settings ask for; DistillError when it cannot run
     offline: bool  # answers locally (base.Extractor.offline)
     billed: bool  # its calls are metered (base.Extractor.billed)
     default_model: str | None = None  # run when no model is set; None: it runs none, or one must be named
     key_env: str | None = None  # the environment variable its key is read from
     needs_key: bool = False  # whether it cannot run without that key
-    rates: Callable[[Settings], prices.Rates] = _free  # what a call costs at the settings' model
-    caches_prefix: Callable[[Settings], bool] = _never  # whether the static prefix is billed as cached
+    rates: Callable[[ExtractorSettings], prices.Rates] = _free  # what a call costs at the settings' model
+    caches_prefix: Callable[[ExtractorSettings], bool] = _never  # whether the static prefix is billed as cached
     check_model: Callable[[str], None] = _no_model_check  # raises DistillError for a model it cannot run
     selectable: bool = True  # offered by `--extractor` (external is chosen by `run --no-llm`)
     uses_base_url: bool = False  # calls the server the base_url setting names (doctor asks it; a unit must see it)
@@ -125,7 +124,7 @@ def resolve(choice: str, *, key_set: bool | None = None) -> Backend:
     return named(choice)
 
 
-def priced(settings: Settings) -> Backend:
+def priced(settings: ExtractorSettings) -> Backend:
     """The backend a dry run prices at: the chosen one when it is billed, else the one a key would run (auto
     runs the rules without a key, and the estimate says what the model would cost)."""
     chosen = resolve(settings.extractor)

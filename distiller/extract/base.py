@@ -34,6 +34,31 @@ DECAY_SENSITIVITIES = ("low", "medium", "high")
 MAX_STATEMENT_CHARS = 200
 
 
+
+class ExtractorSettings(Protocol):
+    """The settings a backend reads to be made, priced and checked: `config.Settings` has them all. Written here so
+    that the extractors never import the config module, which validates the `extractor` setting against this
+    package's registry (config imports extract, never the other way)."""
+
+    @property
+    def extractor(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def base_url(self) -> str: ...
+    @property
+    def price_input_per_mtok(self) -> float: ...
+    @property
+    def price_output_per_mtok(self) -> float: ...
+    @property
+    def allow_expensive_model(self) -> bool: ...
+    @property
+    def batch_api(self) -> bool: ...
+
+    def origin(self, name: str) -> str:
+        """Where the setting's value came from ("default", "file PATH", "env NAME", "flag --name")."""
+        ...
+
 @dataclass(frozen=True, slots=True)
 class Item:
     """One screened message sent to an extractor. Only `evidence` items may be cited; the rest is context."""

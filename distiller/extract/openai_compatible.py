@@ -41,6 +41,7 @@ from distiller.extract.base import (
     Candidate,
     Extraction,
     ExtractionUnavailable,
+    ExtractorSettings,
     ExtractRequest,
     ModeRefused,
     OverloadListener,
@@ -60,7 +61,6 @@ from distiller.extract.replies import count, embedded_object, retry_after, witho
 if TYPE_CHECKING:
     import httpx2
 
-    from distiller.config import Settings
 
 NAME = "openai-compatible"
 BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -312,12 +312,12 @@ def _detail(exc: openai.APIStatusError) -> str:
     return (message if isinstance(message, str) and message else exc.message)[:300]
 
 
-def base_url(settings: Settings) -> str | None:
+def base_url(settings: ExtractorSettings) -> str | None:
     """Where the server is: the base_url setting (flag, DISTILL_BASE_URL, distill.toml), else OPENAI_BASE_URL."""
     return settings.base_url or os.environ.get(BASE_URL_ENV) or None
 
 
-def from_settings(settings: Settings) -> OpenAICompatibleExtractor:
+def from_settings(settings: ExtractorSettings) -> OpenAICompatibleExtractor:
     """The extractor the settings describe; what it cannot run with is refused here, before any call."""
     url = base_url(settings)
     if not url:

@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from distiller import extract, prices
-from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.extract import EXTERNAL, Backend
 from distiller.extract.base import (
     CachesPrefix,
     Extraction,
     Extractor,
+    ExtractorSettings,
     ExtractRequest,
     OverloadListener,
 )
@@ -58,7 +58,7 @@ class Estimator:
         raise DistillError("a dry run only estimates; it extracts nothing")
 
 
-def estimator(settings: Settings, extractor: Extractor | None = None) -> Estimator:
+def estimator(settings: ExtractorSettings, extractor: Extractor | None = None) -> Estimator:
     """A dry run's stand-in: priced as `extractor` when it is billed, else as the chosen backend when it is,
     else as what a key would run (the Anthropic model the settings name)."""
     if extractor is not None and extractor.billed:
@@ -87,40 +87,40 @@ class Planned:
         raise DistillError("a dry run only estimates; it extracts nothing")
 
 
-def planned(settings: Settings) -> Planned:
+def planned(settings: ExtractorSettings) -> Planned:
     """The Planned extractor of the backend the settings price at (extract.priced)."""
     backend = extract.priced(settings)
     return Planned(settings.model, backend.name, PROMPT_VERSION, rates=backend.rates(settings),
                    caches_prefix=backend.caches_prefix(settings))
 
 
-def make_extractor(settings: Settings, choice: str | None = None) -> Extractor:
+def make_extractor(settings: ExtractorSettings, choice: str | None = None) -> Extractor:
     """The extractor the settings (or `choice`) name; `auto` means the Anthropic API when ANTHROPIC_API_KEY is set,
     else the offline rules."""
     return extract.resolve(choice or settings.extractor).make(settings)
 
 
-def _anthropic(settings: Settings) -> Extractor:
+def _anthropic(settings: ExtractorSettings) -> Extractor:
     from distiller.extract.anthropic import AnthropicExtractor
 
     return AnthropicExtractor(settings.model, allow_expensive_model=settings.allow_expensive_model)
 
 
-def _openai_compatible(settings: Settings) -> Extractor:
+def _openai_compatible(settings: ExtractorSettings) -> Extractor:
     from distiller.extract.openai_compatible import from_settings
 
     return from_settings(settings)
 
 
-def _openai_rates(settings: Settings) -> prices.Rates:
+def _openai_rates(settings: ExtractorSettings) -> prices.Rates:
     return prices.configured(settings.price_input_per_mtok, settings.price_output_per_mtok)
 
 
-def _anthropic_rates(settings: Settings) -> prices.Rates:
+def _anthropic_rates(settings: ExtractorSettings) -> prices.Rates:
     return prices.rates(settings.model)
 
 
-def _anthropic_caches(settings: Settings) -> bool:
+def _anthropic_caches(settings: ExtractorSettings) -> bool:
     return prices.caches(settings.model, STATIC_PREFIX_TOKENS)
 
 
