@@ -56,6 +56,7 @@ def test_hollow_phrases_are_found_only_after_their_first_words(text):
     assert pf._hollow_free(lowered, pf._word_runs(lowered)) == pf._HOLLOW_FIRST_PERSON.sub(" ", lowered)
 
 
+@pytest.mark.slow  # 300 generated well-wishes (3 s): CI runs it with the slow tests
 @settings(max_examples=300, deadline=None)
 @given(st.tuples(st.from_regex(pf._WELL_WISH, fullmatch=True), st.text(max_size=8)).map("".join))
 def test_every_well_wish_starts_with_one_of_its_leads(text):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -39,6 +40,7 @@ def _belief(n: int, spec) -> Belief:
                   "medium", None, scope, (evidence,), "rules", None, "p1")
 
 
+@pytest.mark.slow  # a property over many generated stores: CI runs it with the slow tests
 @hypothesis_settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(belief_spec, min_size=1, max_size=25), st.lists(st.sampled_from(WORDS + ["the", "what"]), max_size=4),
        st.sampled_from([None, "main", "work"]), st.tuples(st.integers(0, 4), st.integers(0, 4), st.integers(0, 6)),

@@ -63,6 +63,7 @@ step = st.one_of(
 )
 
 
+@pytest.mark.slow  # a property over many generated stores: CI runs it with the slow tests
 @hypothesis_settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(step, min_size=1, max_size=6))
 def test_the_term_table_kept_by_each_write_equals_a_rebuild(tmp_path, steps):

@@ -341,7 +341,7 @@ def _run_until_workers(tmp_path: Path, fork: bool = True) -> tuple[subprocess.Po
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="lists child processes through /proc")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-@FORK_OR_SPAWN
+@FORK_OR_SLOW_SPAWN
 def test_a_signal_mid_scan_stops_the_run_and_its_workers(tmp_path, signum, fork):
     proc, workers = _run_until_workers(tmp_path, fork)
     time.sleep(0.3)  # into the scan
@@ -353,7 +353,7 @@ def test_a_signal_mid_scan_stops_the_run_and_its_workers(tmp_path, signum, fork)
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="lists child processes through /proc")
-@FORK_OR_SPAWN
+@FORK_OR_SLOW_SPAWN
 def test_workers_of_a_killed_run_end_by_themselves(tmp_path, fork):
     _all_end(_killed_run(tmp_path, fork))
     shutil.rmtree(tmp_path / "agents")
@@ -395,7 +395,7 @@ def test_a_forked_worker_keeps_only_its_pipes_and_ignores_stop_signals(tmp_path)
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="lists child processes through /proc")
-@FORK_OR_SPAWN
+@FORK_OR_SLOW_SPAWN
 def test_the_lock_of_a_killed_run_is_free_at_once_though_a_worker_lives_on(tmp_path, fork):
     workers = _killed_run(tmp_path, fork)
     with run_lock(Settings(state_dir=tmp_path / "state").lock_path):  # not Unavailable
