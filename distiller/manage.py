@@ -81,14 +81,15 @@ def hidden_archived(settings: Settings, filters: Filters) -> int:
 
 def never_ingested(settings: Settings, source: str) -> bool:
     """Nothing in the store came from this transcript path or session id: forgetting it would only leave a
-    tombstone for something never read."""
+    tombstone for something never read. A path counts if messages were ever read under it, also when its file has
+    since been renamed (`files` knows the current path only) or its cursor reset by `init --from-start`."""
     if not settings.db_path.exists():
         return True
     with _read(settings) as con:
         path, sessions = source_sessions(con, source)
         if path is not None:
             return not sessions and not scalars.exists(
-                con, "SELECT EXISTS (SELECT 1 FROM ingested WHERE path = ?)", [path])
+                con, "SELECT EXISTS (SELECT 1 FROM ingested_paths WHERE path = ?)", [path])
         return not scalars.exists(
             con, "SELECT EXISTS (SELECT 1 FROM ingested WHERE session_id = $s) OR EXISTS "
             "(SELECT 1 FROM evidence WHERE session_id = $s)", {"s": source})

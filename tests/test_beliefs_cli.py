@@ -304,3 +304,22 @@ def test_a_listing_has_a_header_aligned_columns_and_explains_act(tmp_path):
         header.index("SCOPE")}
     assert all(re.search(r"  [01]\.\d\d  +-?\d+\.\d\d  ", row) for row in rows)  # two decimals, one way
     assert legend.startswith("conf: confidence") and "act: activation" in legend
+
+
+def test_a_path_read_once_is_never_called_never_ingested_after_a_rename_or_a_reset(agents):
+    """Messages read under a path stay read under it: `files` knows a file's current path only, and
+    `init --from-start` empties it, so the ledger's paths are kept apart (store/migrations.py m022)."""
+    from conftest import append, message_line, new_session
+
+    old = new_session(agents)
+    append(old, message_line("thanks!", message_id="u0000001"))  # no belief, so no evidence names the path
+    distill("run", "--source", str(agents), check=True)
+    new = old.with_name("renamed.jsonl")
+    old.rename(new)
+    append(new, message_line("ok", message_id="u0000002"))
+    distill("run", "--source", str(agents), check=True)
+    distill("init", "--from-start", check=True)
+    for path in (old, new):
+        assert cli_json("beliefs", "forget", "--source", str(path), "--dry-run")["beliefs"] == []
+    never = distill("beliefs", "forget", "--source", str(old.with_name("other.jsonl")), "--dry-run")
+    assert never.returncode == 1 and "never ingested" in never.stderr

@@ -8,8 +8,8 @@ import sys
 import duckdb
 import pytest
 
-from distiller.records import Cursor
-from distiller.store import migrations, schema
+from distiller.records import Cursor, Message
+from distiller.store import messages, migrations, schema
 from distiller.store.cursors import CursorConflict
 from distiller.store.db import MEMORY_LIMIT, Store, connect, transaction
 from distiller.track import load_cursors, save_cursors
@@ -147,3 +147,53 @@ def test_no_progress_bar_ever_reaches_stdout(tmp_path):
     one JSON document `--json` prints."""
     with connect(tmp_path / "d.duckdb") as con:
         assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone()[0] is False
+
+
+def _at_version(path, last: str) -> None:
+    """A database created by the migrations up to and including `last`, recorded as such."""
+    with duckdb.connect(str(path)) as raw:
+        raw.execute("CREATE TABLE schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMPTZ)")
+        for name, fn in migrations.MIGRATIONS:
+            fn(raw)
+            raw.execute("INSERT INTO schema_migrations VALUES (?, now())", [name])
+            if name == last:
+                return
+    raise AssertionError(f"no migration {last}")
+
+
+def test_a_populated_ledger_loses_its_path_column_and_keeps_every_path_read(tmp_path):
+    path = tmp_path / "d.duckdb"
+    _at_version(path, "m021_belief_terms")
+    with duckdb.connect(str(path)) as raw:
+        # file f1 read under two names (renamed between runs), f2 under one; 3 rows of f1 under its first name
+        raw.execute("""
+            INSERT INTO ingested SELECT 's1', 'm' || i, 'main', 'f1', '/t/a.jsonl', i, i + 1, 'user', NULL, false,
+                                        'r1', 'kept', NULL FROM range(3) t(i)""")
+        raw.execute("INSERT INTO ingested VALUES ('s1', 'm9', 'main', 'f1', '/t/a.jsonl.1', 9, 10, 'assistant',"
+                    " '2026-03-01T10:00:00Z', true, 'r2', 'dropped', 'tool')")
+        raw.execute("INSERT INTO ingested VALUES ('s2', 'x', 'ops', 'f2', '/t/b.jsonl', 0, 5, 'user', NULL, false,"
+                    " 'r2', NULL, NULL)")
+        before = raw.execute("SELECT * EXCLUDE (path) FROM ingested ORDER BY session_id, message_id").fetchall()
+    with connect(path) as con:
+        assert "path" not in [r[0] for r in con.execute("DESCRIBE ingested").fetchall()]
+        assert con.execute("SELECT * FROM ingested ORDER BY session_id, message_id").fetchall() == before
+        assert con.execute("SELECT file_id, path FROM ingested_paths ORDER BY 1, 2").fetchall() == [
+            ("f1", "/t/a.jsonl"), ("f1", "/t/a.jsonl.1"), ("f2", "/t/b.jsonl")]
+        assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(migrations.MIGRATIONS)
+
+
+def _message(message_id: str, file: str) -> Message:
+    return Message("openclaw", "main", "s", message_id, None, None, "user", "hi", file, 0, 3)
+
+
+def test_the_ledger_records_each_path_once_and_only_for_messages_it_adds(tmp_path):
+    with connect(tmp_path / "d.duckdb") as con:
+        messages.record(con, [_message("1", "/a"), _message("2", "/a")], ["kept"] * 2, [None] * 2, ["f"] * 2, "r1")
+        # the same file renamed: a message already read adds no path, a new one adds its path once
+        messages.record(con, [_message("1", "/b")], ["kept"], [None], ["f"], "r2")
+        assert con.execute("SELECT path FROM ingested_paths").fetchall() == [("/a",)]
+        messages.record(con, [_message("3", "/b"), _message("4", "/b")], ["kept"] * 2, [None] * 2, ["f"] * 2, "r3")
+        assert con.execute("SELECT file_id, path FROM ingested_paths ORDER BY 2").fetchall() == [("f", "/a"),
+                                                                                                 ("f", "/b")]
+        assert con.execute("SELECT message_id, run_id FROM ingested ORDER BY 1").fetchall() == [
+            ("1", "r1"), ("2", "r1"), ("3", "r3"), ("4", "r3")]

@@ -12,7 +12,8 @@ from distiller.store.bulk import pack, rows
 from distiller.store.schema import COLUMNS
 
 _KEYS = rows({"session_id": "VARCHAR", "message_id": "VARCHAR"})
-_LEDGER = rows({name: kind for name, kind in COLUMNS["ingested"].items() if name != "run_id"})  # one id per batch
+# The packed rows of a batch: the ledger's columns but run_id (one per batch), with the path each was read under.
+_LEDGER = rows({name: kind for name, kind in COLUMNS["ingested"].items() if name != "run_id"} | {"path": "VARCHAR"})
 
 
 def already_ingested(con: duckdb.DuckDBPyConnection, messages: Sequence[Message]) -> set[tuple[str, str]]:
@@ -29,16 +30,15 @@ def record(con: duckdb.DuckDBPyConnection, messages: Sequence[Message], decision
            reasons: Sequence[str | None], file_ids: Sequence[str], run_id: str) -> None:
     """One ledger row per message read, with its screening decision and reason (the audit trail of every drop).
 
-    A message already in the ledger is left alone, so replaying a batch can never count it twice."""
+    A message already in the ledger is left alone, so replaying a batch can never count it twice. The path a new
+    row was read under goes to `ingested_paths` once per (file, path), not on the row: repeated on every message it
+    was a third of the ledger (5.2 of 15.3 MB on the persona corpus)."""
     if not messages:
         return
     con.execute(
         f"""
-        INSERT INTO ingested (session_id, message_id, agent, file_id, path, byte_start, byte_end, role, ts,
-                              inter_session, run_id, decision, reason)
-        SELECT n.session_id, n.message_id, n.agent, n.file_id, n.path, n.byte_start, n.byte_end, n.role, n.ts,
-               n.inter_session, $run_id, n.decision, n.reason
-        FROM {_LEDGER} n
+        CREATE OR REPLACE TEMP TABLE ledger_new AS
+        SELECT * FROM {_LEDGER} n
         WHERE NOT EXISTS (
             SELECT 1 FROM ingested i WHERE i.session_id = n.session_id AND i.message_id = n.message_id
         )
@@ -58,9 +58,26 @@ def record(con: duckdb.DuckDBPyConnection, messages: Sequence[Message], decision
                 decision=list(decisions),
                 reason=list(reasons),
             ),
-            "run_id": run_id,
         },
     )
+    con.execute(
+        """
+        INSERT INTO ingested (session_id, message_id, agent, file_id, byte_start, byte_end, role, ts, inter_session,
+                              run_id, decision, reason)
+        SELECT session_id, message_id, agent, file_id, byte_start, byte_end, role, ts, inter_session, $run_id,
+               decision, reason
+        FROM ledger_new
+        """,
+        {"run_id": run_id},
+    )
+    con.execute(
+        """
+        INSERT INTO ingested_paths
+        SELECT DISTINCT n.file_id, n.path FROM ledger_new n
+        WHERE NOT EXISTS (SELECT 1 FROM ingested_paths p WHERE p.file_id = n.file_id AND p.path = n.path)
+        """
+    )
+    con.execute("DROP TABLE ledger_new")
 
 
 def count(con: duckdb.DuckDBPyConnection) -> int:

@@ -25,10 +25,11 @@ COLUMNS: dict[str, dict[str, str]] = {
         "added_at": "TIMESTAMPTZ",
     },
     "ingested": {
-        "session_id": "VARCHAR", "message_id": "VARCHAR", "agent": "VARCHAR", "file_id": "VARCHAR", "path": "VARCHAR",
+        "session_id": "VARCHAR", "message_id": "VARCHAR", "agent": "VARCHAR", "file_id": "VARCHAR",
         "byte_start": "BIGINT", "byte_end": "BIGINT", "role": "VARCHAR", "ts": "VARCHAR", "inter_session": "BOOLEAN",
         "run_id": "VARCHAR", "decision": "VARCHAR", "reason": "VARCHAR",
     },
+    "ingested_paths": {"file_id": "VARCHAR", "path": "VARCHAR"},
     "belief_terms": {
         "belief_id": "VARCHAR", "session_id": "VARCHAR", "message_id": "VARCHAR", "term": "VARCHAR", "tf": "INTEGER",
     },
