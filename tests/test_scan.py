@@ -36,8 +36,8 @@ from distiller.pipeline.chunk import Chunk, Window
 from distiller.pipeline.dispatch import DryRun
 from distiller.pipeline.run import distill_plans, unread
 from distiller.records import Cursor
-from distiller.store.db import Store
 from distiller.screen import echo
+from distiller.store.db import Store
 from distiller.tail import tail_digest
 from distiller.track import plan_reads
 
