@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import fcntl
 import gc
+import io
 import logging
 import os
 import pickle
@@ -59,7 +60,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from operator import attrgetter
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import NamedTuple, Protocol, Self, get_args
 
 from distiller import sources as registry
 from distiller.config import AUTO, Settings
@@ -105,12 +106,19 @@ _FRAME = struct.Struct("<Q")  # a pickled frame's length, before it on the pipes
 # and the index's session key.
 FileTask = tuple[str, int, int, str, str, "str | None", int, int, str, "str | None"]
 
+# A screened message as a worker packs it for the pipe (plain tuples pickle an order of magnitude faster than the
+# records): Message's fields in order, each Decision's fields but its message, then the rest of Screened.
+_PackedMessage = tuple[str, str, str, str, "str | None", "str | None", str, str, str, int, int, bool]
+_PackedDecision = tuple[str, str, str, str]
+_PackedScreened = tuple[_PackedMessage, tuple[_PackedDecision, ...], tuple[str, ...], tuple[tuple[str, int], ...], int]
+
 
 class FileScan(NamedTuple):
-    """What a worker (or the main process alongside) read of one file: the offset after its last line read, the lines read, the tail digest at
-    that offset, the session skip in force there, the skips counted (reason, count) apart from those logged
-    (reason, offset, in order), what its messages count toward the chunk, and its messages with their screened
-    result: from a worker packed as plain tuples (pickled an order of magnitude faster than the records)."""
+    """What a worker (or the main process alongside) read of one file: the offset after its last line read, the
+    lines read, the tail digest at that offset, the session skip in force there, the skips counted (reason, count)
+    apart from those logged (reason, offset, in order), what its messages count toward the chunk, and its messages
+    with their screened result: as records when the main process scanned it (`messages`), or packed as plain tuples
+    by a worker (`packed`); the other list is empty."""
 
     end: int
     lines: int
@@ -119,26 +127,35 @@ class FileScan(NamedTuple):
     counted: tuple[tuple[str, int], ...]
     logged: tuple[tuple[str, int], ...]
     size: int
-    messages: list  # packed tuples from a worker, Screened records when the main process scanned it
-    packed: bool
+    messages: list[Screened]
+    packed: list[_PackedScreened]
 
 
 _MESSAGE = attrgetter(*(f.name for f in fields(Message)))
 _DECISION_FIELDS = tuple(f.name for f in fields(Decision))
 assert _DECISION_FIELDS[0] == "message"  # a packed decision is the rest, in order
 _DECISION = attrgetter(*_DECISION_FIELDS[1:])
+# The packed types name every field: one added to Message or Decision must be added to them too.
+assert len(get_args(_PackedMessage)) == len(fields(Message))
+assert len(get_args(_PackedDecision)) == len(_DECISION_FIELDS) - 1
 
 
-def _packed(screened: Screened) -> tuple:
+def _pack(screened: Screened) -> _PackedScreened:
     return (_MESSAGE(screened.decisions[0].message), tuple(map(_DECISION, screened.decisions)),
             screened.clean_events, screened.redactions, screened.invisible_chars)
 
 
-def _kept(screened: Screened) -> Screened:
-    return screened
+def _packed(scanned: FileScan, screened: list[Screened]) -> FileScan:
+    """A worker's scan: its messages packed for the pipe."""
+    return scanned._replace(packed=[_pack(each) for each in screened])
 
 
-def _unpacked(packed: tuple) -> Screened:
+def _kept(scanned: FileScan, screened: list[Screened]) -> FileScan:
+    """The main process's scan: its messages kept as records."""
+    return scanned._replace(messages=screened)
+
+
+def _unpacked(packed: _PackedScreened) -> Screened:
     message_fields, decisions, clean_events, redactions, invisible_chars = packed
     message = Message(*message_fields)
     return Screened(tuple([Decision(message, *decision) for decision in decisions]), clean_events, redactions,
@@ -154,6 +171,59 @@ class _Job:
 
 
 _job: list[_Job] = []  # the worker's one job, read first
+
+# A file to look at, as `look` takes it: path, agent, format, forced.
+_LookItem = tuple[str, str, str, bool]
+
+
+class _Looks(NamedTuple):
+    """A task of looking at files (`Scanner.looks`), answered with a list of `_LookAnswer`."""
+
+    files: list[_LookItem]
+
+
+class _Scans(NamedTuple):
+    """A task of scanning files, answered with a list of FileScan | None (`scan_files`)."""
+
+    files: list[FileTask]
+
+
+class _Seen(NamedTuple):
+    """An observation packed for the pipe: what `look` found that the main process does not know already."""
+
+    dev: int
+    inode: int
+    size: int
+    mtime_ns: int
+    fingerprint: str
+    session_id: str
+    distinctive: bool
+
+
+# What a worker answers for a file it looked at: what it saw, why it could not be read, None for a file gone, or
+# LOOK_HERE.
+_LookAnswer = _Seen | Unreadable | str | None
+
+
+class _Ready(NamedTuple):
+    """A worker's first answer: it runs, and which code."""
+
+    pid: int
+    module: str
+
+
+class _Source(Protocol):
+    """A pipe to read frames from (a raw pipe fills `readinto` with what it has)."""
+
+    def readinto(self, buffer: memoryview, /) -> int | None: ...
+
+
+class _Sink(Protocol):
+    """A pipe to write frames to (an unbuffered one may take part of a write)."""
+
+    def write(self, data: memoryview, /) -> int | None: ...
+
+    def flush(self) -> None: ...
 
 
 class _FileTally:
@@ -176,7 +246,7 @@ class _FileTally:
         """The main process reads such a file itself, and counts it."""
 
 
-def _write(out: BinaryIO, value: object) -> None:
+def _write(out: _Sink, value: object) -> None:
     data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     for part in (_FRAME.pack(len(data)), data):
         view = memoryview(part)
@@ -185,7 +255,7 @@ def _write(out: BinaryIO, value: object) -> None:
     out.flush()
 
 
-def _exactly(inp: BinaryIO, size: int) -> bytearray:
+def _exactly(inp: _Source, size: int) -> bytearray:
     """`size` bytes (a raw pipe returns what it has); EOFError when the other side closed first."""
     data = bytearray(size)
     view, got = memoryview(data), 0
@@ -197,12 +267,12 @@ def _exactly(inp: BinaryIO, size: int) -> bytearray:
     return data
 
 
-def _read(inp: BinaryIO) -> object:
+def _read(inp: _Source) -> object:
     """The next frame's value; EOFError when the other side closed."""
     return pickle.loads(_exactly(inp, _FRAME.unpack(_exactly(inp, _FRAME.size))[0]))
 
 
-def _take(inp: BinaryIO, tasks: queue.SimpleQueue) -> None:
+def _take(inp: _Source, tasks: queue.SimpleQueue[object]) -> None:
     """Read tasks as they come (the main process never blocks writing one); None once stdin closes."""
     try:
         while True:
@@ -215,62 +285,75 @@ def serve() -> None:
     """A fresh worker's life (`_serve` on its stdin and stdout); anything else written to stdout goes to stderr."""
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.SIG_IGN)
+    inp = sys.stdin.buffer
+    if not isinstance(inp, io.BufferedReader):  # a pipe's, as subprocess.Popen gives it
+        raise TypeError(f"a scan worker's stdin is a {type(inp).__name__}, not a pipe's reader")
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    _serve(sys.stdin.buffer, out)
+    _serve(inp, out)
 
 
-def _serve(inp: BinaryIO, out: BinaryIO) -> None:
+def _serve(inp: _Source, out: _Sink) -> None:
     """A worker's life: its job, then tasks on `inp`, each task's scans on `out`, until `inp` closes (the main
     process is done or gone) or `out` does."""
     logging.disable(logging.CRITICAL)
     gc.set_threshold(*SCAN_GC_THRESHOLDS)
     try:
-        settings, window = _read(inp)
+        job = _read(inp)
     except EOFError:
         return
-    _job[:] = [_Job(settings, window)]
-    _write(out, (os.getpid(), os.path.realpath(__file__)))
-    tasks: queue.SimpleQueue = queue.SimpleQueue()
+    if not isinstance(job, _Job):
+        raise TypeError(f"a scan worker's job of type {type(job).__name__}")
+    _job[:] = [job]
+    _write(out, _Ready(os.getpid(), os.path.realpath(__file__)))
+    tasks: queue.SimpleQueue[object] = queue.SimpleQueue()
     threading.Thread(target=_take, args=(inp, tasks), daemon=True).start()
     try:
         while (task := tasks.get()) is not None:
-            _write(out, _looks(task[1]) if isinstance(task, tuple) else scan_files(task, _job[0], _packed))
+            if isinstance(task, _Looks):
+                _write(out, _looks(task.files))
+            elif isinstance(task, _Scans):
+                _write(out, scan_files(task.files, job, _packed))
+            else:
+                raise TypeError(f"a scan worker's task of type {type(task).__name__}")
     except BrokenPipeError:  # the main process stopped reading: it is done
         pass
 
 
-def scan_files(tasks: list[FileTask], job: _Job, pack: Callable[[Screened], object]) -> list[FileScan | None]:
-    """A task: its files, each scanned or None (the main process reads it); a worker packs each screened message
-    for the pipe, the main process keeps the records. All files are read first, then all their messages screened:
-    screening message after message keeps its code and patterns in the CPU caches (as a chunk does)."""
+def scan_files(tasks: list[FileTask], job: _Job,
+               pack: Callable[[FileScan, list[Screened]], FileScan]) -> list[FileScan | None]:
+    """A task: its files, each scanned or None (the main process reads it); a worker packs the screened messages
+    for the pipe (`_packed`), the main process keeps the records (`_kept`). All files are read first, then all their
+    messages screened: screening message after message keeps its code and patterns in the CPU caches (as a chunk
+    does)."""
     return [None if read is None else _screened(read, job, pack) for read in [_read_file(task, job) for task in tasks]]
 
 
-def _looks(files: list[tuple[str, str, str, bool]]) -> list:
-    """What `look` finds of each (path, agent, format, forced), an observation packed as a plain tuple of what the main
-    process does not know (`_unpacked_look`); LOOK_HERE for one the main process looks at itself."""
-    found: list = []
+def _looks(files: list[_LookItem]) -> list[_LookAnswer]:
+    """What `look` finds of each (path, agent, format, forced), an observation packed as what the main process
+    does not know (`_Seen`, `_unpacked_look`); LOOK_HERE for one the main process looks at itself."""
+    found: list[_LookAnswer] = []
     for path, agent, fmt, forced in files:
         try:
             seen = look(path, agent, fmt, forced)
-        except Exception:  # a fault: the main process meets it itself
+        except Exception:  # noqa: BLE001 - any fault: the main process looks at the file again and meets it itself
             found.append(LOOK_HERE)
             continue
         if isinstance(seen, Observed):
             stat = seen.stat
-            found.append((stat.dev, stat.inode, stat.size, stat.mtime_ns, seen.fingerprint, seen.session_id,
-                          seen.distinctive))
+            found.append(_Seen(stat.dev, stat.inode, stat.size, stat.mtime_ns, seen.fingerprint, seen.session_id,
+                               seen.distinctive))
         else:
             found.append(seen)
     return found
 
 
-def _unpacked_look(item: tuple[str, str, str, bool], seen: object) -> Look:
+def _unpacked_look(item: _LookItem, seen: object) -> Look:
+    """What a worker saw of `item`, as `look` returns it; TypeError for an answer no worker gives."""
     path, agent, fmt, forced = item
-    if type(seen) is tuple:
-        dev, inode, size, mtime_ns, fingerprint, session_id, distinctive = seen
-        return Observed(path, agent, Stat(dev, inode, size, mtime_ns), fingerprint, session_id, distinctive, fmt)
+    if isinstance(seen, _Seen):
+        return Observed(path, agent, Stat(seen.dev, seen.inode, seen.size, seen.mtime_ns), seen.fingerprint,
+                        seen.session_id, seen.distinctive, fmt)
     if seen == LOOK_HERE:
         return look(path, agent, fmt, forced)
     if seen is None or isinstance(seen, Unreadable):
@@ -289,13 +372,17 @@ def _read_file(task: FileTask, job: _Job) -> _Read | None:
     plan = ReadPlan(target, start, stop, None, "", format_name)
     tally = _FileTally()
     try:
-        reading = open_reading(plan, job.settings, {session_id: key} if key else {}, tally)
+        # _FileTally has every member of Tally that a reading uses (files, lines, bytes_read, line_skipped,
+        # file_skipped) but none of the rest, which would cost more per file than reading a small one; read.py
+        # types its counter as the whole Tally.
+        reading = open_reading(plan, job.settings, {session_id: key} if key else {}, tally)  # type: ignore[arg-type]
         if reading is None:
             return None  # not the file planned, or unreadable: the main process finds so itself, and counts it
         with reading.file:
-            offset, size, pending = start, 0, []
+            offset, size = start, 0
+            pending: list[tuple[Message, str | None]] = []
             window = job.window
-            for message, offset in reading:
+            for message, offset in reading:  # noqa: B007 - the last offset is where the reading ended, used below
                 if message is None:
                     continue
                 if window is not None and (reason := window.excludes(message)) is not None:
@@ -304,29 +391,22 @@ def _read_file(task: FileTask, job: _Job) -> _Read | None:
                 size += cost(message)
                 pending.append((message, reading.skip))
             digest = tail_digest(reading.file, offset)
-    except Exception:  # a read error, or a fault: the main process reads the file and meets it itself
+    except Exception:  # noqa: BLE001 - a read error or any fault: the main process reads the file and meets it itself
         return None
     counted = tuple((reason, n) for reason, n in tally.skipped.items() if reason not in LOGGED_SKIPS)
-    scanned = FileScan(offset, tally.lines, digest, reading.skip, counted, tuple(tally.noted), size, [], False)
+    scanned = FileScan(offset, tally.lines, digest, reading.skip, counted, tuple(tally.noted), size, [], [])
     return scanned, reading.state, pending
 
 
-def _screened(read: _Read, job: _Job, pack: Callable[[Screened], object]) -> FileScan | None:
+def _screened(read: _Read, job: _Job, pack: Callable[[FileScan, list[Screened]], FileScan]) -> FileScan | None:
+    """The file's messages screened in order, then packed or kept: all of them screened first, as screening one
+    may change the one before (a secret split across the two is redacted in both)."""
     scanned, state, pending = read
     settings = job.settings
     try:
-        messages: list[object] = []
-        waiting: Screened | None = None  # packed once the next is screened: a key split across two changes both
-        for message, skip in pending:
-            screened = screen_read(message, skip, state, settings)
-            if waiting is not None:
-                messages.append(pack(waiting))
-            waiting = screened
-        if waiting is not None:
-            messages.append(pack(waiting))
-    except Exception:  # a fault: the main process reads the file and meets it itself
+        return pack(scanned, [screen_read(message, skip, state, settings) for message, skip in pending])
+    except Exception:  # noqa: BLE001 - any fault: the main process reads the file and meets it itself
         return None
-    return scanned._replace(messages=messages, packed=pack is _packed)
 
 
 # --- the main process side ---------------------------------------------------------------------------------------
@@ -347,7 +427,7 @@ def replay(scanned: FileScan, plan: ReadPlan, chunk: Chunk, tally: Tally, progre
         skipped[reason] += n
     for reason, offset in scanned.logged:
         tally.line_skipped(reason, target.path, offset)
-    chunk.add_screened([_unpacked(packed) for packed in scanned.messages] if scanned.packed else scanned.messages,
+    chunk.add_screened([_unpacked(packed) for packed in scanned.packed] if scanned.packed else scanned.messages,
                        target.file_id, scanned.size)
     chunk.move(Cursor(target.file_id, target.path, target.agent, target.session_id, target.dev, target.inode,
                       target.size, target.mtime_ns, scanned.end, scanned.digest, target.state, scanned.skip))
@@ -377,7 +457,7 @@ class InProcess:
     def close(self) -> None:
         pass
 
-    def __enter__(self) -> InProcess:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -389,13 +469,29 @@ _WORKER = ("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); signal.
            "from distiller.pipeline.scan import serve; serve()")
 
 
-def _spawned() -> subprocess.Popen:
-    """A worker started as a fresh interpreter running this very code (where a fork is not safe)."""
-    package_root = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
-    # Unbuffered: whether an answer is there is asked of the pipe itself (select), no buffer hides one.
-    return subprocess.Popen([sys.executable, "-c", _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env, bufsize=0)
+class _Spawned:
+    """A worker started as a fresh interpreter running this very code (where a fork is not safe), with the handle
+    `_Forked` has: its pid, its two pipes (raw, as subprocess.Popen opens them unbuffered), wait and kill."""
+
+    def __init__(self) -> None:
+        package_root = str(Path(__file__).resolve().parents[2])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+        # Unbuffered: whether an answer is there is asked of the pipe itself (select), no buffer hides one.
+        self.process = subprocess.Popen([sys.executable, "-c", _WORKER], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0)
+        stdin, stdout = self.process.stdin, self.process.stdout
+        if not isinstance(stdin, io.FileIO) or not isinstance(stdout, io.FileIO):  # bufsize=0 gives raw pipes
+            self.process.kill()
+            self.process.wait()
+            raise OSError(f"a scan worker's pipes are {type(stdin).__name__} and {type(stdout).__name__}, not raw")
+        self.pid = self.process.pid
+        self.stdin, self.stdout = stdin, stdout
+
+    def wait(self, timeout: float | None = None) -> int:
+        return self.process.wait(timeout)
+
+    def kill(self) -> None:
+        self.process.kill()
 
 
 @contextmanager
@@ -459,6 +555,8 @@ class _Forked:
             pid, status = os.waitpid(self.pid, 0 if deadline is None else os.WNOHANG)
             if pid:
                 self.returncode = os.waitstatus_to_exitcode(status)
+            elif deadline is None:  # waitpid without WNOHANG returns only with the child's status
+                raise ChildProcessError(f"waitpid returned no status for scan worker {self.pid}")
             elif time.monotonic() >= deadline:
                 raise subprocess.TimeoutExpired(f"scan worker {self.pid}", timeout or 0.0)
             else:
@@ -501,7 +599,14 @@ def _forked_life(task_read: int, result_write: int) -> None:
         os._exit(code)
 
 
-_Worker = subprocess.Popen | _Forked
+_Worker = _Spawned | _Forked
+
+
+def _scans(answer: object) -> list[FileScan | None]:
+    """A worker's answer to a task of scans, checked to be one (TypeError: the worker failed)."""
+    if not isinstance(answer, list) or not all(scanned is None or isinstance(scanned, FileScan) for scanned in answer):
+        raise TypeError(f"a scan answer of type {type(answer).__name__}, not a list of scans")
+    return answer
 
 
 @dataclass(slots=True)
@@ -535,12 +640,12 @@ class Scanner(InProcess):
         self.forked = can_fork() if fork is None else fork
         try:
             for _ in range(workers):
-                worker = _Forked() if self.forked else _spawned()
+                worker = _Forked() if self.forked else _Spawned()
                 for pipe in (worker.stdin, worker.stdout):
                     _widen(pipe.fileno())
                 self.workers.append(worker)
                 self.handed[worker] = 0
-                _write(worker.stdin, (settings, window))
+                _write(worker.stdin, self.job)
             log.info("scan: %d worker process(es), %s", workers, "forked" if self.forked else "fresh interpreters")
         except OSError as exc:  # no processes here (a sandbox, a limit): everything is read in the main process
             log.info("scan workers could not start (%s): reading in the main process", exc)
@@ -555,8 +660,8 @@ class Scanner(InProcess):
         """What `track.look` finds of each file, in order, for `plan_reads` (a first run's planning opens every
         file): chunks of them looked at by the workers while the main process looks at the next ones itself, as it
         scans alongside them; all of them here once a worker failed, or while none is ready."""
-        items = [(found.path, found.agent, found.format, found.forced) for found in files]
-        chunks: deque[tuple[_Worker | None, int, list]] = deque()  # (worker, first item, looks) in order
+        items: list[_LookItem] = [(found.path, found.agent, found.format, found.forced) for found in files]
+        chunks: deque[tuple[_Worker | None, int, list[Look]]] = deque()  # (worker, first item, looks) in order
         handed: Counter[_Worker] = Counter()
         given = taken = 0  # items in a chunk, items yielded
         try:
@@ -569,7 +674,7 @@ class Scanner(InProcess):
                                 part = items[given:given + LOOK_FILES]
                                 if not all(map(registry.builtin, (fmt for _, _, fmt, _ in part))):
                                     break  # a format a fresh worker may not know: the rest is looked at here
-                                _write(worker.stdin, ("look", part))
+                                _write(worker.stdin, _Looks(part))
                                 handed[worker] += 1
                                 chunks.append((worker, given, []))
                                 given += len(part)
@@ -580,14 +685,17 @@ class Scanner(InProcess):
                         chunks.append((None, given, [look(*item) for item in part]))
                         given += len(part)
                         continue
-                    worker, first, found = chunks.popleft()
-                    if worker is not None:
-                        found = _read(worker.stdout)
-                        handed[worker] -= 1
-                        if not isinstance(found, list) or len(found) != min(LOOK_FILES, len(items) - first):
+                    looker, first, found = chunks.popleft()  # looker: the worker looking, None for here
+                    if looker is not None:
+                        answer = _read(looker.stdout)
+                        handed[looker] -= 1
+                        if not isinstance(answer, list):
+                            raise TypeError(f"a look answer of type {type(answer).__name__}")
+                        if len(answer) != min(LOOK_FILES, len(items) - first):
                             raise ValueError("a look answer of the wrong size")
+                        # The slice is exactly as long as the answer (just checked): strict says so.
                         found = [_unpacked_look(item, seen)
-                                 for item, seen in zip(items[first:first + len(found)], found)]
+                                 for item, seen in zip(items[first:first + len(answer)], answer, strict=True)]
                 except (EOFError, OSError, pickle.UnpicklingError, ValueError, TypeError) as exc:
                     log.warning("a scan worker failed (%s): planning in the main process", exc or type(exc).__name__)
                     self._fail()
@@ -625,9 +733,11 @@ class Scanner(InProcess):
             readable, _, _ = select.select([w.stdout for w in waiting], [], [], 0)
             for worker in waiting:
                 if worker.stdout in readable:
-                    pid, module = _read(worker.stdout)
-                    if module != os.path.realpath(__file__):
-                        raise EOFError(f"worker {pid} runs {module}, not this code")
+                    ready = _read(worker.stdout)
+                    if not isinstance(ready, _Ready):
+                        raise TypeError(f"a scan worker's first answer of type {type(ready).__name__}")
+                    if ready.module != os.path.realpath(__file__):
+                        raise EOFError(f"worker {ready.pid} runs {ready.module}, not this code")
                     self._ready_workers.add(worker)
         return len(self._ready_workers) == len(self.workers)
 
@@ -651,9 +761,15 @@ class Scanner(InProcess):
                     continue
                 self.tasks.popleft()
                 if task.worker is not None:
-                    task.results = _read(task.worker.stdout)
+                    results = _scans(_read(task.worker.stdout))
                     self.handed[task.worker] -= 1
-                self.done.update(zip(task.indices, task.results))
+                elif task.results is not None:
+                    results = task.results
+                else:
+                    raise RuntimeError(f"scan task {task.indices[0]} has neither a worker nor results")
+                # One result per file of the task, in order (a worker answers `scan_files` of the task's files):
+                # a shorter answer is a worker's fault, caught below, not files silently left to be read here.
+                self.done.update(zip(task.indices, results, strict=True))
                 self._hand_out()
         except (EOFError, OSError, pickle.UnpicklingError, ValueError, TypeError) as exc:
             # A worker died (killed, out of memory) or answered nonsense: the rest is read here.
@@ -665,7 +781,9 @@ class Scanner(InProcess):
     def _next_task(self, task_bytes: int = TASK_BYTES) -> tuple[list[int], list[FileTask]]:
         """The eligible plans from `next_plan` on, up to `task_bytes` or TASK_FILES."""
         plans, eligible = self.plans, self.eligible
-        indices, tasks, planned = [], [], 0
+        indices: list[int] = []
+        tasks: list[FileTask] = []
+        planned = 0
         i = self.next_plan
         while i < len(plans) and planned < task_bytes and len(indices) < TASK_FILES:
             if eligible[i]:
@@ -686,7 +804,7 @@ class Scanner(InProcess):
             while self.handed[worker] < TASKS_AHEAD and self.next_plan < len(self.plans):
                 indices, tasks = self._next_task()
                 if indices:
-                    _write(worker.stdin, tasks)
+                    _write(worker.stdin, _Scans(tasks))
                     self.handed[worker] += 1
                     self.by_workers += len(indices)
                     self.tasks.append(_Task(indices, worker))
