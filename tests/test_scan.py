@@ -5,8 +5,11 @@ and whatever happens to the files between planning and reading; and its workers 
 from __future__ import annotations
 
 import gc
+import io
 import logging
 import os
+import pickle
+import queue
 import re
 import shutil
 import signal
@@ -486,3 +489,14 @@ def test_a_worker_killed_before_the_planning_leaves_it_to_the_main_process(tmp_p
     with caplog.at_level(logging.WARNING, logger="distiller"):
         assert plan_reads(discovery, [], [str(root)], (), Tally(), started.looks(discovery.live)) == plain
     assert started.failed and "planning in the main process" in caplog.text
+
+
+def test_a_task_frame_that_does_not_unpickle_ends_the_worker_instead_of_leaving_it_waiting():
+    """The worker's reader thread queues the end after any failure to read a task, not only after EOF: without it
+    the worker waited for ever for its next task, and the run for the worker's answer."""
+    garbage = b"not a pickle"
+    inp = io.BytesIO(scan._FRAME.pack(len(garbage)) + garbage)
+    tasks: queue.SimpleQueue[object] = queue.SimpleQueue()
+    with pytest.raises(pickle.UnpicklingError):
+        scan._take(inp, tasks)
+    assert tasks.get_nowait() is None

@@ -273,11 +273,15 @@ def _read(inp: _Source) -> object:
 
 
 def _take(inp: _Source, tasks: queue.SimpleQueue[object]) -> None:
-    """Read tasks as they come (the main process never blocks writing one); None once stdin closes."""
+    """Read tasks as they come (the main process never blocks writing one); None once stdin closes, and also after
+    any other failure to read a task (a frame that does not unpickle): the worker then ends, and the main process
+    meets a gone worker and reads the rest itself, instead of both waiting for ever."""
     try:
         while True:
             tasks.put(_read(inp))
     except (EOFError, OSError):
+        return
+    finally:
         tasks.put(None)
 
 

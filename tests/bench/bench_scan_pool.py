@@ -37,7 +37,7 @@ from corpus import many_small_sessions
 from distiller import sources as registry
 from distiller.config import Settings
 from distiller.events import Tally
-from distiller.extract.select import Estimator
+from distiller.extract.select import estimator
 from distiller.pipeline import scan
 from distiller.pipeline.chunk import Chunk
 from distiller.pipeline.dispatch import DryRun
@@ -112,7 +112,7 @@ def scan_once(settings: Settings, root: Path, kind: str, workers: int) -> tuple[
     discovery = registry.discover([root], settings.excluded_agents)
     plans, _ = plan_reads(discovery, [], [str(root)], settings.excluded_agents, Tally())
     tally = Tally(extractor="estimate")
-    dispatcher = DryRun(settings, "dry-run", tally, Estimator(settings.model))
+    dispatcher = DryRun(settings, "dry-run", tally, estimator(settings))
     started = time.perf_counter()
     pool: scan.InProcess | None = None
     if kind.startswith("scan.py"):
