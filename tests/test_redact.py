@@ -248,9 +248,9 @@ def test_every_train_form_of_every_class_leaves_no_secret_whole_and_the_last_gua
 
 @pytest.mark.parametrize("seed", range(3))
 def test_look_alikes_are_kept(seed):
-    """Train and the first held-out look-alikes; the second held-out set is measured (tests/bench/secrets_report.py),
+    """Train and the first held-out look-alikes; the later held-out sets are measured (tests/bench/secrets_report.py),
     as the issue allows one false positive in 36."""
-    looks = [look for look in lookalikes(seed) if look.split != "held-out-2"]
+    looks = [look for look in lookalikes(seed) if look.split in ("train", "held-out")]
     changed = [look.form for look in looks if redact(look.text).counts]
     assert changed == []
     refused = [look.form for look in looks if refusal(look.text) is not None]
