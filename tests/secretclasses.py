@@ -1,9 +1,10 @@
 """A generator of secrets by class, in the phrasings people and tools write them, and of harmless look-alikes.
 
 Each class of issue 22's section 3 has several *forms* (a phrasing, a command, a vendor's format), each marked
-`train` (the rules were written looking at these) or `held-out` (never looked at while writing the rules: the
-figures for them say how the rules generalise). Every call draws fresh values from its seed: nothing here is a
-fixed example to tune on.
+`train` (the rules were written looking at these) or held-out (never looked at while writing the rules: the
+figures for them say how the rules generalise): `held-out`, `held-out-2` and `held-out-3`, each set written before
+the round of rules that followed it (a held-out form whose slip got a rule became a train form). Every call draws
+fresh values from its seed: nothing here is a fixed example to tune on.
 
     cases(seed)       -> [Case]        one case per form, values fresh per seed
     lookalikes(seed)  -> [Lookalike]   texts holding no secret, of the shapes secrets are confused with
