@@ -366,7 +366,8 @@ def _spaced_base32(value: str) -> bool:
     characters hold none of 2-7 one time in 150, 32 one time in 770), 8 letters, and at most one group a common
     English word (the BIP-39 list)."""
     groups = value.lower().split()
-    return sum(group in _BIP39 for group in groups) <= 1 and sum(c.isalpha() for c in value) >= 8
+    return (_has_digit(value) and sum(group in _BIP39 for group in groups) <= 1
+            and sum(c.isalpha() for c in value) >= 8)
 
 
 _FLAG_SYMBOLS = frozenset("!#$%&*?@^~+=")
