@@ -717,8 +717,8 @@ def _forms() -> dict[str, list[Form]]:
     # prefixes, other languages, credentials inside YAML, INI, XML, HCL, .properties and nested JSON, URLs' user
     # part, HTTP headers
     cli_held3 = [
-        ("ldapsearch -w", 'ldapsearch -x -H ldap://dc1 -D "cn=admin,dc=corp,dc=lan" -w {} -b "dc=corp,dc=lan"'),
-        ("redis-cli -a", "redis-cli -h cache.internal -p 6379 -a {} ping"),
+        ("ipmitool -P", "ipmitool -I lanplus -H 10.0.4.21 -U ADMIN -P {} chassis power status"),
+        ("rabbitmqctl add_user", "rabbitmqctl add_user ops {}"),
         ("openssl -passout pass:", "openssl pkcs12 -export -in cert.pem -inkey key.pem -out bundle.p12 -passout pass:{}"),
         ("vault login password=", "vault login -method=userpass username=ops password={}"),
         ("psql conninfo password=", 'psql "host=db.internal user=app password={} dbname=prod sslmode=require"'),
