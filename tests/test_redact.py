@@ -108,8 +108,8 @@ def test_the_needle_shortcut_equals_running_every_rule(text):
 @settings(max_examples=1500, deadline=None)
 @given(st.data())
 def test_every_span_a_rule_reports_holds_a_needle_and_passes_its_shape_check(data):
-    """Texts drawn from one rule's pattern at a time, in ASCII (where the shape checks apply) or any text: what the
-    shortcut asks of a text is true of every span the rule reports, and the shape check of every match."""
+    """Texts drawn from one rule's pattern at a time, in ASCII or any text: what the shortcut asks of a text is true
+    of every span the rule reports, and the shape check of every match (of any text: it is asked of every text)."""
     rule = data.draw(st.sampled_from(_RULES))
     alphabet = data.draw(st.sampled_from([st.characters(max_codepoint=127), st.characters(exclude_categories=("Cs",))]))
     text = data.draw(st.one_of(st.from_regex(rule.pattern, alphabet=alphabet), st.tuples(
@@ -117,10 +117,28 @@ def test_every_span_a_rule_reports_holds_a_needle_and_passes_its_shape_check(dat
     if any(True for _ in _spans(text, (rule,))):
         assert contains_any(text.lower() if rule.ignore_case else text, rule.needles), text
         assert rule in _rules_in_play(text), text
-    if rule.possible is not None and (text.isascii() or rule.any_text):
+    if rule.possible is not None:
         for match in rule.pattern.finditer(text):
             assert rule.possible(match.group().encode()), match.group()
     assert redact(text) == redact_every_rule(text)
+
+
+_NEEDLES = sorted({needle for rule in _RULES for needle in rule.needles})
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(
+    st.sampled_from(_NEEDLES), st.sampled_from(_NEEDLES).map(str.upper), st.sampled_from(_NEEDLES).map(str.title),
+    st.text(alphabet=st.sampled_from("aAkKsS-_.:/ \t\n0189=\u0130\u212a\u00b0ß\u03a3Ωé"), max_size=6),
+    st.text(max_size=4), st.just("".join(map(chr, range(33, 127))))), max_size=12).map("".join))
+def test_the_needle_index_finds_the_rules_a_search_per_rule_finds(text):
+    """The index (one trie, one anchored search, one marking of single characters, bits per rule) finds exactly the
+    rules whose needles a text holds, as a search per rule does, and asks their shapes as each rule would."""
+    lowered, data = text.lower(), text.encode()
+    expected = tuple(rule for rule in _RULES
+                     if (not rule.needles or contains_any(lowered if rule.ignore_case else text, rule.needles))
+                     and (rule.possible is None or rule.possible(data)))
+    assert _rules_in_play(text) == expected
 
 
 @pytest.mark.parametrize("kind", sorted(SECRETS))
@@ -199,10 +217,11 @@ def test_secrets_an_outside_review_found_unredacted_are_redacted(text, kind):
         "I changed my password to something longer",
         "the build at 1772359200000 ms, order 1234567890123456",
         "docs/ReleaseNotes/Version2/ChangeLogEntries",
+        "AAAA AAAA AAAA AAAA AAAA AAAA",  # groups of capitals without a digit: no setup key (nor one the shortcut sees)
     ],
 )
 def test_words_timestamps_and_paths_near_those_shapes_are_kept(text):
-    assert redact(text).text == text
+    assert redact(text).text == text == redact_every_rule(text).text
 
 
 @pytest.mark.parametrize("text", [
@@ -230,9 +249,9 @@ def test_every_train_form_of_every_class_leaves_no_secret_whole_and_the_last_gua
 
 @pytest.mark.parametrize("seed", range(3))
 def test_look_alikes_are_kept(seed):
-    """Train and the first held-out look-alikes; the second held-out set is measured (tests/bench/secrets_report.py),
+    """Train and the first held-out look-alikes; the later held-out sets are measured (tests/bench/secrets_report.py),
     as the issue allows one false positive in 36."""
-    looks = [look for look in lookalikes(seed) if look.split != "held-out-2"]
+    looks = [look for look in lookalikes(seed) if look.split in ("train", "held-out")]
     changed = [look.form for look in looks if redact(look.text).counts]
     assert changed == []
     refused = [look.form for look in looks if refusal(look.text) is not None]

@@ -1,5 +1,6 @@
-"""Benchmark of the pure screening stages (not a test): clean, prefilter, the injection check and redact, apart and
-together, and `screen` itself (and followed by the split-key join, as the pipeline screens a message).
+"""Benchmark of the pure screening stages (not a test): canonical text, clean, prefilter, the injection check and
+redact, apart and together, and `screen` itself (and followed by the split-key join, as the pipeline screens a
+message).
 
     python tests/bench/bench_screen.py [--corpus DIR] [--mb 100] [--repeat 5]
 
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import orjson
 
+from distiller.canonical import canonical
 from distiller.records import Message
 from distiller.redact import redact, redact_every_rule
 from distiller.screen import join_split, screen
@@ -95,6 +97,7 @@ def main() -> None:
             previous = screened
 
     stages: dict[str, Callable[[], None]] = {
+        "canonical text": lambda: [canonical(text) for text, _ in texts],
         "clean": lambda: [clean(text, role) for text, role in texts],
         "clean, every rule (no trigger shortcut)": lambda: [clean_every_rule(text, role) for text, role in texts],
         "prefilter": lambda: [prefilter(part, role) for part, role in parts],

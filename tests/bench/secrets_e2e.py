@@ -40,7 +40,7 @@ from pathlib import Path
 import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from secretclasses import INVISIBLE, cases, lookalikes, split_across_messages
+from secretclasses import INVISIBLE, SPLITS, cases, lookalikes, split_across_messages
 
 PLACES = ("user", "assistant", "thinking", "tool-call", "tool-result")
 SHORT = 8  # a secret shorter than this (a CVV, a PIN) is sought as a word in texts only
@@ -219,7 +219,7 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
     print(f"{result['cases']} planted cases, {result['secrets']} secrets, {args.seeds} seeds")
     print(f"secrets found whole anywhere: {sum(result['leaks'].values())}")
-    for split in ("train", "held-out", "held-out-2"):
+    for split in SPLITS:
         print(f"  of {split} forms: {sum(n for name, n in result['leaks'].items() if f'[{split}]' in name)} "
               f"of {result['by_split'][split]}")
     for place in PLACES:

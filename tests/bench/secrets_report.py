@@ -185,7 +185,7 @@ def main() -> None:
             results.append(evaluate("ours, raw", run, args.seeds, raw=True, show_misses=args.show_misses))
     classes = sorted({cls for r in results for cls, _ in r["caught"]})
     width = max(map(len, classes)) + 2
-    print(f"{args.seeds} seeds; recall = cases with no secret left whole, train | held-out | held-out-2")
+    print(f"{args.seeds} seeds; recall = cases with no secret left whole, " + " | ".join(SPLITS))
     print(f"{'class':<{width}}" + "".join(f"{r['name']:>30}" for r in results))
 
     def cell(r: dict, cls: str, split: str) -> str:
