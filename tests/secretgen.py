@@ -35,6 +35,11 @@ def _with_digit(alphabet: str, low: int, high: int) -> st.SearchStrategy[str]:
     return _with_one(alphabet, string.digits, low, high)
 
 
+def _no_placeholder(value: str) -> bool:
+    """Not a value the redactor takes for a placeholder by design (`XXX…`, as in "api_key: XXX00000")."""
+    return not value.lower().startswith("xxx")
+
+
 def _basic(pair: tuple[str, str]) -> str:
     return base64.b64encode(f"{pair[0]}:{pair[1]}".encode()).decode().rstrip("=")
 
@@ -81,8 +86,10 @@ SECRETS: dict[str, st.SearchStrategy[str]] = {
             lambda t: f"{t[0]} {t[1]}"),
     ),
     "password-assignment": st.tuples(st.sampled_from(["password", "pwd", "pw"]).flatmap(_any_case),
-                                     _with_digit(ALNUM, 6, 20)).map(lambda t: f"{t[0]}={t[1]}"),
-    "secret-assignment": st.tuples(_any_case("api_key"), _with_digit(ALNUM, 8, 30)).map(lambda t: f"{t[0]}: {t[1]}"),
+                                     _with_digit(ALNUM, 6, 20).filter(_no_placeholder)).map(
+        lambda t: f"{t[0]}={t[1]}"),
+    "secret-assignment": st.tuples(_any_case("api_key"), _with_digit(ALNUM, 8, 30).filter(_no_placeholder)).map(
+        lambda t: f"{t[0]}: {t[1]}"),
     "pin": st.tuples(_any_case("pin"), _chars(string.digits, 4, 8)).map(lambda t: f"the {t[0]} is {t[1]}"),
     "password-phrase": st.one_of(
         st.tuples(_any_case("password"), st.sampled_from(["vpn", "wifi", "bank account"]),
@@ -122,7 +129,7 @@ def _flag_kinds(text: str) -> bool:
     """The value after -a or -w holds three kinds of character among capitals, small letters, digits and symbols,
     or two with a symbol."""
     value = re.search(r" -[aw] (\S+)", text).group(1)
-    symbol = any(not c.isalnum() for c in value)
+    symbol = any(c in "*@^!?#%+=$&~" for c in value)  # not "_", "-" or ".": names hold them (some_name, x86-64)
     kinds = any(c.isupper() for c in value) + any(c.islower() for c in value) + any(c.isdigit() for c in value) + symbol
     return kinds >= 3 or (kinds == 2 and symbol)
 
