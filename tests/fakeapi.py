@@ -151,32 +151,16 @@ def auto_candidates(user_text: str) -> list[dict[str, Any]]:
     return out
 
 
-class FakeAnthropic:
-    """The fake server; use as a context manager (`with FakeAnthropic() as fake:`) or via `fake_anthropic`."""
+class FakeServer:
+    """What both fakes share: a threaded HTTP server on 127.0.0.1 at a free port whose every request the subclass's
+    `handle(method, path, headers, body)` answers; a context manager. `URL_PATH` is what the SDK's base URL ends in."""
 
-    def __init__(self, *, auto: bool = False, min_cacheable_tokens: int | None = None) -> None:
-        self.auto = auto
-        self.min_cacheable_tokens = min_cacheable_tokens  # None: each model's own, from the price table
-        self.delay_seconds = 0.0  # before each POST /v1/messages reply: for client timeout tests
-        self.drop_results = 0  # the next N batch-results downloads break off mid-body (a dropped connection)
-        # The next batch creates answer (status, error type, whether the batch was created all the same) instead.
-        self.create_failures: deque[tuple[int, str, bool]] = deque()
-        # A hostile model: called with each Messages request's items (and every item sent before) when the queue
-        # is empty; returns the reply to send, or None for the default.
-        self.responder: Callable[[list[SentItem], list[SentItem]], Reply | None] | None = None
-        self.seen_items: list[SentItem] = []
-        self.requests: list[Recorded] = []
-        self.in_flight = 0  # Messages calls being answered now
-        self.most_in_flight = 0
-        self._queue: deque[Reply] = deque()
-        self._cached: set[str] = set()
-        self._batches: dict[str, dict[str, Any]] = {}
-        self._ids = itertools.count(1)
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+    URL_PATH = ""
+    _server: _Server | None = None
+    _thread: threading.Thread | None = None
 
-    # lifecycle
+    def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Response:
+        raise NotImplementedError
 
     def start(self) -> Self:
         self._server = _Server(("127.0.0.1", 0), _handler_for(self))
@@ -205,7 +189,31 @@ class FakeAnthropic:
     def base_url(self) -> str:
         assert self._server is not None, "the fake is not running"
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host}:{port}{self.URL_PATH}"
+
+
+class FakeAnthropic(FakeServer):
+    """The fake server; use as a context manager (`with FakeAnthropic() as fake:`) or via `fake_anthropic`."""
+
+    def __init__(self, *, auto: bool = False, min_cacheable_tokens: int | None = None) -> None:
+        self.auto = auto
+        self.min_cacheable_tokens = min_cacheable_tokens  # None: each model's own, from the price table
+        self.delay_seconds = 0.0  # before each POST /v1/messages reply: for client timeout tests
+        self.drop_results = 0  # the next N batch-results downloads break off mid-body (a dropped connection)
+        # The next batch creates answer (status, error type, whether the batch was created all the same) instead.
+        self.create_failures: deque[tuple[int, str, bool]] = deque()
+        # A hostile model: called with each Messages request's items (and every item sent before) when the queue
+        # is empty; returns the reply to send, or None for the default.
+        self.responder: Callable[[list[SentItem], list[SentItem]], Reply | None] | None = None
+        self.seen_items: list[SentItem] = []
+        self.requests: list[Recorded] = []
+        self.in_flight = 0  # Messages calls being answered now
+        self.most_in_flight = 0
+        self._queue: deque[Reply] = deque()
+        self._cached: set[str] = set()
+        self._batches: dict[str, dict[str, Any]] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
 
     # scripting
 
@@ -463,7 +471,7 @@ class _Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
+def _handler_for(fake: FakeServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True  # headers and body go out in two writes; Nagle would add ~40 ms

@@ -20,17 +20,15 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import ThreadingHTTPServer
-from typing import Any, Self
+from typing import Any
 
 import orjson
 import pytest
 from fakeapi import (
     _ITEM,
+    FakeServer,
     Recorded,
     SentItem,
-    _handler_for,
-    _Server,
     auto_candidates,
     tokens,
 )
@@ -67,8 +65,10 @@ def items_of(params: dict[str, Any]) -> list[SentItem]:
             _ITEM.findall(user_text(params))]
 
 
-class FakeOpenAI:
+class FakeOpenAI(FakeServer):
     """The fake server; use as a context manager or via the `fake_openai` fixture."""
+
+    URL_PATH = "/v1"
 
     def __init__(self, *, auto: bool = False, rejects: frozenset[str] | set[str] = frozenset(),
                  reject_status: int = 400, error_style: str = "openai", models: tuple[str, ...] = (),
@@ -87,37 +87,6 @@ class FakeOpenAI:
         self._queue: deque[Reply] = deque()
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> Self:
-        self._server = _Server(("127.0.0.1", 0), _handler_for(self))  # type: ignore[arg-type]
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01},
-                                        daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.hang_up()  # type: ignore[attr-defined]
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None, "the fake is not running"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
 
     # scripting
 
