@@ -890,7 +890,9 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(
             r"(?ai)\b(?:password|passcode|passphrase|passwd|pass[ \t]+code|pwd?|(?:wi-?fi|network|wpa2?|wlan)[ \t]+key)"
             + _PHRASE_LEAD + _PHRASE_SEPARATOR
-            + r"(?!\[REDACTED)([^\s\"'`]{2,63}[^\s\"'`.,;:!?)\]])"
+            # a word that ends in a colon and a blank is the next key of a mapping (YAML's `password:` over a
+            # `valueFrom:` block), not the password
+            + r"(?!\[REDACTED)(?![^\s\"'`]*:(?:\s|$))([^\s\"'`]{2,63}[^\s\"'`.,;:!?)\]])"
         ),
         group=1,
         accept=_phrase_password,
