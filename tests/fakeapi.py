@@ -162,6 +162,18 @@ class FakeServer:
     def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Response:
         raise NotImplementedError
 
+    def _next_reply(self, items: list[SentItem]) -> Any:
+        """The reply to a request with these items: the queue's first, else the responder's (a hostile model), else
+        None (the default answer). Every item is recorded as seen, in order (a subclass keeps `_queue`, `_lock`,
+        `seen_items` and `responder`)."""
+        with self._lock:
+            reply = self._queue.popleft() if self._queue else None
+            earlier = list(self.seen_items)
+            self.seen_items.extend(items)
+        if reply is None and self.responder is not None:
+            reply = self.responder(items, earlier)
+        return reply
+
     def start(self) -> Self:
         self._server = _Server(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01},
@@ -303,12 +315,7 @@ class FakeAnthropic(FakeServer):
         if rejected:
             return 400, error_body("invalid_request_error", f"{rejected[0]} is not supported by this model"), {}
         items = request_items(params)
-        with self._lock:
-            reply = self._queue.popleft() if self._queue else None
-            earlier = list(self.seen_items)
-            self.seen_items.extend(items)
-        if reply is None and self.responder is not None:
-            reply = self.responder(items, earlier)
+        reply = self._next_reply(items)
         if reply is not None and reply.batch_result is not None:
             return 500, error_body("api_error", "a batch result was scripted, but this is a Messages call"), {}
         if reply is not None and reply.status != 200:

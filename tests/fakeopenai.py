@@ -152,12 +152,7 @@ class FakeOpenAI(FakeServer):
         if mode in self.rejects:
             return self._error(self.reject_status, f"response_format {mode} is not supported by this server")
         items = items_of(params)
-        with self._lock:
-            reply = self._queue.popleft() if self._queue else None
-            earlier = list(self.seen_items)
-            self.seen_items.extend(items)
-        if reply is None and self.responder is not None:
-            reply = self.responder(items, earlier)
+        reply = self._next_reply(items)
         if reply is not None and reply.status != 200:
             return self._error(reply.status, reply.message, reply.headers)
         if reply is not None and reply.body is not None:
