@@ -102,11 +102,10 @@ def key_in_env_file(path: Path) -> bool:
 def check_run(kind: str, settings: Settings, roots: Sequence[str]) -> None:
     """Refuse what every scheduled run would fail on, before a unit is written: a source that does not exist, a
     model without a key where the unit finds one (this environment, or for systemd and cron the env file), and
-    whatever `run` refuses (pipeline.run.check_options: --model or --batch-api for the offline rules, an Opus-class
+    whatever `run` refuses (extract.select.check_options: --model or --batch-api for the offline rules, an Opus-class
     model without allow_expensive_model). A unit that fails every hour shows in neither `runs` nor `status`."""
     from distiller import extract
-    from distiller.extract.select import Planned
-    from distiller.pipeline.run import check_options
+    from distiller.extract.select import Planned, check_options
 
     missing = [root for root in roots if not os.path.exists(root)]
     if missing:

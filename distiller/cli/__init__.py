@@ -38,7 +38,7 @@ from distiller.config import (
 from distiller.doctor import diagnose
 from distiller.errors import EXIT_ERROR, DistillError, os_fault
 from distiller.events import Tally
-from distiller.extract.select import make_extractor
+from distiller.extract.select import check_options, make_extractor
 from distiller.pipeline import batches_admin
 from distiller.screen import Decision
 from distiller.screen.prefilter import CONTEXT, DROP, KEEP
@@ -546,7 +546,7 @@ def schedule(ctx: click.Context, cron_expr: str | None, every: str | None, jitte
     missing = [root for root in pipeline.resolve_sources(sources, settings) if not Path(root).exists()]
     if missing:
         raise DistillError(f"source not found: {', '.join(missing)}; every scheduled run would fail")
-    pipeline.check_options(settings, make_extractor(settings))  # refused now, not at every fire
+    check_options(settings, make_extractor(settings))  # refused now, not at every fire
 
     def report(outcome: scheduling.Outcome) -> None:
         if out.as_json:

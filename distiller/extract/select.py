@@ -94,6 +94,26 @@ def planned(settings: ExtractorSettings) -> Planned:
                    caches_prefix=backend.caches_prefix(settings))
 
 
+def check_options(settings: ExtractorSettings, extractor: Extractor) -> None:
+    """Refuse up front what the run could not honour, for `run`, `reprocess` and `schedule install` alike: an
+    Opus-class model that will be priced or called without allow_expensive_model, and options only the Anthropic
+    extractor honours when the offline rules run (not silently ignored)."""
+    if (not extractor.offline or settings.origin("model").startswith("flag")) and prices.is_expensive(
+            settings.model) and not settings.allow_expensive_model:
+        raise DistillError(f"model {settings.model!r} is Opus-class and expensive; pass --allow-expensive-model (or "
+                           f"set allow_expensive_model) to use it")
+    if extractor.name != "rules":
+        return
+    why = ("ANTHROPIC_API_KEY is not set" if settings.extractor == "auto" else
+           f"extractor = rules ({settings.origin('extractor')})")
+    if settings.batch_api:
+        raise DistillError(f"the Message Batches API needs the Anthropic extractor, but the offline rules run ({why}): "
+                           f"set ANTHROPIC_API_KEY, or drop batch_api ({settings.origin('batch_api')})")
+    if settings.origin("model").startswith("flag"):
+        raise DistillError(f"--model {settings.model} would be ignored: the offline rules extractor runs ({why}); "
+                           f"set ANTHROPIC_API_KEY, or drop --model")
+
+
 def make_extractor(settings: ExtractorSettings, choice: str | None = None) -> Extractor:
     """The extractor the settings (or `choice`) name; `auto` means the Anthropic API when ANTHROPIC_API_KEY is set,
     else the offline rules."""

@@ -15,12 +15,12 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from distiller.pipeline.run import BudgetReached, RunSummary, check_options, resolve_sources, run_once
+    from distiller.pipeline.run import BudgetReached, RunSummary, resolve_sources, run_once
     from distiller.pipeline.state import InitSummary, StatusReport, init, status
 
-_HOMES = {"BudgetReached": "run", "RunSummary": "run", "check_options": "run", "resolve_sources": "run", "run_once": "run",
+_HOMES = {"BudgetReached": "run", "RunSummary": "run", "resolve_sources": "run", "run_once": "run",
           "InitSummary": "state", "StatusReport": "state", "init": "state", "status": "state"}
-__all__ = ["BudgetReached", "InitSummary", "RunSummary", "StatusReport", "check_options", "init", "resolve_sources",
+__all__ = ["BudgetReached", "InitSummary", "RunSummary", "StatusReport", "init", "resolve_sources",
            "run_once", "status"]  # _HOMES's keys, written out so that linters and type checkers can read them
 
 

@@ -28,7 +28,7 @@ from distiller.config import Settings
 from distiller.errors import DistillError
 from distiller.events import Tally, log
 from distiller.extract.base import Extractor, SubmitsBatches
-from distiller.extract.select import estimator, make_extractor, planned
+from distiller.extract.select import check_options, estimator, make_extractor, planned
 from distiller.lock import run_lock
 from distiller.pipeline import budget, distill, pace
 from distiller.pipeline.budget import BudgetReached
@@ -36,7 +36,6 @@ from distiller.pipeline.chunk import Chunk, Window
 from distiller.pipeline.commit import commit_batch
 from distiller.pipeline.dispatch import Fresh, mode
 from distiller.pipeline.run import (
-    check_options,
     distill_plans,
     echo_index,
     ended_as,

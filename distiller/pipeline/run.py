@@ -18,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from distiller import prices, recall, stop
+from distiller import recall, stop
 from distiller import sources as registry
 from distiller.batches import files as batches
 from distiller.batches.model import PENDING, SUBMITTED, SUBMITTING, Batch
@@ -27,7 +27,7 @@ from distiller.errors import DistillError, Unavailable
 from distiller.events import Tally, log
 from distiller.extract import EXTERNAL
 from distiller.extract.base import Extractor
-from distiller.extract.select import estimator, make_extractor
+from distiller.extract.select import check_options, estimator, make_extractor
 from distiller.lock import run_lock
 from distiller.pipeline import budget, distill, pace, scan
 from distiller.pipeline.budget import BudgetReached
@@ -45,7 +45,7 @@ from distiller.store import terms as store_terms
 from distiller.store.db import Store
 from distiller.track import ReadPlan, load_cursors, plan_reads
 
-__all__ = ["BudgetReached", "RunSummary", "ShowDecision", "check_options", "resolve_sources", "run_once"]
+__all__ = ["BudgetReached", "RunSummary", "ShowDecision", "resolve_sources", "run_once"]
 
 
 @dataclass(frozen=True)
@@ -243,26 +243,6 @@ def _refresh_recall(settings: Settings) -> None:
         snapshot.refresh(settings.state_dir, settings.db_path, now=datetime.now(UTC))
     except (DistillError, duckdb.Error, OSError) as exc:
         log.warning("recall snapshot not refreshed: %s", exc)
-
-
-def check_options(settings: Settings, extractor: Extractor) -> None:
-    """Refuse up front what the run could not honour, for `run`, `reprocess` and `schedule install` alike: an
-    Opus-class model that will be priced or called without allow_expensive_model, and options only the Anthropic
-    extractor honours when the offline rules run (not silently ignored)."""
-    if (not extractor.offline or settings.origin("model").startswith("flag")) and prices.is_expensive(
-            settings.model) and not settings.allow_expensive_model:
-        raise DistillError(f"model {settings.model!r} is Opus-class and expensive; pass --allow-expensive-model (or "
-                           f"set allow_expensive_model) to use it")
-    if extractor.name != "rules":
-        return
-    why = ("ANTHROPIC_API_KEY is not set" if settings.extractor == "auto" else
-           f"extractor = rules ({settings.origin('extractor')})")
-    if settings.batch_api:
-        raise DistillError(f"the Message Batches API needs the Anthropic extractor, but the offline rules run ({why}): "
-                           f"set ANTHROPIC_API_KEY, or drop batch_api ({settings.origin('batch_api')})")
-    if settings.origin("model").startswith("flag"):
-        raise DistillError(f"--model {settings.model} would be ignored: the offline rules extractor runs ({why}); "
-                           f"set ANTHROPIC_API_KEY, or drop --model")
 
 
 def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run: bool,
