@@ -197,3 +197,41 @@ def test_the_ledger_records_each_path_once_and_only_for_messages_it_adds(tmp_pat
                                                                                                  ("f", "/b")]
         assert con.execute("SELECT message_id, run_id FROM ingested ORDER BY 1").fetchall() == [
             ("1", "r1"), ("2", "r1"), ("3", "r3"), ("4", "r3")]
+
+
+def test_a_populated_ledger_narrows_to_numbered_reads_and_reads_back_the_same(tmp_path):
+    path = tmp_path / "d.duckdb"
+    _at_version(path, "m022_ingested_paths_apart")
+    with duckdb.connect(str(path)) as raw:
+        # two runs over file f1 (session s1), one of them also over f2 (session s2, agent ops); NULL stamps, verdicts
+        raw.execute("""
+            INSERT INTO ingested SELECT 's1', 'm' || i, 'main', 'f1', i, i + 1, 'user', NULL, false, 'r1', 'keep',
+                                        NULL FROM range(3) t(i)""")
+        raw.execute("INSERT INTO ingested VALUES ('s1', 'm9', 'main', 'f1', 9, 10, 'assistant',"
+                    " '2026-03-01T10:00:00+02:00', true, 'r2', 'drop', 'ack-filler')")
+        raw.execute("INSERT INTO ingested VALUES ('s2', 'x', 'ops', 'f2', 0, 5, 'user', NULL, false, 'r2', NULL, NULL)")
+        before = raw.execute("SELECT * FROM ingested ORDER BY session_id, message_id").fetchall()
+    with connect(path) as con:
+        assert con.execute("SELECT * FROM ingested ORDER BY session_id, message_id").fetchall() == before
+        assert con.execute("SELECT read_no, run_id, file_id, session_id, agent FROM ledger_reads ORDER BY 1"
+                           ).fetchall() == [(1, "r1", "f1", "s1", "main"), (2, "r2", "f1", "s1", "main"),
+                                            (3, "r2", "f2", "s2", "ops")]
+        assert messages.count(con) == 5
+        assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(migrations.MIGRATIONS)
+        # and the migrated ledger goes on: a message already read is not added again, a new one is numbered on
+        messages.record(con, [_message("m1", "/a"), _message("n", "/a")], ["keep"] * 2, [None] * 2, ["f1"] * 2,
+                        "r3")
+        assert con.execute("SELECT message_id, run_id FROM ingested WHERE session_id = 's' ORDER BY 1"
+                           ).fetchall() == [("m1", "r3"), ("n", "r3")]
+        assert con.execute("SELECT max(read_no) FROM ledger_reads").fetchone() == (4,)
+
+
+def test_a_run_numbers_each_file_it_reads_once_however_many_batches_it_commits(tmp_path):
+    with connect(tmp_path / "d.duckdb") as con:
+        for batch in range(3):
+            messages.record(con, [_message(f"{batch}-{i}", "/a") for i in range(4)], ["keep"] * 4, [None] * 4,
+                            ["f"] * 4, "r1")
+        messages.record(con, [_message("9", "/a")], ["keep"], [None], ["f"], "r2")
+        assert con.execute("SELECT read_no, run_id FROM ledger_reads ORDER BY 1").fetchall() == [(1, "r1"), (2, "r2")]
+        assert con.execute("SELECT count(*), count(DISTINCT message_id) FROM ingested").fetchone() == (13, 13)
+        assert con.execute("SELECT count(*) FROM ledger").fetchone() == (13,)
