@@ -11,7 +11,7 @@ import pytest
 from distiller.records import Cursor, Message
 from distiller.store import messages, migrations, schema
 from distiller.store.cursors import CursorConflict
-from distiller.store.db import MEMORY_LIMIT, Store, connect, transaction
+from distiller.store.db import BLOCK_SIZE, MEMORY_LIMIT, Store, connect, transaction
 from distiller.track import load_cursors, save_cursors
 
 
@@ -140,6 +140,38 @@ def test_a_store_deferring_checkpoints_leaves_commits_in_the_wal_until_it_closes
     assert _wal(path) == 0
     with duckdb.connect(str(path), read_only=True) as con:
         assert con.execute("SELECT x FROM t ORDER BY x").fetchall() == [(0,), (1,), (2,)]
+
+
+def test_a_runs_store_lets_the_wal_pass_duckdbs_16_mb_before_checkpointing(tmp_path):
+    """Each checkpoint before a run's last rewrites its partly filled row groups whole: a run's store leaves
+    ~20 MB of commits in the WAL (DuckDB alone would have checkpointed past 16 MB) and checkpoints at its close."""
+    path = tmp_path / "distill.duckdb"
+    store = Store(path, defer_checkpoints=True)
+    with store.connect() as con:
+        con.execute("CREATE TABLE t (x VARCHAR)")
+    for step in range(5):
+        with store.connect() as con, transaction(con):
+            con.execute("INSERT INTO t SELECT repeat(?, 1000) || i FROM range(4000) r(i)", [str(step)])
+    assert 20e6 < _wal(path) < 32e6
+    store.close()
+    assert _wal(path) == 0
+    with duckdb.connect(str(path), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM t").fetchone() == (20_000,)
+
+
+def test_a_new_store_has_small_blocks_and_an_old_one_keeps_its_own(tmp_path):
+    """16 kB blocks: a checkpoint fills whole blocks, and the store's tables are many and small (persona's first
+    run left 5.6 MB instead of 9.7)."""
+    new, old = tmp_path / "new.duckdb", tmp_path / "old.duckdb"
+    duckdb.connect(str(old)).close()  # DuckDB's default blocks, as every store before this had
+    for path in (new, old):
+        with connect(path) as con:
+            messages.record(con, [_message("1", "/a")], ["keep"], [None], ["f"], "r1")
+    for path, size in ((new, BLOCK_SIZE), (old, 262_144)):
+        with duckdb.connect(str(path), read_only=True) as con:
+            assert con.execute("SELECT block_size FROM pragma_database_size()").fetchone() == (size,)
+            assert con.execute("SELECT message_id FROM ingested").fetchall() == [("1",)]
+    assert new.stat().st_mode & 0o077 == 0
 
 
 def test_no_progress_bar_ever_reaches_stdout(tmp_path):
