@@ -231,7 +231,7 @@ def test_the_ledger_records_each_path_once_and_only_for_messages_it_adds(tmp_pat
             ("1", "r1"), ("2", "r1"), ("3", "r3"), ("4", "r3")]
 
 
-def test_a_populated_ledger_narrows_to_numbered_reads_and_reads_back_the_same(tmp_path):
+def test_a_populated_ledger_narrows_to_numbered_reads_and_verdicts_and_reads_back_the_same(tmp_path):
     path = tmp_path / "d.duckdb"
     _at_version(path, "m022_ingested_paths_apart")
     with duckdb.connect(str(path)) as raw:
@@ -248,6 +248,10 @@ def test_a_populated_ledger_narrows_to_numbered_reads_and_reads_back_the_same(tm
         assert con.execute("SELECT read_no, run_id, file_id, session_id, agent FROM ledger_reads ORDER BY 1"
                            ).fetchall() == [(1, "r1", "f1", "s1", "main"), (2, "r2", "f1", "s1", "main"),
                                             (3, "r2", "f2", "s2", "ops")]
+        # one verdict per (role, inter-session, decision, reason), NULLs (a row older than m002) included
+        assert con.execute("SELECT role, inter_session, decision, reason FROM ledger_verdicts ORDER BY verdict_no"
+                           ).fetchall() == [("assistant", True, "drop", "ack-filler"), ("user", False, "keep", None),
+                                            ("user", False, None, None)]
         assert messages.count(con) == 5
         assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(migrations.MIGRATIONS)
         # and the migrated ledger goes on: a message already read is not added again, a new one is numbered on
@@ -256,6 +260,7 @@ def test_a_populated_ledger_narrows_to_numbered_reads_and_reads_back_the_same(tm
         assert con.execute("SELECT message_id, run_id FROM ingested WHERE session_id = 's' ORDER BY 1"
                            ).fetchall() == [("m1", "r3"), ("n", "r3")]
         assert con.execute("SELECT max(read_no) FROM ledger_reads").fetchone() == (4,)
+        assert con.execute("SELECT count(*) FROM ledger_verdicts").fetchone() == (3,)  # ('user', false, 'keep', NULL)
 
 
 def test_a_run_numbers_each_file_it_reads_once_however_many_batches_it_commits(tmp_path):
@@ -267,3 +272,13 @@ def test_a_run_numbers_each_file_it_reads_once_however_many_batches_it_commits(t
         assert con.execute("SELECT read_no, run_id FROM ledger_reads ORDER BY 1").fetchall() == [(1, "r1"), (2, "r2")]
         assert con.execute("SELECT count(*), count(DISTINCT message_id) FROM ingested").fetchone() == (13, 13)
         assert con.execute("SELECT count(*) FROM ledger").fetchone() == (13,)
+        # a verdict is numbered once, whichever run or batch first wrote it; NULL decisions and reasons match too
+        messages.record(con, [_message("10", "/a"), _message("11", "/a")], ["drop", None], ["ack-filler", None],
+                        ["f"] * 2, "r2")
+        assert con.execute("SELECT verdict_no, decision, reason FROM ledger_verdicts ORDER BY 1").fetchall() == [
+            (1, "keep", None), (2, "drop", "ack-filler"), (3, None, None)]
+        messages.record(con, [_message("12", "/a")], [None], [None], ["f"], "r3")
+        assert con.execute("SELECT count(*) FROM ledger_verdicts").fetchone() == (3,)
+        assert con.execute("SELECT message_id, decision, reason FROM ingested WHERE message_id IN ('9', '10', '11', "
+                           "'12') ORDER BY 1").fetchall() == [("10", "drop", "ack-filler"), ("11", None, None),
+                                                              ("12", None, None), ("9", "keep", None)]

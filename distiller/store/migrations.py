@@ -343,14 +343,16 @@ def m022_ingested_paths_apart(con: duckdb.DuckDBPyConnection) -> None:
 
 
 @migration
-def m023_ledger_reads_apart(con: duckdb.DuckDBPyConnection) -> None:
-    """The ledger's row narrows to what differs per message: the session, agent, file and run it was read in are
-    one row of `ledger_reads` per (run, file, session, agent), which each `ledger` row names by a small integer.
+def m023_ledger_reads_and_verdicts_apart(con: duckdb.DuckDBPyConnection) -> None:
+    """The ledger's row narrows to what differs per message. The session, agent, file and run it was read in are
+    one row of `ledger_reads` per (run, file, session, agent); its role, inter-session flag, decision and reason
+    one row of `ledger_verdicts` per distinct combination (13 on the persona corpus); each `ledger` row names both
+    by a small integer.
 
-    They were 118 of the 223 bytes each message's row cost in the WAL (12.4 MB for the 15.9 MB persona corpus's
-    55,408 messages; 5.6 MB narrowed), the same four values on every message a run read from a file. `ingested`
-    stays, as a view with the columns and order it had, so every reader (and `SELECT *`) sees the ledger as
-    before. Converted in place: each old row keeps every value, numbered in a stable order."""
+    Those eight values were 157 of the 223 bytes each message's row cost in the WAL (12.4 MB for the 15.9 MB
+    persona corpus's 55,408 messages; 3.7 MB narrowed), repeated on every message. `ingested` stays, as a view
+    with the columns and order it had, so every reader (and `SELECT *`) sees the ledger as before. Converted in
+    place: each old row keeps every value, numbered in a stable order."""
     con.execute(
         """
         CREATE TABLE ledger_reads (
@@ -364,16 +366,24 @@ def m023_ledger_reads_apart(con: duckdb.DuckDBPyConnection) -> None:
     )
     con.execute(
         """
-        CREATE TABLE ledger (
-            read_no       INTEGER NOT NULL,      -- ledger_reads.read_no: its session, agent, file and run
-            message_id    VARCHAR NOT NULL,
-            byte_start    BIGINT NOT NULL,
-            byte_end      BIGINT NOT NULL,
+        CREATE TABLE ledger_verdicts (
+            verdict_no    INTEGER NOT NULL,      -- what ledger rows name it by: 1, 2, … in the order first written
             role          VARCHAR NOT NULL,
-            ts            VARCHAR,               -- the transcript's own stamp, as written
             inter_session BOOLEAN NOT NULL,
-            decision      VARCHAR,
+            decision      VARCHAR,               -- NULL on rows older than m002
             reason        VARCHAR
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE ledger (
+            read_no    INTEGER NOT NULL,         -- ledger_reads.read_no: its session, agent, file and run
+            verdict_no INTEGER NOT NULL,         -- ledger_verdicts.verdict_no: its role and screening verdict
+            message_id VARCHAR NOT NULL,
+            byte_start BIGINT NOT NULL,
+            byte_end   BIGINT NOT NULL,
+            ts         VARCHAR                   -- the transcript's own stamp, as written
         )
         """
     )
@@ -387,9 +397,21 @@ def m023_ledger_reads_apart(con: duckdb.DuckDBPyConnection) -> None:
     )
     con.execute(
         """
+        INSERT INTO ledger_verdicts
+        SELECT row_number() OVER (ORDER BY role, inter_session, decision, reason)::INTEGER, role, inter_session,
+               decision, reason
+        FROM (SELECT DISTINCT role, inter_session, decision, reason FROM ingested)
+        """
+    )
+    con.execute(
+        """
         INSERT INTO ledger
-        SELECT r.read_no, i.message_id, i.byte_start, i.byte_end, i.role, i.ts, i.inter_session, i.decision, i.reason
-        FROM ingested i JOIN ledger_reads r USING (session_id, agent, file_id, run_id)
+        SELECT r.read_no, v.verdict_no, i.message_id, i.byte_start, i.byte_end, i.ts
+        FROM ingested i
+        JOIN ledger_reads r USING (session_id, agent, file_id, run_id)
+        JOIN ledger_verdicts v ON v.role = i.role AND v.inter_session = i.inter_session
+                                  AND v.decision IS NOT DISTINCT FROM i.decision
+                                  AND v.reason IS NOT DISTINCT FROM i.reason
         ORDER BY r.read_no, i.byte_start, i.message_id
         """
     )
@@ -397,9 +419,9 @@ def m023_ledger_reads_apart(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(
         """
         CREATE VIEW ingested AS
-        SELECT r.session_id, l.message_id, r.agent, r.file_id, l.byte_start, l.byte_end, l.role, l.ts,
-               l.inter_session, r.run_id, l.decision, l.reason
-        FROM ledger l JOIN ledger_reads r USING (read_no)
+        SELECT r.session_id, l.message_id, r.agent, r.file_id, l.byte_start, l.byte_end, v.role, l.ts,
+               v.inter_session, r.run_id, v.decision, v.reason
+        FROM ledger l JOIN ledger_reads r USING (read_no) JOIN ledger_verdicts v USING (verdict_no)
         """
     )
 

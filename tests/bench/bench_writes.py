@@ -1,14 +1,42 @@
 """Bytes a first full run writes into its state dir, by file, against the corpus's size (not a test).
 
-    python tests/bench/bench_writes.py [--corpus persona|synthetic | --source DIR] [--mb 30] [--work DIR] [--code DIR]
+    python tests/bench/bench_writes.py [--corpus persona|one-session|synthetic | --source DIR] [--mb 30]
+                                       [--messages 20000] [--work DIR] [--code DIR]
 
 A real `python -m distiller run --extractor rules` subprocess over a fresh state dir, traced with strace (every
 write, pwrite and writev of it and its scan workers, with the file each went to): the bytes that reached each file
 of the state dir (the database, its WAL, batch files, anything else) are summed and divided by the corpus's bytes.
 `persona` is the Synthetic-Persona-Chat conversations as transcripts (tests/bench/personachat.py: short turns, the
-most ledger per byte read); `synthetic` is tests/bench/corpus.py's OpenClaw corpus (--mb; big tool results and
-images, few bytes of conversation); `--source` any tree of transcripts. `--code DIR` runs the package found in DIR (e.g. an older commit exported with
+most ledger per byte read); `one-session` is one session file of --messages turns as
+tests/bench/bench_one_session.py writes it (5.7 MB at 20,000: a fact every fourth turn, each replacing the last,
+so the most beliefs, terms and history per byte read); `synthetic` is tests/bench/corpus.py's OpenClaw corpus (--mb;
+big tool results and images, few bytes of conversation); `--source` any tree of transcripts. `--code DIR` runs the package found in DIR (e.g. an older commit exported with
 `git archive`) for a before/after figure. Needs strace (Linux).
+
+The target (issue #26): a first full run writes at most 2× the corpus. Figures (bytes written / corpus bytes; WAL
+and database file in MB):
+
+    corpus                        before (3ff7fbd)        after
+    persona (15.9 MB)             2.13× (18.7 + 15.2)     1.15× (12.5 + 5.8)
+    one-session, 20,000 (5.7 MB)  3.54× (12.2 + 7.9)      2.31× (9.6 + 3.5)
+
+What made the difference (store/migrations.py m023, store/db.py): the ledger row names its (run, file, session,
+agent) and its (role, verdict) by number (its WAL 12.4 → 3.7 MB on persona); a run's store checkpoints past 32 MB of
+WAL, not 16 (DuckDB checkpointed persona's first run once before its end, writing its database 1.6×); 16 kB blocks
+for a new database (9.7 → 5.6 MB of the same rows). In steps, persona: 2.13× → 1.80× (ledger reads) → 1.51×
+(threshold) → 1.25× (blocks) → 1.15× (verdicts); one-session: 3.54× → 3.20× → 3.20× → 2.40× → 2.31×.
+
+Where the WAL goes now (rows replayed into an empty store, tests' own split): persona 3.7 MB ledger, 3.1 recall
+terms (`belief_terms`), 2.5 evidence, 1.3 beliefs, 0.6 files; one-session 3.3 terms, 2.1 beliefs, 1.5 evidence,
+1.3 ledger, 1.0 belief history. Measured and left: `belief_terms` naming its (belief, session, message) by number
+would take its WAL 3.1 → 1.4 MB (persona) and 3.3 → 1.5 MB (one-session, about 2.0× then), but recall's queries
+and terms.py's keyed deletes read it, and m021 backfills it through terms.py; the ledger's `ts` as a TIMESTAMPTZ
+would save 1.2 MB but drops the transcript's stamp as written (its offset, its precision, a stamp that does not
+parse), which is the ledger's record of what the transcript said, for a target already met. Measured and left: DuckDB's optimistic writes (row groups written straight to the database)
+apply only to an empty table or to 122,880+ rows of one table in one transaction, which one commit per batch never
+reaches (55,408 ledger rows in one transaction still went to the WAL: 5.36 MB against 5.36 in ten); forced zstd
+compression makes the database bigger (11.3 MB against 9.7 with DuckDB's choice per column); the WAL itself is
+never compressed.
 """
 
 from __future__ import annotations
@@ -34,7 +62,14 @@ def corpus_bytes(root: Path) -> int:
     return sum(path.stat().st_size for path in root.rglob("*.jsonl"))
 
 
-def make_corpus(kind: str, work: Path, mb: int) -> Path:
+def make_corpus(kind: str, work: Path, mb: int, messages: int) -> Path:
+    if kind == "one-session":
+        import bench_one_session
+
+        out = work / f"one-session-{messages}"
+        if not out.exists():
+            bench_one_session.write_session(out / "main" / "sessions" / "huge.jsonl", messages)
+        return out
     if kind == "persona":
         import personachat
 
@@ -74,9 +109,10 @@ def traced_run(state: Path, source: Path, trace: Path, code: Path | None) -> tup
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", choices=("persona", "synthetic"), default="persona")
+    parser.add_argument("--corpus", choices=("persona", "one-session", "synthetic"), default="persona")
     parser.add_argument("--source", type=Path, default=None, help="a tree of transcripts instead")
     parser.add_argument("--mb", type=int, default=30, help="size of the synthetic corpus")
+    parser.add_argument("--messages", type=int, default=20_000, help="turns of the one-session corpus")
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--code", type=Path, default=None, help="run the package found in this dir")
     args = parser.parse_args()
@@ -85,7 +121,7 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="distill-bench-writes-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        source = args.source or make_corpus(args.corpus, work, args.mb)
+        source = args.source or make_corpus(args.corpus, work, args.mb, args.messages)
         size = corpus_bytes(source)
         state = work / "state"
         shutil.rmtree(state, ignore_errors=True)
