@@ -350,7 +350,7 @@ def m023_ledger_reads_and_verdicts_apart(con: duckdb.DuckDBPyConnection) -> None
     by a small integer.
 
     Those eight values were 157 of the 223 bytes each message's row cost in the WAL (12.4 MB for the 15.9 MB
-    persona corpus's 55,408 messages; 3.7 MB narrowed), repeated on every message. `ingested` stays, as a view
+    persona corpus's 55,408 messages; 3.6 MB narrowed), repeated on every message. `ingested` stays, as a view
     with the columns and order it had, so every reader (and `SELECT *`) sees the ledger as before. Converted in
     place: each old row keeps every value, numbered in a stable order."""
     con.execute(
