@@ -262,7 +262,7 @@ class Store:
     writing every table a commit touched again (the ledger of messages read grows by each commit, and is rewritten
     whole each time). A run that opens the store once per chunk wrote its ledger many times over: 83 MB for a
     16 MB corpus of conversations. Deferred, each commit only appends to the WAL (DuckDB still checkpoints
-    it when it grows past 16 MB), and `close` checkpoints what is left once: 38 MB (`tests/bench/bench_writes.py`).
+    it when it grows past 32 MB), and `close` checkpoints what is left once: 38 MB (`tests/bench/bench_writes.py`).
     A run killed before `close` leaves the WAL, which the next open replays (as after any crash).
 
     At 32 MB of WAL, not DuckDB's 16 (`RUN_CHECKPOINT_THRESHOLD`): a checkpoint rewrites every row group a commit
@@ -271,9 +271,10 @@ class Store:
     its estimate of the commit passes the threshold: at 16 MB the persona corpus's first run (12.8 MB of WAL) was
     checkpointed once more before its end and wrote its database 1.6× (15.7 MB, 9.7 MB at 32: 1.80× the corpus
     → 1.51×). What it costs: committed rows wait uncompressed in memory for longer, and a crash leaves a longer
-    WAL to replay. The peak RSS of a first run over one 144,000-message session (39 MB) was 196.6 MB at 32 MB and
-    194.9 MB at 16 (`tests/bench/bench_one_session.py`, one run each; the target is 200); at 64 MB the
-    72,000-message session rose from 178 to 188 MB, so 32 it is."""
+    WAL to replay. The peak RSS of a first run over one 144,000-message session (39 MB) was 194.9 MB at 16 MB
+    and 196.6 at 32 before the ledger narrowed (m023), 191.0 and 191.6 at 32 after; at 64 MB the 72,000-message
+    session rose from 178 to 188 MB (`tests/bench/bench_one_session.py`, one run each on a shared host; the target
+    is 200), so 32 it is."""
 
     def __init__(self, path: Path, wait_seconds: float = 5.0, *, defer_checkpoints: bool = False) -> None:
         self.path = path
