@@ -262,7 +262,8 @@ class Store:
     writing every table a commit touched again (the ledger of messages read grows by each commit, and is rewritten
     whole each time). A run that opens the store once per chunk wrote its ledger many times over: 83 MB for a
     16 MB corpus of conversations. Deferred, each commit only appends to the WAL (DuckDB still checkpoints
-    it when it grows past 32 MB), and `close` checkpoints what is left once: 38 MB (`tests/bench/bench_writes.py`).
+    it when it grows past 32 MB), and `close` checkpoints what is left once: 38 MB then, 18 MB now with the
+    narrower ledger (m023), the later threshold below and smaller blocks (`_new_file`; `tests/bench/bench_writes.py`).
     A run killed before `close` leaves the WAL, which the next open replays (as after any crash).
 
     At 32 MB of WAL, not DuckDB's 16 (`RUN_CHECKPOINT_THRESHOLD`): a checkpoint rewrites every row group a commit
