@@ -16,6 +16,7 @@ from conftest import append, distill, distill_process, ingested_ids, message_lin
 
 from distiller.config import Settings
 from distiller.errors import DistillError
+from distiller.store.db import BLOCK_SIZE
 
 
 def _run_json(state, agents, timeout: float | None = None) -> dict:
@@ -260,7 +261,7 @@ def test_a_damaged_database_is_one_clear_line_in_every_command(tmp_path):
             os.truncate(path, db.stat().st_size // 3)
         else:
             with open(path, "r+b") as f:
-                f.seek(3 * 4096 + block * 262144 + 100)
+                f.seek(3 * 4096 + block * BLOCK_SIZE + 100)  # past the file's three 4 kB headers
                 f.write(bytes(range(256)) * 8)
         for command in COMMANDS:
             result = distill(*command, state_dir=state)

@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 
 _HOLDER = re.compile(r"Conflicting lock is held in (.+?) \(PID (\d+)\)")
 MEMORY_LIMIT = "128MB"  # with the run's own buffers, keeps a first run over any corpus under 200 MB RSS
+# The block size of a new database file (DuckDB's default is 262,144; see `_new_file`).
+BLOCK_SIZE = 16_384
+# The WAL a run's store lets grow before DuckDB checkpoints it (its default is 16 MB; see `Store`).
+RUN_CHECKPOINT_THRESHOLD = "32MB"
 
 
 def _is_lock_error(exc: duckdb.Error) -> bool:
@@ -50,6 +54,7 @@ def _open(path: Path, read_only: bool, wait_seconds: float, *,
             con.execute("SET enable_progress_bar = false")
             if defer_checkpoint and not read_only:
                 con.execute("PRAGMA disable_checkpoint_on_shutdown")
+                con.execute(f"SET checkpoint_threshold = '{RUN_CHECKPOINT_THRESHOLD}'")
             return con
         except duckdb.Error as exc:
             if not _is_lock_error(exc):
@@ -124,12 +129,30 @@ def _mark_migrated(path: Path) -> None:
         _MIGRATED.add(identity)
 
 
+def _new_file(path: Path) -> None:
+    """An empty database file of `BLOCK_SIZE` blocks: 16 kB, not DuckDB's 256 kB.
+
+    A checkpoint writes each table's column segments into whole blocks, and the store's tables are many and
+    small: the persona corpus's first run left 9.7 MB at 256 kB blocks (37 blocks, most of them part empty) and
+    5.6 MB at 16 kB, the same rows (`tests/bench/bench_writes.py`). The block size is the file's for good (an
+    existing store keeps its 256 kB); DuckDB reads it from the file's header on every open. Another process
+    creating the file at the same moment holds its lock: it is left to finish, and `_open` waits for it."""
+    quoted = str(path).replace("'", "''")
+    try:
+        with duckdb.connect() as con:
+            con.execute(f"ATTACH '{quoted}' AS new_store (BLOCK_SIZE {BLOCK_SIZE})")
+    except duckdb.Error as exc:
+        if not _is_lock_error(exc):
+            raise
+
+
 def _create(path: Path, wait_seconds: float, defer_checkpoint: bool = False) -> duckdb.DuckDBPyConnection:
     """The new database, migrated, and its connection still open for writing (opening one costs ~11 ms)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
         raise os_fault("create the state dir", path.parent, exc) from exc
+    _new_file(path)
     con = _open(path, False, wait_seconds, defer_checkpoint=defer_checkpoint)
     try:
         migrate(con)
@@ -239,8 +262,20 @@ class Store:
     writing every table a commit touched again (the ledger of messages read grows by each commit, and is rewritten
     whole each time). A run that opens the store once per chunk wrote its ledger many times over: 83 MB for a
     16 MB corpus of conversations. Deferred, each commit only appends to the WAL (DuckDB still checkpoints
-    it when it grows past 16 MB), and `close` checkpoints what is left once: 38 MB (`tests/bench/bench_writes.py`).
-    A run killed before `close` leaves the WAL, which the next open replays (as after any crash)."""
+    it when it grows past 32 MB), and `close` checkpoints what is left once: 38 MB then, 18 MB now with the
+    narrower ledger (m023), the later threshold below and smaller blocks (`_new_file`; `tests/bench/bench_writes.py`).
+    A run killed before `close` leaves the WAL, which the next open replays (as after any crash).
+
+    At 32 MB of WAL, not DuckDB's 16 (`RUN_CHECKPOINT_THRESHOLD`): a checkpoint rewrites every row group a commit
+    touched since the last one, and a first run's tables are each one partly filled row group (under 122,880
+    rows), so each checkpoint before the last rewrites them whole. DuckDB checkpoints on commit when the WAL plus
+    its estimate of the commit passes the threshold: at 16 MB the persona corpus's first run (12.8 MB of WAL) was
+    checkpointed once more before its end and wrote its database 1.6× (15.7 MB, 9.7 MB at 32: 1.80× the corpus
+    → 1.51×). What it costs: committed rows wait uncompressed in memory for longer, and a crash leaves a longer
+    WAL to replay. The peak RSS of a first run over one 144,000-message session (39 MB) was 194.9 MB at 16 MB
+    and 196.6 at 32 before the ledger narrowed (m023), 191.0 and 191.6 at 32 after; at 64 MB the 72,000-message
+    session rose from 178 to 188 MB (`tests/bench/bench_one_session.py`, one run each on a shared host; the target
+    is 200), so 32 it is."""
 
     def __init__(self, path: Path, wait_seconds: float = 5.0, *, defer_checkpoints: bool = False) -> None:
         self.path = path

@@ -342,5 +342,89 @@ def m022_ingested_paths_apart(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("ALTER TABLE ingested DROP COLUMN path")
 
 
+@migration
+def m023_ledger_reads_and_verdicts_apart(con: duckdb.DuckDBPyConnection) -> None:
+    """The ledger's row narrows to what differs per message. The session, agent, file and run it was read in are
+    one row of `ledger_reads` per (run, file, session, agent); its role, inter-session flag, decision and reason
+    one row of `ledger_verdicts` per distinct combination (13 on the persona corpus); each `ledger` row names both
+    by a small integer.
+
+    Those eight values were 157 of the 223 bytes each message's row cost in the WAL (12.4 MB for the 15.9 MB
+    persona corpus's 55,408 messages; 3.6 MB narrowed), repeated on every message. `ingested` stays, as a view
+    with the columns and order it had, so every reader (and `SELECT *`) sees the ledger as before. Converted in
+    place: each old row keeps every value, numbered in a stable order."""
+    con.execute(
+        """
+        CREATE TABLE ledger_reads (
+            read_no    INTEGER NOT NULL,         -- what ledger rows name it by: 1, 2, … in the order first written
+            session_id VARCHAR NOT NULL,
+            agent      VARCHAR NOT NULL,
+            file_id    VARCHAR NOT NULL,
+            run_id     VARCHAR NOT NULL          -- the run that read these messages
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE ledger_verdicts (
+            verdict_no    INTEGER NOT NULL,      -- what ledger rows name it by: 1, 2, … in the order first written
+            role          VARCHAR NOT NULL,
+            inter_session BOOLEAN NOT NULL,
+            decision      VARCHAR,               -- NULL on rows older than m002
+            reason        VARCHAR
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE ledger (
+            read_no    INTEGER NOT NULL,         -- ledger_reads.read_no: its session, agent, file and run
+            verdict_no INTEGER NOT NULL,         -- ledger_verdicts.verdict_no: its role and screening verdict
+            message_id VARCHAR NOT NULL,
+            byte_start BIGINT NOT NULL,
+            byte_end   BIGINT NOT NULL,
+            ts         VARCHAR                   -- the transcript's own stamp, as written
+        )
+        """
+    )
+    con.execute(
+        """
+        INSERT INTO ledger_reads
+        SELECT row_number() OVER (ORDER BY run_id, file_id, session_id, agent)::INTEGER, session_id, agent, file_id,
+               run_id
+        FROM (SELECT DISTINCT session_id, agent, file_id, run_id FROM ingested)
+        """
+    )
+    con.execute(
+        """
+        INSERT INTO ledger_verdicts
+        SELECT row_number() OVER (ORDER BY role, inter_session, decision, reason)::INTEGER, role, inter_session,
+               decision, reason
+        FROM (SELECT DISTINCT role, inter_session, decision, reason FROM ingested)
+        """
+    )
+    con.execute(
+        """
+        INSERT INTO ledger
+        SELECT r.read_no, v.verdict_no, i.message_id, i.byte_start, i.byte_end, i.ts
+        FROM ingested i
+        JOIN ledger_reads r USING (session_id, agent, file_id, run_id)
+        JOIN ledger_verdicts v ON v.role = i.role AND v.inter_session = i.inter_session
+                                  AND v.decision IS NOT DISTINCT FROM i.decision
+                                  AND v.reason IS NOT DISTINCT FROM i.reason
+        ORDER BY r.read_no, i.byte_start, i.message_id
+        """
+    )
+    con.execute("DROP TABLE ingested")
+    con.execute(
+        """
+        CREATE VIEW ingested AS
+        SELECT r.session_id, l.message_id, r.agent, r.file_id, l.byte_start, l.byte_end, v.role, l.ts,
+               v.inter_session, r.run_id, v.decision, v.reason
+        FROM ledger l JOIN ledger_reads r USING (read_no) JOIN ledger_verdicts v USING (verdict_no)
+        """
+    )
+
+
 def pending(applied: set[str]) -> list[tuple[str, Migration]]:
     return [(name, fn) for name, fn in MIGRATIONS if name not in applied]

@@ -28,6 +28,17 @@ COLUMNS: dict[str, dict[str, str]] = {
         "session_id": "VARCHAR", "message_id": "VARCHAR", "agent": "VARCHAR", "file_id": "VARCHAR",
         "byte_start": "BIGINT", "byte_end": "BIGINT", "role": "VARCHAR", "ts": "VARCHAR", "inter_session": "BOOLEAN",
         "run_id": "VARCHAR", "decision": "VARCHAR", "reason": "VARCHAR",
+    },  # a view since m023: `ledger` joined with `ledger_reads` and `ledger_verdicts`, the columns the table had
+    "ledger": {
+        "read_no": "INTEGER", "verdict_no": "INTEGER", "message_id": "VARCHAR", "byte_start": "BIGINT",
+        "byte_end": "BIGINT", "ts": "VARCHAR",
+    },
+    "ledger_verdicts": {
+        "verdict_no": "INTEGER", "role": "VARCHAR", "inter_session": "BOOLEAN", "decision": "VARCHAR",
+        "reason": "VARCHAR",
+    },
+    "ledger_reads": {
+        "read_no": "INTEGER", "session_id": "VARCHAR", "agent": "VARCHAR", "file_id": "VARCHAR", "run_id": "VARCHAR",
     },
     "ingested_paths": {"file_id": "VARCHAR", "path": "VARCHAR"},
     "belief_terms": {
