@@ -1,7 +1,7 @@
 """Recall and precision of secret redaction on generated secrets by class, beside the PyPI detectors (not a test).
 
     python tests/bench/secrets_report.py [--seeds 20] [--detectors ours,detect-secrets,credsweeper] [--persona]
-                                         [--show-misses N]
+                                         [--show-misses N] [--forms SPLIT]
 
 Secrets come from tests/secretclasses.py: every class of issue 22's section 3, each in several forms marked train
 (looked at while writing the rules) or held-out (never looked at: their figures say how the rules generalise),
@@ -14,6 +14,9 @@ anything in it. Speed is µs per message over the cases and look-alikes.
 detect-secrets and credsweeper are not dependencies: install them beside the project (`pip install
 detect-secrets credsweeper`) to compare; a detector that cannot be imported is skipped. For them a text is
 "redacted" by replacing every value they report.
+
+`--forms SPLIT` lists, per detector, that split's forms with a secret left whole (caught/planted) and its look-alike
+forms changed (changed/shown).
 
 `--persona` also counts the lines of the labelled persona data (/work/shared/data/synthetic-persona-chat: persona
 sentences and conversation turns) on which any redaction rule fires.
@@ -108,6 +111,8 @@ def survives(secret: str, text: str) -> bool:
 
 def evaluate(name: str, run: Callable[[str], str], seeds: int, raw: bool, show_misses: int) -> dict:
     caught: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    by_form: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])  # (split, form) -> caught, planted
+    looks_by_form: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])  # (split, form) -> changed, shown
     misses: dict[str, str] = {}
     fp_forms: dict[str, int] = defaultdict(int)
     fp_total = looks = 0
@@ -123,6 +128,8 @@ def evaluate(name: str, run: Callable[[str], str], seeds: int, raw: bool, show_m
             tally = caught[(case.cls, case.split)]
             tally[0] += ok
             tally[1] += 1
+            by_form[(case.split, case.form)][0] += ok
+            by_form[(case.split, case.form)][1] += 1
             if not ok and case.form not in misses:
                 misses[case.form] = f"{case.split}: {text!r} -> {out!r}"
         for look in lookalikes(seed):
@@ -130,6 +137,8 @@ def evaluate(name: str, run: Callable[[str], str], seeds: int, raw: bool, show_m
             out = run(text)
             texts += 1
             looks += 1
+            looks_by_form[(look.split, look.form)][0] += out != text
+            looks_by_form[(look.split, look.form)][1] += 1
             if out != text:
                 fp_total += 1
                 fp_forms[f"{look.form} ({look.split})"] += 1
@@ -153,7 +162,7 @@ def evaluate(name: str, run: Callable[[str], str], seeds: int, raw: bool, show_m
         pair_tally[pair.split][1] += 1
     return {"name": name, "caught": dict(caught), "split": split, "fp_forms": dict(fp_forms), "fp_total": fp_total,
             "looks": looks, "us": elapsed / texts * 1e6, "misses": list(misses.items())[:show_misses],
-            "pairs": pair_tally}
+            "pairs": pair_tally, "by_form": dict(by_form), "looks_by_form": dict(looks_by_form)}
 
 
 def persona_lines() -> list[str]:
@@ -171,6 +180,8 @@ def main() -> None:
     parser.add_argument("--detectors", default="ours,detect-secrets,credsweeper")
     parser.add_argument("--persona", action="store_true")
     parser.add_argument("--show-misses", type=int, default=0)
+    parser.add_argument("--forms", choices=SPLITS, default=None, help="list this split's slipped forms and changed "
+                        "look-alikes")
     args = parser.parse_args()
     makers = {"ours": lambda: ours, "detect-secrets": detect_secrets_redactor, "credsweeper": credsweeper_redactor}
     results = []
@@ -185,28 +196,49 @@ def main() -> None:
             results.append(evaluate("ours, raw", run, args.seeds, raw=True, show_misses=args.show_misses))
     classes = sorted({cls for r in results for cls, _ in r["caught"]})
     width = max(map(len, classes)) + 2
+    column = 2 + max(30, *(len(" | ".join("{}/{}".format(*r["split"][s]) for s in SPLITS)) for r in results))
     print(f"{args.seeds} seeds; recall = cases with no secret left whole, " + " | ".join(SPLITS))
-    print(f"{'class':<{width}}" + "".join(f"{r['name']:>30}" for r in results))
+    print(f"{'class':<{width}}" + "".join(f"{r['name']:>{column}}" for r in results))
 
     def cell(r: dict, cls: str, split: str) -> str:
         a, b = r["caught"].get((cls, split), (0, 0))
         return f"{a}/{b}" if b else "-"
 
     for cls in classes:
-        print(f"{cls:<{width}}" + "".join(f"{' | '.join(cell(r, cls, s) for s in SPLITS):>30}" for r in results))
+        print(f"{cls:<{width}}" + "".join(f"{' | '.join(cell(r, cls, s) for s in SPLITS):>{column}}" for r in results))
     print(f"{'ALL':<{width}}" + "".join(
-        " | ".join("{}/{}".format(*r["split"][s]) for s in SPLITS).rjust(30) for r in results))
+        " | ".join("{}/{}".format(*r["split"][s]) for s in SPLITS).rjust(column) for r in results))
+
+    def looks_in(r: dict, split: str) -> list[int]:
+        counts = [n for (s, _), n in r["looks_by_form"].items() if s == split]
+        return [sum(c for c, _ in counts), sum(t for _, t in counts)]
+
     print(f"{'look-alikes changed':<{width}}" + "".join(
-        f"{r['fp_total']}/{r['looks']} ({len(r['fp_forms'])} forms)".rjust(30) for r in results))
-    print(f"{'key split, no piece left':<{width}}" + "".join(
-        " | ".join("{}/{}".format(*r["pairs"][s]) if r["pairs"][s][1] else "-" for s in SPLITS).rjust(30)
+        f"{r['fp_total']}/{r['looks']} ({len(r['fp_forms'])} forms)".rjust(column) for r in results))
+    print(f"{'  by split':<{width}}" + "".join(
+        " | ".join("{}/{}".format(*looks_in(r, s)) if looks_in(r, s)[1] else "-" for s in SPLITS).rjust(column)
         for r in results))
-    print(f"{'µs per message':<{width}}" + "".join(f"{r['us']:>30.1f}" for r in results))
+    print(f"{'key split, no piece left':<{width}}" + "".join(
+        " | ".join("{}/{}".format(*r["pairs"][s]) if r["pairs"][s][1] else "-" for s in SPLITS).rjust(column)
+        for r in results))
+    print(f"{'µs per message':<{width}}" + "".join(f"{r['us']:>{column}.1f}" for r in results))
     for r in results:
         if r["fp_forms"]:
             print(f"{r['name']} false positives by form: {r['fp_forms']}")
         for form, example in r["misses"]:
             print(f"  {r['name']} miss [{form}] {example[:300]}")
+    if args.forms:
+        for r in results:
+            slipped = [(form, a, b) for (s, form), (a, b) in r["by_form"].items() if s == args.forms and a < b]
+            changed = [(form, a, b) for (s, form), (a, b) in r["looks_by_form"].items() if s == args.forms and a]
+            print(f"{r['name']}: {args.forms} forms with a secret left whole: {len(slipped)} of "
+                  f"{sum(s == args.forms for s, _ in r['by_form'])}")
+            for form, a, b in slipped:
+                print(f"  {form}: caught {a}/{b}")
+            print(f"{r['name']}: {args.forms} look-alike forms changed: {len(changed)} of "
+                  f"{sum(s == args.forms for s, _ in r['looks_by_form'])}")
+            for form, a, b in changed:
+                print(f"  {form}: changed {a}/{b}")
     if args.persona and PERSONA.exists():
         lines = persona_lines()
         fired = [line for line in lines if redact(line).counts]
