@@ -101,7 +101,8 @@ def write_tree(root: Path, seeds: range) -> tuple[list[tuple[str, str, str, tupl
             entries.append(_entry(_text_message("user", pair.first), n - 1))
             entries.append(_entry(_text_message("user", pair.second), n))
             # each piece is sought too: both messages must be redacted, not only one
-            planted.append((f"split-across-messages [{pair.split}]", pair.first.split(":")[0], "user",
+            label = pair.first[:pair.first.index(pair.pieces[0])].split(":")[0].strip() or "(bare)"  # never a piece
+            planted.append((f"split-across-messages [{pair.split}]", label.replace("\n", " "), "user",
                             (pair.key, *pair.pieces), (f"{n - 1:08x}", f"{n:08x}")))
         for look in lookalikes(seed):
             n += 1
