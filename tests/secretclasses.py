@@ -3,7 +3,8 @@
 Each class of issue 22's section 3 has several *forms* (a phrasing, a command, a vendor's format), each marked
 `train` (the rules were written looking at these) or held-out (never looked at while writing the rules: the
 figures for them say how the rules generalise): `held-out`, `held-out-2` and `held-out-3`, each set written before
-the round of rules that followed it (a held-out form whose slip got a rule became a train form). Every call draws
+the round of rules that followed it (a held-out form whose slip got a rule became a train form), and `held-out-4`,
+written from outside by someone who never read the rules (the block at the end of this file). Every call draws
 fresh values from its seed: nothing here is a fixed example to tune on.
 
     cases(seed)       -> [Case]        one case per form, values fresh per seed
@@ -37,7 +38,7 @@ INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\u00ad", "\ufeff", "\u202e
 class Case:
     cls: str
     form: str
-    split: str  # train | held-out | held-out-2 | held-out-3
+    split: str  # train | held-out | held-out-2 | held-out-3 | held-out-4
     text: str
     secrets: tuple[str, ...]
 
@@ -104,8 +105,8 @@ def _one(text: str, *secrets: str) -> tuple[str, tuple[str, ...]]:
     return text, secrets
 
 
-T, H, H2, H3 = "train", "held-out", "held-out-2", "held-out-3"
-SPLITS = (T, H, H2, H3)
+T, H, H2, H3, H4 = "train", "held-out", "held-out-2", "held-out-3", "held-out-4"
+SPLITS = (T, H, H2, H3, H4)
 # Held-out forms that slipped in round 2 and had rules written for them in round 3: train since (the others marked
 # "held-out until round 3" in place).
 PROMOTED = frozenset({"discord bot", "databricks dapi", "pulumi pul-", "azure ad Q~", "user name alice, password X",
@@ -861,15 +862,18 @@ def cases(seed: int, invisible: bool = False) -> list[Case]:
     """One case per form, fresh values from seed; with `invisible`, a format character inside the first secret."""
     r = random.Random(seed)
     r3 = random.Random(f"held-out-3-{seed}")  # a stream of its own: adding the set changed no other value
+    r4 = random.Random(f"held-out-4-{seed}")  # held-out-4's own stream, its invisible characters too; its cases
+    # come last, so every other case keeps its value and its index (the e2e report places a case by its index)
+    forms = [(cls, form) for cls, listed in FORMS.items() for form in listed]
     out = []
-    for cls, forms in FORMS.items():
-        for name, split, draw in forms:
-            text, secrets = draw(r3 if split == H3 else r)
-            if invisible and len(secrets[0]) > 8 and secrets[0] in text:
-                cut = r.randrange(2, len(secrets[0]) - 2)
-                hidden = secrets[0][:cut] + r.choice(INVISIBLE) + secrets[0][cut:]
-                text = text.replace(secrets[0], hidden, 1)
-            out.append(Case(cls, name, split, text, secrets))
+    for cls, (name, split, draw) in [f for f in forms if f[1][1] != H4] + [f for f in forms if f[1][1] == H4]:
+        stream = r4 if split == H4 else r
+        text, secrets = draw(r3 if split == H3 else stream)
+        if invisible and len(secrets[0]) > 8 and secrets[0] in text:
+            cut = stream.randrange(2, len(secrets[0]) - 2)
+            hidden = secrets[0][:cut] + stream.choice(INVISIBLE) + secrets[0][cut:]
+            text = text.replace(secrets[0], hidden, 1)
+        out.append(Case(cls, name, split, text, secrets))
     return out
 
 
@@ -901,7 +905,7 @@ def split_across_messages(seed: int) -> list[SplitKey]:
     out.append(SplitKey(f"bot token (1/2): {v[:30]}", f"(2/2) {v[30:]}", v, 30, H2))
     v = b64(r, 36)
     out.append(SplitKey(f"the secret access key, line 1: {v[:20]}", f"{v[20:]}   <- line 2", v, 20, H2))
-    return out
+    return out + _split_held_out_4(seed)
 
 
 def _lookalike_forms() -> list[tuple[str, str, Callable[[random.Random], str]]]:
@@ -991,4 +995,608 @@ LOOKALIKE_FORMS = _lookalike_forms()
 
 def lookalikes(seed: int) -> list[Lookalike]:
     r = random.Random(f"lookalike-{seed}")  # a stream of its own: a look-alike never repeats a planted secret
-    return [Lookalike(name, split, draw(r)) for name, split, draw in LOOKALIKE_FORMS]
+    r4 = random.Random(f"lookalike-held-out-4-{seed}")  # and held-out-4's of its own: no other value moved
+    return [Lookalike(name, split, draw(r4 if split == H4 else r)) for name, split, draw in LOOKALIKE_FORMS]
+
+
+# --- held-out-4: shapes written from outside, as an attacker would, by someone who never read the rules, their
+# tests or their data, and never changed after seeing what the rules catch. Every class of issue 22's section 3 in
+# shapes no form above has: other tools' flags, other config formats (TOML, INI, YAML, JSON, XML, HCL, .properties,
+# docker-compose, k8s Secrets, GitHub Actions, systemd, Dockerfile, .pgpass), other vendors' formats (from
+# gitleaks' published rule set), wallet and WireGuard keys, national ids of other countries, other languages, and
+# the chat, shell transcripts, tool output, logs and stack traces they are pasted in. Values come from streams of
+# their own (`held-out-4-{seed}`, `lookalike-held-out-4-{seed}`, `split-held-out-4-{seed}`): no other value moved.
+
+BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+
+
+def base58check(payload: bytes) -> str:
+    """Base58 with the 4-byte double-SHA-256 checksum, as Bitcoin writes WIF keys and extended keys."""
+    data = payload + hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4]
+    n = int.from_bytes(data, "big")
+    out = ""
+    while n:
+        n, rem = divmod(n, 58)
+        out = B58[rem] + out
+    return "1" * (len(data) - len(data.lstrip(b"\0"))) + out
+
+
+def _digits(r: random.Random, n: int) -> str:
+    return "".join(r.choice(string.digits) for _ in range(n))
+
+
+def _verhoeff(body: str) -> str:
+    """The Verhoeff check digit (Aadhaar numbers carry one)."""
+    d = [[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [1, 2, 3, 4, 0, 6, 7, 8, 9, 5], [2, 3, 4, 0, 1, 7, 8, 9, 5, 6],
+         [3, 4, 0, 1, 2, 8, 9, 5, 6, 7], [4, 0, 1, 2, 3, 9, 5, 6, 7, 8], [5, 9, 8, 7, 6, 0, 4, 3, 2, 1],
+         [6, 5, 9, 8, 7, 1, 0, 4, 3, 2], [7, 6, 5, 9, 8, 2, 1, 0, 4, 3], [8, 7, 6, 5, 9, 3, 2, 1, 0, 4],
+         [9, 8, 7, 6, 5, 4, 3, 2, 1, 0]]
+    p = [[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [1, 5, 7, 6, 2, 8, 3, 0, 9, 4]]
+    for _ in range(6):
+        p.append([p[1][x] for x in p[-1]])
+    inv = [0, 4, 3, 2, 1, 5, 6, 7, 8, 9]
+    c = 0
+    for i, digit in enumerate(map(int, reversed(body + "0"))):
+        c = d[c][p[i % 8][digit]]
+    return body + str(inv[c])
+
+
+def _shell_safe(p: str) -> str:
+    return p.replace("'", "").replace('"', "").replace("$", "").replace("`", "").replace("\\", "")
+
+
+def _held_out_4_forms() -> dict[str, list[Form]]:
+    f: dict[str, list[Form]] = {}
+
+    def add(cls: str, name: str):
+        def wrap(draw):
+            f.setdefault(cls, []).append((name, H4, draw))
+            return draw
+        return wrap
+
+    # --- a value right after = or : with no space, in code, logs and tracebacks
+    @add("no-space-assignment", "boto3 kwarg aws_secret_access_key=")
+    def _(r):
+        v = token(r, 40, ALNUM + "/+")
+        return _one(f's3 = boto3.client("s3", aws_access_key_id="AKIA{token(r, 16, string.ascii_uppercase + string.digits)}", '
+                    f'aws_secret_access_key="{v}")', v)
+
+    @add("no-space-assignment", "log line api_secret:value")
+    def _(r):
+        v = token(r, 36)
+        return _one(f"2026-03-02T10:11:12.481Z INFO  gateway auth ok client=web api_secret:{v} latency_ms=12", v)
+
+    @add("no-space-assignment", "traceback password= in locals")
+    def _(r):
+        p = _shell_safe(password(r))
+        return _one('Traceback (most recent call last):\n  File "/srv/app/db.py", line 41, in connect\n'
+                    f'    conn = psycopg2.connect(host="db.internal", user="billing", password="{p}")\n'
+                    'psycopg2.OperationalError: connection to server at "db.internal" (10.0.3.7), port 5432 failed:'
+                    " timeout expired", p)
+
+    @add("no-space-assignment", "docker run -e NAME=value")
+    def _(r):
+        v = token(r, 32, ALNUM + "_-")
+        return _one(f"$ docker run -d -e WEBHOOK_HMAC={v} -p 8080:8080 acme/api:1.4.2\n{hexstr(r, 64)}", v)
+
+    @add("no-space-assignment", "systemd Environment=")
+    def _(r):
+        v = token(r, 44, ALNUM + "+/")
+        return _one(f'[Service]\nUser=api\nEnvironment="PAYMENTS_SIGNING={v}"\nExecStart=/usr/local/bin/api serve', v)
+
+    # --- lower-case hex and ALL-CAPS tokens where a name says what they are
+    @add("hex-key-context", "debug log signing_key=hex64")
+    def _(r):
+        v = hexstr(r, 64)
+        return _one(f"DEBUG webhook.verify signing_key={v} body_len=512 sig_ok=false", v)
+
+    @add("hex-key-context", "go const hmacKey hex32")
+    def _(r):
+        v = hexstr(r, 32)
+        return _one(f'package auth\n\nconst hmacKey = "{v}"\n\nfunc Sign(b []byte) string {{ return mac(hmacKey, b) }}',
+                    v)
+
+    @add("hex-key-context", "ruby ENV.fetch default hex")
+    def _(r):
+        v = hexstr(r, 64)
+        return _one(f'config.encryption_key = ENV.fetch("ENCRYPTION_KEY", "{v}")', v)
+
+    @add("caps-key-context", "activation code 4x4 in prose")
+    def _(r):
+        v = "-".join(token(r, 4, string.ascii_uppercase + string.digits) for _ in range(4))
+        return _one(f"the activation code for my Pro license is {v}, it's tied to this laptop", v)
+
+    @add("caps-key-context", "X-Client-Token header CAPS")
+    def _(r):
+        v = token(r, 32, string.ascii_uppercase + string.digits)
+        return _one(f'curl -s https://partner.example.com/v1/orders -H "X-Client-Token: {v}" | jq .', v)
+
+    # --- URL-encoded values
+    @add("url-encoded", "webhook ?signature=%2F")
+    def _(r):
+        v = urllib.parse.quote("/" + b64(r, 30) + "=", safe="")
+        return _one(f'127.0.0.1 - - [02/Mar/2026:10:12:01 +0000] "POST /hooks/incoming?signature={v} HTTP/1.1" 200 17',
+                    v)
+
+    @add("url-encoded", "DSN with percent-encoded password")
+    def _(r):
+        raw = password(r) + r.choice("@:/#?") + token(r, 4)
+        v = urllib.parse.quote(raw, safe="")
+        return _one(f"DATABASE_URL=postgresql://app:{v}@db.internal:5432/app?sslmode=require", v)
+
+    @add("url-encoded", "refresh_token=1%2F%2F form body")
+    def _(r):
+        v = urllib.parse.quote("1//0" + token(r, 100, ALNUM + "-_"), safe="")
+        return _one(f"curl -X POST https://oauth2.googleapis.com/token -d 'client_id=123.apps.googleusercontent.com"
+                    f"&grant_type=refresh_token&refresh_token={v}'", v)
+
+    # --- credentials on the command lines of other tools
+    cli = [
+        ("zip -P", "$ zip -P {} -r taxes-2025.zip ~/Documents/taxes"),
+        ("unzip -P", "unzip -P {} backup.zip -d /tmp/restore"),
+        ("mysqldump --password=", "mysqldump --user=root --password={} --single-transaction shop > shop.sql"),
+        ("echo | sudo -S", "echo '{}' | sudo -S systemctl restart nginx"),
+        ("helm repo add --password", "helm repo add internal https://charts.example.com --username ci --password {}"),
+        ("svn --password", "svn checkout https://svn.example.com/repos/app --username bob --password {}"),
+        ("lftp -u user,pass", "lftp -u backup,{} sftp://files.example.net"),
+        ("xfreerdp /p:", "xfreerdp /v:10.1.2.3 /u:Administrator /p:{} /cert:ignore"),
+        ("nmcli wifi password", "nmcli dev wifi connect HomeNet-5G password {}"),
+        ("plink -pw", "plink -ssh root@10.0.0.5 -pw {} uptime"),
+        ("kubectl --from-literal=password=",
+         "kubectl create secret generic db-creds --from-literal=username=app --from-literal=password={}"),
+        ("psexec -p", "psexec \\\\srv01 -u CORP\\admin -p {} cmd /c ipconfig"),
+        ("chpasswd", "echo 'deploy:{}' | sudo chpasswd"),
+    ]
+    for name, shape in cli:
+        def draw_cli(r, shape=shape):
+            p = _shell_safe(password(r)).replace(",", "")
+            return _one(shape.format(p), p)
+        add("command-line", name)(draw_cli)
+
+    # --- config lines in other formats
+    @add("env-unlisted", "docker-compose environment list")
+    def _(r):
+        v = token(r, 40)
+        return _one("services:\n  api:\n    image: acme/api:2\n    environment:\n      - NODE_ENV=production\n"
+                    f"      - BILLING_PORTAL_SEED={v}\n", v)
+
+    @add("env-unlisted", "k8s Secret stringData")
+    def _(r):
+        v = token(r, 48, ALNUM + "-_")
+        return _one("apiVersion: v1\nkind: Secret\nmetadata:\n  name: ledger\ntype: Opaque\nstringData:\n"
+                    f"  ledger-hmac: {v}\n", v)
+
+    @add("env-unlisted", "k8s Secret data base64 password")
+    def _(r):
+        v = base64.b64encode(password(r).encode()).decode()
+        return _one(f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: pg\ndata:\n  username: YXBw\n  password: {v}\n", v)
+
+    @add("env-unlisted", "GitHub Actions env literal")
+    def _(r):
+        v = token(r, 40)
+        return _one("jobs:\n  deploy:\n    runs-on: ubuntu-latest\n    env:\n"
+                    f"      SLACK_SIGNING: {v}\n    steps:\n      - uses: actions/checkout@v4\n", v)
+
+    @add("env-unlisted", "GitHub Actions with: password literal")
+    def _(r):
+        p = password(r)
+        return _one("      - uses: docker/login-action@v3\n        with:\n          registry: ghcr.io\n"
+                    f"          username: ci-bot\n          password: {p}\n", p)
+
+    @add("env-unlisted", "Dockerfile ENV name value")
+    def _(r):
+        v = token(r, 32)
+        return _one(f"FROM node:20-alpine\nENV STRAPI_ADMIN_JWT {v}\nCOPY . /app\nRUN npm ci", v)
+
+    @add("structured-config", "toml poetry http-basic password")
+    def _(r):
+        p = password(r).replace('"', "")
+        return _one(f'[http-basic.internal]\nusername = "ci"\npassword = "{p}"\n', p)
+
+    @add("structured-config", ".properties colon separator")
+    def _(r):
+        p = password(r)
+        return _one(f"mail.smtp.host: smtp.example.com\nmail.smtp.user: alerts\nmail.smtp.password: {p}\n", p)
+
+    @add("structured-config", "hcl variable default")
+    def _(r):
+        p = password(r).replace('"', "")
+        return _one(f'variable "db_password" {{\n  type      = string\n  sensitive = true\n  default   = "{p}"\n}}', p)
+
+    @add("structured-config", "launch.json args array")
+    def _(r):
+        v = token(r, 40)
+        return _one('{"name": "worker", "type": "python", "request": "launch", "program": "worker.py",\n'
+                    f' "args": ["--queue", "emails", "--api-secret", "{v}"]}}', v)
+
+    @add("structured-config", "xml attribute password=")
+    def _(r):
+        p = password(r).replace('"', "").replace("<", "").replace("&", "")
+        return _one(f'<connection name="reports" host="db.internal" user="reporter" password="{p}" pool="8"/>', p)
+
+    @add("structured-config", ".pgpass line")
+    def _(r):
+        p = password(r).replace(":", "").replace("\\", "")
+        return _one(f"$ cat ~/.pgpass\ndb.internal:5432:app:app_user:{p}", p)
+
+    @add("structured-config", "yaml spring client-secret")
+    def _(r):
+        v = hexstr(r, 40)
+        return _one("spring:\n  security:\n    oauth2:\n      client:\n        registration:\n          github:\n"
+                    f"            client-id: Iv1.{hexstr(r, 16)}\n            client-secret: {v}\n", v)
+
+    # --- connection strings, DSNs
+    @add("connection-string", "mongodb+srv user:pass@")
+    def _(r):
+        p = token(r, 16)
+        return _one(f'MONGO_URI="mongodb+srv://app:{p}@cluster0.ab1cd.mongodb.net/prod?retryWrites=true&w=majority"',
+                    p)
+
+    @add("connection-string", "sqlplus user/pass@")
+    def _(r):
+        p = _shell_safe(password(r)).replace("@", "").replace("/", "")
+        return _one(f"sqlplus scott/{p}@//db.example.com:1521/ORCLPDB1", p)
+
+    @add("connection-string", "kafka sasl.jaas.config")
+    def _(r):
+        key, secret = token(r, 16, string.ascii_uppercase + string.digits), token(r, 64, ALNUM + "+/")
+        return _one("sasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule "
+                    f'required username="{key}" password="{secret}";', secret)
+
+    @add("connection-string", "StackExchange.Redis ,password=")
+    def _(r):
+        v = b64(r, 32)
+        return _one(f'"Redis": "cache.example.net:6380,password={v},ssl=True,abortConnect=False"', v)
+
+    @add("dsn-user-key", "write key as basic-auth user")
+    def _(r):
+        v = token(r, 32)
+        return _one(f"curl https://{v}:@api.segment.io/v1/track -d '{{\"event\": \"Signed Up\"}}'", v)
+
+    # --- cookies and auth headers
+    @add("session-cookie", "curl -b remember_user_token")
+    def _(r):
+        v = token(r, 64, ALNUM + "-_")
+        return _one(f"curl -b 'remember_user_token={v}' https://app.example.com/dashboard", v)
+
+    @add("session-cookie", ".AspNetCore.Cookies Set-Cookie")
+    def _(r):
+        v = "CfDJ8" + token(r, 150, ALNUM + "-_")
+        return _one(f"< Set-Cookie: .AspNetCore.Cookies={v}; path=/; secure; samesite=lax; httponly", v)
+
+    @add("session-cookie", "devtools cookie table row")
+    def _(r):
+        v = token(r, 43, ALNUM + "-_")
+        return _one(f"Name\tValue\tDomain\tPath\n__Host-session\t{v}\tapp.example.com\t/", v)
+
+    @add("http-header", "curl -v > Authorization: Bearer opaque")
+    def _(r):
+        v = token(r, 40, ALNUM + "-._~")
+        return _one("> GET /v1/me HTTP/2\n> Host: api.example.com\n> user-agent: curl/8.5.0\n"
+                    f"> authorization: Bearer {v}\n> accept: */*\n>\n< HTTP/2 200", v)
+
+    @add("http-header", "Authorization: ApiKey base64")
+    def _(r):
+        v = base64.b64encode(f"{token(r, 20)}:{token(r, 22)}".encode()).decode()
+        return _one(f'curl -H "Authorization: ApiKey {v}" https://es.example.com:9200/_cat/indices', v)
+
+    @add("http-header", "Proxy-Authorization: Basic")
+    def _(r):
+        v = base64.b64encode(f"proxyuser:{password(r)}".encode()).decode()
+        return _one(f"CONNECT api.example.com:443 HTTP/1.1\nProxy-Authorization: Basic {v}", v)
+
+    @add("http-header", "httpie apikey:header")
+    def _(r):
+        v = token(r, 32)
+        return _one(f"$ http GET https://api.example.com/v1/me apikey:{v}", v)
+
+    # --- vendors' tokens of vendors no form above has (formats from gitleaks' published rules)
+    vendors: list[tuple[str, Callable[[random.Random], str]]] = [
+        ("planetscale pscale_tkn_", lambda r: "pscale_tkn_" + token(r, 43, ALNUM + "_-")),
+        ("dynatrace dt0c01.", lambda r: "dt0c01." + token(r, 24, string.ascii_uppercase + string.digits) + "."
+         + token(r, 64, string.ascii_uppercase + string.digits)),
+        ("easypost EZAK", lambda r: "EZAK" + token(r, 54)),
+        ("rubygems rubygems_", lambda r: "rubygems_" + hexstr(r, 48)),
+        ("shippo shippo_live_", lambda r: "shippo_live_" + hexstr(r, 40)),
+        ("brevo xkeysib-", lambda r: "xkeysib-" + hexstr(r, 64) + "-" + token(r, 16)),
+        ("readme rdme_", lambda r: "rdme_" + token(r, 70, string.ascii_lowercase + string.digits)),
+        ("prefect pnu_", lambda r: "pnu_" + token(r, 36)),
+        ("perplexity pplx-", lambda r: "pplx-" + token(r, 48)),
+        ("clojars CLOJARS_", lambda r: "CLOJARS_" + token(r, 60, string.ascii_lowercase + string.digits)),
+        ("cloudflare origin ca v1.0-", lambda r: "v1.0-" + hexstr(r, 24) + "-" + hexstr(r, 146)),
+        ("flutterwave FLWSECK-", lambda r: "FLWSECK-" + hexstr(r, 32) + "-X"),
+        ("octopus API- caps", lambda r: "API-" + token(r, 26, string.ascii_uppercase + string.digits)),
+        ("stripe restricted rk_live_", lambda r: "rk_live_" + token(r, 99)),
+        ("slack app xapp-", lambda r: f"xapp-1-A{token(r, 10, string.ascii_uppercase + string.digits)}-"
+         f"{r.randrange(10**12, 10**13)}-{hexstr(r, 64)}"),
+        ("openshift sha256~", lambda r: "sha256~" + token(r, 43, ALNUM + "_-")),
+        ("google oauth GOCSPX-", lambda r: "GOCSPX-" + token(r, 28, ALNUM + "_-")),
+        ("tailscale tskey-auth-", lambda r: "tskey-auth-k" + token(r, 10) + "CNTRL-" + token(r, 33)),
+        ("sentry user sntryu_", lambda r: "sntryu_" + hexstr(r, 64)),
+        ("gitlab runner glrt-", lambda r: "glrt-" + token(r, 20, ALNUM + "_-")),
+    ]
+    vendor_prose = ["ok the token they gave me is {} — does that look right?",
+                    "[tool result] wrote ~/.config/cli/credentials: {}",
+                    "ERROR 401 Unauthorized (token={}): token revoked",
+                    "Assistant: I've saved {} to your shell profile.",
+                    "can you check why {} stopped working after friday"]
+    for name, make in vendors:
+        def draw_vendor(r, make=make):
+            v = make(r)
+            return _one(r.choice(vendor_prose).format(v), v)
+        add("vendor-prefix", name)(draw_vendor)
+
+    # --- crypto keys
+    @add("private-key", "OpenSSH key in cat output")
+    def _(r):
+        body = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW" + b64(r, 270)
+        lines = "\n".join(body[i:i + 70] for i in range(0, len(body), 70))
+        return _one(f"$ cat ~/.ssh/id_ed25519\n-----BEGIN OPENSSH PRIVATE KEY-----\n{lines}\n"
+                    "-----END OPENSSH PRIVATE KEY-----", body[70:140], body[-60:])
+
+    @add("private-key", "WireGuard PrivateKey =")
+    def _(r):
+        v = b64(r, 32)
+        return _one(f"[Interface]\nPrivateKey = {v}\nAddress = 10.8.0.2/32\nDNS = 1.1.1.1\n\n[Peer]\n"
+                    f"PublicKey = {b64(r, 32)}\nEndpoint = vpn.example.net:51820", v)
+
+    @add("private-key", "JWK private d parameter")
+    def _(r):
+        d = base64.urlsafe_b64encode(r.randbytes(32)).decode().rstrip("=")
+        x = base64.urlsafe_b64encode(r.randbytes(32)).decode().rstrip("=")
+        y = base64.urlsafe_b64encode(r.randbytes(32)).decode().rstrip("=")
+        return _one(f'{{"kty":"EC","crv":"P-256","x":"{x}","y":"{y}","d":"{d}","use":"sig","kid":"k1"}}', d)
+
+    @add("private-key", "bitcoin WIF in prose")
+    def _(r):
+        v = base58check(b"\x80" + r.randbytes(32) + b"\x01")
+        return _one(f"I imported the old paper wallet into electrum, the WIF was {v}", v)
+
+    @add("private-key", "bip32 xprv")
+    def _(r):
+        v = base58check(bytes.fromhex("0488ade4") + b"\0" * 9 + r.randbytes(32) + b"\0" + r.randbytes(32))
+        return _one(f"root key from iancoleman: {v}", v)
+
+    @add("private-key", "nostr nsec")
+    def _(r):
+        v = "nsec1" + token(r, 58, BECH32)
+        return _one(f"my nostr login is {v} (it's the one for damus)", v)
+
+    @add("private-key", "solana keypair json array")
+    def _(r):
+        v = "[" + ",".join(str(b) for b in r.randbytes(64)) + "]"
+        return _one(f"$ cat ~/.config/solana/id.json\n{v}", v)
+
+    @add("ethereum-key", "cast --private-key")
+    def _(r):
+        v = "0x" + hexstr(r, 64)
+        return _one(f'cast send 0x{hexstr(r, 40)} "transfer(address,uint256)" 0x{hexstr(r, 40)} 1000 '
+                    f"--private-key {v} --rpc-url https://rpc.example.org", v[2:])
+
+    @add("ethereum-key", "hardhat accounts array")
+    def _(r):
+        v = hexstr(r, 64)
+        return _one(f'networks: {{\n  sepolia: {{\n    url: "https://rpc.sepolia.org",\n    accounts: ["0x{v}"],\n  }},\n}},',
+                    v)
+
+    # --- TOTP and 2FA
+    @add("totp-seed", "andOTP export json")
+    def _(r):
+        v = token(r, 32, B32)
+        return _one(f'[{{"secret":"{v}","issuer":"GitLab","label":"me@example.com","digits":6,"type":"TOTP",'
+                    '"algorithm":"SHA1","thumbnail":"Default","period":30}]', v)
+
+    @add("totp-seed", "2FA recovery codes list")
+    def _(r):
+        codes = [f"{token(r, 5, string.ascii_lowercase + string.digits)}-{token(r, 5, string.ascii_lowercase + string.digits)}"
+                 for _ in range(8)]
+        return _one("GitHub recovery codes (keep them somewhere safe):\n" + "\n".join(codes), *codes[:3])
+
+    @add("totp-seed", "German setup key lower groups")
+    def _(r):
+        v = " ".join(token(r, 4, B32.lower()) for _ in range(4))
+        return _one(f"Einrichtungsschlüssel für die Authenticator-App: {v}", v)
+
+    # --- passwords in words
+    phrasing = ["changed my password to {} yesterday, hope I remember it",
+                "the master password for bitwarden is {}",
+                "| env | user | password |\n|---|---|---|\n| staging | admin | {} |",
+                "sudo password on the build box: {}",
+                "try logging in as root with {}",
+                "{} was the password on the old router",
+                "forgot to mention, password's {}",
+                "Assistant: Done. I've set the admin password to {} as you asked.",
+                "logged in fine with alice@example.com / {}"]
+    for phrase in phrasing:
+        def draw_phrase(r, phrase=phrase):
+            p = password(r)
+            return _one(phrase.format(p), p)
+        add("password-words", phrase.format("X"))(draw_phrase)
+
+    @add("password-words", "my bank PIN is NNNN")
+    def _(r):
+        v = _digits(r, 4)
+        return _one(f"my bank PIN is {v}, the card is in the blue wallet", v)
+
+    @add("password-words", "the door code is NNNNNN")
+    def _(r):
+        v = _digits(r, 6)
+        return _one(f"the door code for the office is {v}, press the key symbol after it", v)
+
+    languages = ["와이파이 비밀번호는 {}입니다", "mật khẩu wifi nhà mình là {}", "كلمة السر الخاصة بي هي {}",
+                 "הסיסמה שלי היא {}", "मेरा पासवर्ड {} है", "รหัสผ่านคือ {} นะ", "мій пароль від пошти {}",
+                 "la meva contrasenya és {}", "lozinka za wifi je {}", "ang password ko sa email ay {}",
+                 "nenosiri langu ni {}", "kata laluan saya ialah {}", "mano slaptažodis yra {}", "رمز عبور من {} است",
+                 "nire pasahitza {} da", "lykilorðið mitt er {}"]
+    for phrase in languages:
+        def draw_language(r, phrase=phrase):
+            p = password(r)
+            return _one(phrase.format(p), p)
+        add("password-other-language", phrase.format("X"))(draw_language)
+
+    # --- seed phrases
+    @add("seed-phrase", "comma separated 12")
+    def _(r):
+        v = ", ".join(mnemonic(r, 12).split())
+        return _one(f"ok here are the words in order: {v}", v)
+
+    @add("seed-phrase", "hardhat mnemonic:")
+    def _(r):
+        v = mnemonic(r, 12)
+        return _one(f'  hardhat: {{\n    accounts: {{ mnemonic: "{v}" }},\n  }},', v)
+
+    @add("seed-phrase", "restore log 24")
+    def _(r):
+        v = mnemonic(r, 24)
+        return _one(f"[wallet-cli] restoring from mnemonic '{v}' ... derived 5 accounts", v)
+
+    # --- cards
+    @add("card-cvv", "json payment cvc")
+    def _(r):
+        cvc = f"{r.randrange(100, 1000)}"
+        number = luhn_complete("5" + str(r.randrange(1, 6)) + _digits(r, 13))
+        return _one(f'{{"number": "{number}", "exp_month": {r.randrange(1, 13)}, "exp_year": 20{r.randrange(27, 33)}, '
+                    f'"cvc": "{cvc}"}}', cvc, number)
+
+    @add("card-cvv", "three digits on the back")
+    def _(r):
+        cvv = f"{r.randrange(100, 1000)}"
+        return _one(f"card's expiring {r.randrange(1, 13)}/{r.randrange(27, 33)}, the three digits on the back are {cvv}",
+                    cvv)
+
+    @add("card-cvv", "German Prüfnummer")
+    def _(r):
+        cvv = f"{r.randrange(100, 1000)}"
+        return _one(f"Kreditkarte gültig bis {r.randrange(1, 13):02d}/{r.randrange(27, 33)}, Prüfnummer {cvv}", cvv)
+
+    @add("card-cvv", "card number in prose")
+    def _(r):
+        number = luhn_complete("4" + _digits(r, 14))
+        spaced = " ".join(number[i:i + 4] for i in range(0, 16, 4))
+        return _one(f"just charge it to my visa, {spaced}", spaced)
+
+    # --- US SSN and other countries' national ids
+    @add("ssn-words", "json form ssn")
+    def _(r):
+        v = f"{r.randrange(1, 666):03d}-{r.randrange(1, 100):02d}-{r.randrange(1, 10000):04d}"
+        return _one(f'{{"first_name": "Dana", "dob": "1987-04-12", "ssn": "{v}", "state": "OH"}}', v)
+
+    @add("national-id", "UK NI number")
+    def _(r):
+        v = (r.choice("ABCEGHJKLMNOPRSTWXYZ") + r.choice("ABCEGHJKLMNPRSTWXYZ") + " "
+             + " ".join(_digits(r, 2) for _ in range(3)) + " " + r.choice("ABCD"))
+        return _one(f"my NI number is {v} if payroll asks", v)
+
+    @add("national-id", "Canadian SIN")
+    def _(r):
+        v = luhn_complete(r.choice("1234567") + _digits(r, 7))
+        spaced = f"{v[:3]} {v[3:6]} {v[6:]}"
+        return _one(f"my SIN is {spaced}", spaced)
+
+    @add("national-id", "Aadhaar")
+    def _(r):
+        v = _verhoeff(r.choice("23456789") + _digits(r, 10))
+        spaced = f"{v[:4]} {v[4:8]} {v[8:]}"
+        return _one(f"Aadhaar no. {spaced} (for the KYC form)", spaced)
+
+    @add("national-id", "Spanish DNI")
+    def _(r):
+        n = r.randrange(10**7, 10**8)
+        v = f"{n}{'TRWAGMYFPDXBNJZSQVHLCKE'[n % 23]}"
+        return _one(f"mi DNI es {v}", v)
+
+    @add("national-id", "Brazilian CPF")
+    def _(r):
+        base = [int(c) for c in _digits(r, 9)]
+        for size in (10, 11):
+            base.append((sum(d * w for d, w in zip(base, range(size, 1, -1), strict=False)) * 10) % 11 % 10)
+        s = "".join(map(str, base))
+        v = f"{s[:3]}.{s[3:6]}.{s[6:9]}-{s[9:]}"
+        return _one(f"meu CPF é {v}", v)
+
+    @add("national-id", "French NIR")
+    def _(r):
+        body = f"{r.choice('12')}{r.randrange(50, 99)}{r.randrange(1, 13):02d}{r.randrange(1, 96):02d}{_digits(r, 3)}{_digits(r, 3)}"
+        key = 97 - int(body) % 97
+        v = f"{body[0]} {body[1:3]} {body[3:5]} {body[5:7]} {body[7:10]} {body[10:13]} {key:02d}"
+        return _one(f"mon numéro de sécu c'est {v}", v)
+
+    # --- keys wrapped over lines
+    @add("wrapped-key", "indented fence with language tag")
+    def _(r):
+        v = token(r, 84, ALNUM + "+/")
+        return _one("here's the key:\n```text\n" + "\n".join("    " + v[i:i + 28] for i in range(0, 84, 28)) + "\n```", v)
+
+    @add("wrapped-key", "shell line continuation")
+    def _(r):
+        v = token(r, 72)
+        return _one(f'export INGEST_TOKEN="{v[:36]}\\\n{v[36:]}"', v[:36], v[36:])  # a reader joins the halves
+
+    @add("wrapped-key", "tilde fence hex")
+    def _(r):
+        v = hexstr(r, 96)
+        return _one("~~~\n" + "\n".join(v[i:i + 32] for i in range(0, 96, 32)) + "\n~~~", v)
+
+    return f
+
+
+for _cls, _forms4 in _held_out_4_forms().items():
+    FORMS.setdefault(_cls, []).extend(_forms4)
+
+
+def _split_held_out_4(seed: int) -> list[SplitKey]:
+    """held-out-4's keys pasted over two messages, from a stream of their own."""
+    r = random.Random(f"split-held-out-4-{seed}")
+    out = []
+    p = password(r) + token(r, 6)
+    cut = len(p) // 2
+    out.append(SplitKey(f"the nas password starts with {p[:cut]}", f"...and ends in {p[cut:]}", p, cut, H4))
+    v = "glpat-" + token(r, 20, ALNUM + "_-")
+    out.append(SplitKey(f"token: {v[:14]}", f"sorry sent too early — {v[14:]}", v, 14, H4))
+    v = b64(r, 48)
+    out.append(SplitKey(f"```\n{v[:32]}\n```", f"```\n{v[32:]}\n```\nthat's the whole signing key", v, 32, H4))
+    return out
+
+
+LOOKALIKE_FORMS.extend((name, H4, draw) for name, draw in [
+    ("angle placeholder", lambda r: "export API_TOKEN=<your-token>\nthen run ./deploy.sh"),
+    ("changeme default", lambda r: "the image ships with admin / changeme, change it before exposing the port"),
+    ("${VAR} reference", lambda r: "DB_PASSWORD=${DB_PASSWORD:?set it in .env}\nREDIS_URL=${REDIS_URL}"),
+    ("GitHub Actions secrets ref", lambda r: "        with:\n          password: ${{ secrets.GHCR_TOKEN }}"),
+    ("helm template ref", lambda r: "  password: {{ .Values.postgresql.auth.password | quote }}"),
+    ("masked value in CI log", lambda r: "Run echo $NPM_TOKEN\n***\nAPI_KEY=**** (masked)"),
+    ("go.sum line", lambda r: f"golang.org/x/net v0.{r.randrange(10, 40)}.0 h1:{b64(r, 32)}"),
+    ("pip --hash", lambda r: f"requests==2.32.3 \\\n    --hash=sha256:{hexstr(r, 64)}"),
+    ("Cargo.lock checksum", lambda r: f'name = "serde"\nversion = "1.0.{r.randrange(100, 220)}"\nchecksum = "{hexstr(r, 64)}"'),
+    ("nix store path", lambda r: f"/nix/store/{token(r, 32, '0123456789abcdfghijklmnpqrsvwxyz')}-python3-3.11.9/bin/python3"),
+    ("ELF BuildID", lambda r: "ELF 64-bit LSB pie executable, x86-64, dynamically linked, "
+     f"BuildID[sha1]={hexstr(r, 40)}, stripped"),
+    ("RSA JWK public", lambda r: '{"kty":"RSA","e":"AQAB","use":"sig","kid":"' + hexstr(r, 16) + '","n":"'
+     + base64.urlsafe_b64encode(r.randbytes(256)).decode().rstrip("=") + '"}'),
+    ("age recipient", lambda r: "encrypt to age1" + token(r, 58, BECH32)),
+    ("WireGuard peer PublicKey", lambda r: f"[Peer]\nPublicKey = {b64(r, 32)}\nAllowedIPs = 0.0.0.0/0"),
+    ("nostr npub", lambda r: "follow me on nostr: npub1" + token(r, 58, BECH32)),
+    ("bitcoin xpub", lambda r: "watch-only wallet from "
+     + base58check(bytes.fromhex("0488b21e") + b"\0" * 9 + r.randbytes(32) + b"\x02" + r.randbytes(32))),
+    ("solana address", lambda r: "send the SOL to " + token(r, 44, B58)),
+    ("agglutinative long words", lambda r: r.choice([
+        "Lentokonesuihkuturbiinimoottoriapumekaanikkoaliupseerioppilas on pitkä sana.",
+        "Çekoslovakyalılaştıramadıklarımızdanmışsınız diye bir söz var.",
+        "Der Donaudampfschifffahrtsgesellschaftskapitän war heute krank.",
+        "A megszentségteleníthetetlenségeskedéseitekért szó a leghosszabb."])),
+    ("password prose in other languages", lambda r: r.choice([
+        "Ich habe mein Passwort schon wieder vergessen", "olvidé mi contraseña otra vez",
+        "j'ai changé mon mot de passe hier soir", "ho cambiato la password ieri sera"])),
+    ("password error message", lambda r: r.choice(["Error: password is required (min 12 characters)",
+                                                   "the password is too short, try again",
+                                                   "Password: (input hidden)"])),
+    ("stripe test card from docs", lambda r: "use the test card 4242 4242 4242 4242 with any future date"),
+    ("ULID trace id", lambda r: "trace_id=01J" + token(r, 23, "0123456789ABCDEFGHJKMNPQRSTVWXYZ") + " status=200"),
+    ("traceparent header", lambda r: f"traceparent: 00-{hexstr(r, 32)}-{hexstr(r, 16)}-01"),
+    ("x-amz-id-2", lambda r: f"x-amz-request-id: {hexstr(r, 16).upper()}\nx-amz-id-2: {b64(r, 57)}"),
+    ("hashed asset url", lambda r: f"https://cdn.example.com/assets/app.{hexstr(r, 20)}.js"),
+    ("secret ingredient prose", lambda r: r.choice(["my secret ingredient is smoked paprika",
+                                                    "the secret to good bread is a long, cold proof"])),
+    ("song key", lambda r: "the song's key: Bb major, capo on 3"),
+    ("amazon order number", lambda r: f"order #11{r.randrange(2, 5)}-{_digits(r, 7)}-{_digits(r, 7)} shipped"),
+])

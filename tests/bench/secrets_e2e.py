@@ -81,13 +81,13 @@ def _session(directory: Path, entries: list[dict]) -> None:
 
 
 def write_tree(root: Path, seeds: range) -> tuple[list[tuple[str, str, str, tuple[str, ...], tuple[str, ...]]],
-                                                  list[tuple[str, str, str]]]:
-    """The OpenClaw tree; the planted (class, form, place, secrets, message ids) and the look-alikes (form, text,
-    message id)."""
+                                                  list[tuple[str, str, str, str]]]:
+    """The OpenClaw tree; the planted (class, form, place, secrets, message ids) and the look-alikes (form, split,
+    text, message id)."""
     sessions = root / "agents" / "main" / "sessions"
     sessions.mkdir(parents=True)
     planted: list[tuple[str, str, str, tuple[str, ...], tuple[str, ...]]] = []
-    looks: list[tuple[str, str, str]] = []
+    looks: list[tuple[str, str, str, str]] = []
     n = 0
     for seed in seeds:
         entries: list[dict] = []
@@ -101,12 +101,13 @@ def write_tree(root: Path, seeds: range) -> tuple[list[tuple[str, str, str, tupl
             entries.append(_entry(_text_message("user", pair.first), n - 1))
             entries.append(_entry(_text_message("user", pair.second), n))
             # each piece is sought too: both messages must be redacted, not only one
-            planted.append((f"split-across-messages [{pair.split}]", pair.first.split(":")[0], "user",
+            label = pair.first[:pair.first.index(pair.pieces[0])].split(":")[0].strip() or "(bare)"  # never a piece
+            planted.append((f"split-across-messages [{pair.split}]", label.replace("\n", " "), "user",
                             (pair.key, *pair.pieces), (f"{n - 1:08x}", f"{n:08x}")))
         for look in lookalikes(seed):
             n += 1
             entries.append(_entry(_text_message("user", look.text), n))
-            looks.append((look.form, look.text, f"{n:08x}"))
+            looks.append((look.form, look.split, look.text, f"{n:08x}"))
         _session(sessions, entries)
     return planted, looks
 
@@ -197,11 +198,12 @@ def measure(work: Path, seeds: range) -> dict:
             if hits:
                 leaks[f"{cls} / {form} ({place})"] += 1
                 leaked_where.setdefault(f"{cls} / {form} ({place})", set()).update(hits)
-    redacted_looks = [(form, text) for form, text, message_id in looks
+    redacted_looks = [(form, split, text) for form, split, text, message_id in looks
                       if "[REDACTED" in shown_texts.get(message_id, "")]
     by_split = Counter(case[0].rsplit("[", 1)[1].rstrip("]") for case in planted for _ in case[3])
     return {"secrets": sum(len(case[3]) for case in planted), "cases": len(planted), "by_split": by_split, "leaks": leaks,
             "leaked_where": leaked_where, "lookalikes": len(looks), "lookalikes_redacted": redacted_looks,
+            "lookalikes_by_split": Counter(split for _, split, _, _ in looks),
             "beliefs": places["database"].count("\n")}
 
 
@@ -228,8 +230,12 @@ def main() -> None:
         print(f"  {count:3d}  {name}: {', '.join(sorted(result['leaked_where'][name]))}")
     redacted = result["lookalikes_redacted"]
     print(f"look-alikes redacted: {len(redacted)} of {result['lookalikes']}")
-    for form, text in redacted[:20]:
-        print(f"  {form}: {text[:100]!r}")
+    for split in SPLITS:
+        print(f"  of {split} forms: {sum(s == split for _, s, _ in redacted)} of {result['lookalikes_by_split'][split]}")
+    for (form, split), count in Counter((form, split) for form, split, _ in redacted).most_common():
+        print(f"  {count:3d}  {form} [{split}]")
+    for form, split, text in redacted[:20]:
+        print(f"  {form} [{split}]: {text[:100]!r}")
     per_seed = len(redacted) / max(1, result["lookalikes"]) * 36
     sys.exit(1 if result["leaks"] or per_seed > 1 else 0)
 
