@@ -72,6 +72,9 @@ def _looks_random(value: str) -> bool:
         if len(longest) >= 32 and _mixes_randomly(longest):
             return True
         long_parts = [p for p in parts if len(p) >= 8]
+        if any(_random_hex(p) for p in parts) and any(len(p) >= 12 and _switches(p) >= 4 and _has_digit(p)
+                                                     and not _WORD_PART.fullmatch(p) for p in parts):
+            return True  # an id and a hex secret joined (Airtable's "pat…" + "." + 64 hex)
         if len(longest) < 16 or sum(bool(_WORD_PART.fullmatch(p)) for p in long_parts) * 2 >= len(long_parts):
             return False
         value = "".join(parts)
@@ -82,6 +85,14 @@ def _looks_random(value: str) -> bool:
 # ends in a separator, so a hash that starts with letters is not taken.
 _PREFIXED_HEX = re.compile(r"([A-Za-z]{2,10}?)([_-]?)([0-9a-f]{32,})")
 _WORD_PART = re.compile(r"[A-Za-z][a-z]+(?:[A-Z][a-z]+)*[0-9]{0,2}|[a-z0-9]+|[A-Z0-9]+")
+
+
+def _random_hex(value: str) -> bool:
+    """32 or more hex digits with letters and digits among them: a key or a hash, never a word."""
+    return len(value) >= 32 and _HEX.fullmatch(value) is not None and _has_digit(value) and not value.isdigit()
+
+
+_HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 
 
 def _prefixed_hex(value: str) -> bool:
@@ -348,17 +359,75 @@ def _named_secret(match: re.Match[str]) -> bool:
     return kind is not None and _secret_shape(match.group(match.lastindex or 0), kind == "password")
 
 
-def _flag_secret(match: re.Match[str]) -> bool:
-    kind = _key_name(match.group("name"))
+def _element_secret(match: re.Match[str]) -> bool:
+    """A markup element whose name says password, key, secret, token… (`<password>X</password>`,
+    `<ApiKey>X</ApiKey>`, `<ns:secret>`: the part after a namespace) around a value of a secret's shape."""
+    name = match.group("name").rpartition(":")[2]
+    kind = _key_name(name) if name.lower() != "key" else None  # a property list's <key> holds a name
     return kind is not None and _secret_shape(match.group(match.lastindex or 0), kind == "password")
+
+
+# The name of a name/value pair before its value: `<add key="ApiSecret" value="…"/>`, Kubernetes' `- name:
+# DB_PASSWORD` over `value: …`, `{"name": "token", "value": "…"}`.
+_PAIR_NAME = re.compile(r"(?i)\b(?:key|name)[\"']?[ \t]*(?:=>|[:=])[ \t]*[\"']?([\w.-]{1,60})[\"']?")
+
+
+def _pair_secret(match: re.Match[str]) -> bool:
+    """The value of a name/value pair whose name (within the 120 characters before, the nearest) says secret."""
+    text = match.string
+    names = _PAIR_NAME.findall(text, max(0, match.start() - 120), match.start())
+    kind = _key_name(names[-1]) if names else None
+    return kind is not None and _secret_shape(match.group(match.lastindex or 0), kind == "password")
+
+
+def _flag_secret(match: re.Match[str]) -> bool:
+    name = match.group("name")
+    kind = _key_name(name) or _pass_flag(name)
+    return kind is not None and _secret_shape(match.group(match.lastindex or 0), kind == "password")
+
+
+# Words that end in "pass" and say no password.
+_NOT_PASS = ("bypass", "compass", "surpass", "trespass", "overpass", "underpass", "multipass", "firstpass", "onepass",
+             "twopass", "singlepass", "secondpass", "nopass")
+
+
+def _pass_flag(name: str) -> str | None:
+    """'password' for a command's flag whose name ends in "pass" ("-storepass", "-keypass", "--db-pass",
+    "-passin"/"-passout" are openssl's sources, whose value says "pass:X"), else None."""
+    joined = name.lower().replace("-", "").replace("_", "")
+    return "password" if joined.endswith("pass") and not joined.endswith(_NOT_PASS) else None
+
+
+def _flag_user_password(match: re.Match[str]) -> bool:
+    """The password of a user flag's `user%pass` or `user:pass`, or of Windows' `/user:NAME pass`: shaped like
+    one (`_flag_password`), not a uid:gid or a placeholder."""
+    return _flag_password(match.group(match.lastindex or 0))
+
+
+def _batch_flags(match: re.Match[str]) -> bool:
+    """A `…passwd` tool in batch mode (`-b` among its flags: htpasswd, mosquitto_passwd) takes the password as its
+    last argument."""
+    return "b" in match.group("flags").replace("-", "") and _flag_password(match.group(match.lastindex or 0))
 
 
 def _strong_password(value: str) -> bool:
     """A password named without "is" ("the password X", "password, X,"): 6 or more characters with a digit, a
-    symbol or mixed cases, so that "the password manager" or "passwords, which" are not taken."""
+    symbol or mixed cases, so that "the password manager" or "passwords, which" are not taken; and no code's
+    shape: a file name ("main.py"), a dotted name without digits ("self.config"), a call, a flag, a bracket first,
+    a URL, an e-mail address or a version number."""
     return (len(value) >= 6 and _password_value(value) and value.casefold() not in _NOT_A_PASSWORD
             and (_has_digit(value) or not value.isalnum() or not (value.islower() or value.isupper()
-                                                                   or value.istitle())))
+                                                                   or value.istitle()))
+            and _CODE_SHAPE.fullmatch(value) is None and not _FILE_SUFFIX.search(value))
+
+
+# Code, not a password: a file name with a source or data extension, names joined by dots without a digit
+# ("self.config", "os.path"), a call, a flag, a bracket or a quote first, a URL, an address, a version.
+_CODE_SHAPE = re.compile(
+    r"(?i)[\w.-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|php|sh|md|html?|css|scss|sql|csv|log|lock|"
+    r"xml|svg|png|jpe?g|gif|pdf|zip|gz|tgz|tar|exe|dll|so|dylib|wasm|ipynb|rst|out|bak|tmp|docx?|xlsx?)"
+    r"|[A-Za-z_]+(?:\.[A-Za-z_]+)+|[\w.]+\(.*\)?|[-(\[{<].*|\w+://.*|[^@\s]+@[\w-]+\.[\w.-]+|v?\d+(?:\.\d+)+"
+)
 
 
 def _spaced_base32(value: str) -> bool:
@@ -401,8 +470,14 @@ def _dsn_user_key(value: str) -> bool:
 
 
 # Four to eight groups of four base32 characters of one case: an authenticator's setup key, typed by hand.
-_TOTP_GROUPS = (r"(?<![\w-])((?-i:[A-Z2-7]{4}(?:[ -][A-Z2-7]{4}){3,7}|[a-z2-7]{4}(?:[ -][a-z2-7]{4}){3,7}))"
-                r"(?![\w-])")
+# Named, it may be shown unspaced: 16 to 64 of one case, with a digit (`_totp_key`).
+_TOTP_GROUPS = (r"(?<![\w-])((?-i:[A-Z2-7]{4}(?:[ -][A-Z2-7]{4}){3,7}|[a-z2-7]{4}(?:[ -][a-z2-7]{4}){3,7}|"
+                r"[A-Z2-7]{16,64}|[a-z2-7]{16,64}))(?![\w-])")
+
+
+def _totp_key(value: str) -> bool:
+    """Groups with six letters or more; unspaced, a digit too (16 capitals in a row may be a word in capitals)."""
+    return sum(c.isalpha() for c in value) >= 6 and (" " in value or "-" in value or _has_digit(value))
 
 
 _BIP39 = frozenset((Path(__file__).with_name("bip39_english.txt")).read_text(encoding="ascii").split())
@@ -448,25 +523,29 @@ def _seed_phrase(match: re.Match[str]) -> bool:
     """Twelve or more words of the BIP-39 list in a row: a wallet's recovery phrase when the first or the last 12,
     15, 18, 21 or 24 of them carry the list's checksum (a real phrase does; a list of words by chance, 1 time in
     16), or when the text names seed, recovery, wallet, words… before them."""
-    words = match.group().split()
+    words = _SEED_LETTERS.findall(match.group())  # the words, without a numbered list's numbers
     if _SEED_CONTEXT.search(match.string, max(0, match.start() - 80), match.start()):
         return True
     return any(_bip39_checksum(window) for n in (12, 15, 18, 21, 24) if n <= len(words)
                for window in (words[:n], words[-n:]))
 
 
-# Lower-case letters and blanks made "a", anything else a bar: a run of words is a run of "a".
-_IN_A_RUN = bytes(97 if 97 <= code <= 122 or code in (9, 10, 32) else 124 for code in range(256))
-# Lower-case letters and blanks kept, anything else a bar (which ends a run of words).
-_WORD_MARKS = bytes(code if 97 <= code <= 122 or code in (9, 10, 32) else 124 for code in range(256))
+_SEED_LETTERS = re.compile(r"[a-z]+")
+# What may stand between two seed words: blanks, and a numbered or comma-separated list's digits and marks.
+_BETWEEN_WORDS = frozenset(b" \t\n,.):0123456789")
+# Lower-case letters and what may stand between words made "a", anything else a bar: a run of words is a run of "a".
+_IN_A_RUN = bytes(97 if 97 <= code <= 122 or code in _BETWEEN_WORDS else 124 for code in range(256))
+# Lower-case letters kept, what may stand between words a blank, anything else a bar (which ends a run of words).
+_WORD_MARKS = bytes(code if 97 <= code <= 122 else 32 if code in _BETWEEN_WORDS else 124 for code in range(256))
 
 
 _WORDS_RUN = b"a" * 47
 
 
 def _many_blanks(data: bytes) -> bool:
-    """Twelve words of the list in a row, split by blanks (a necessary condition of the rule's pattern). A run lies
-    within one stretch of lower-case letters and blanks (anything else ends it), of 47 characters or more (twelve
+    """Twelve words of the list in a row, split by blanks, commas or a list's numbers (a necessary condition of the
+    rule's pattern). A run lies within one stretch of lower-case letters and those (anything else ends it), of 47
+    characters or more (twelve
     words of three letters and their blanks): those stretches are found by `translate` and `split`, and only their
     words are looked up."""
     if len(data) < 47 or data.translate(_IN_A_RUN).find(_WORDS_RUN) < 0:
@@ -503,7 +582,14 @@ _PUBLIC_BEFORE = re.compile(
     r"(?i)(?:sha(?:1|256|384|512)[-:]|md5:|ssh-(?:ed25519|rsa|dss)[ \t]+|ecdsa-sha2-nistp\d+[ \t]+|"
     r"ipfs:/*|/ipfs/|google\.com/(?:file/)?d?/?|public[_-]?key[\"']?[ \t]*[:=][ \t]*[\"']?|pk_(?:live|test)_)$"
 )
-_PUBLIC_SHAPES = re.compile(r"sha(?:1|256|384|512)-|Qm[1-9A-HJ-NP-Za-km-z]{44}$|AAAA[BCE]3|pk_(?:live|test)_")
+# Ids of a known shape name a request, a message or an object, and grant nothing: OpenAI's completions, responses,
+# runs and files; Anthropic's messages and tool calls; Stripe's objects (their secrets are sk_/rk_/whsec_).
+_ID_PREFIXES = ("chatcmpl-", "cmpl-", "resp_", "msg_", "toolu_", "srvtoolu_", "req_", "call_", "run_", "asst_",
+                "thread_", "file-", "batch_", "ftjob-", "step_", "cus_", "in_", "pi_", "ch_", "evt_", "sub_", "prod_",
+                "price_", "txn_", "acct_", "cs_live_", "cs_test_", "seti_", "src_", "card_", "po_", "tr_", "re_",
+                "ii_", "il_", "si_", "py_", "pm_", "inv_")
+_PUBLIC_SHAPES = re.compile(r"sha(?:1|256|384|512)-|Qm[1-9A-HJ-NP-Za-km-z]{44}$|AAAA[BCE]3|pk_(?:live|test)_|"
+                            + "|".join(map(re.escape, _ID_PREFIXES)))
 
 
 def _inside_public_block(text: str, start: int) -> bool:
@@ -520,7 +606,8 @@ def _random_token(match: re.Match[str]) -> bool:
     value = match.group()
     start = match.start()
     text = match.string
-    if _PUBLIC_SHAPES.match(value) or _PUBLIC_BEFORE.search(text, max(0, start - 40), start):
+    if (_PUBLIC_SHAPES.match(value) and "_secret_" not in value) or _PUBLIC_BEFORE.search(
+            text, max(0, start - 40), start):  # a payment intent's client secret is "pi_…_secret_…"
         return False
     if "/" in value:  # a path: its longest part is what looks random, and what comes before it says what it is
         value = max(value.split("/"), key=len)
@@ -530,6 +617,48 @@ def _random_token(match: re.Match[str]) -> bool:
     if _inside_public_block(text, start):
         return False
     return not _readable_base64(value)
+
+
+# A token's name before its random body: 2 to 12 letters and digits, a letter first, in up to three parts
+# ("oauth:", "lsv2_pt_", "AstraCS:"), standing alone.
+_TOKEN_PREFIX = re.compile(r"(?<![A-Za-z0-9_.:/+~=%-])[A-Za-z][A-Za-z0-9]{1,11}(?:[_.:-][A-Za-z0-9]{1,11}){0,2}\Z")
+# Prefixes that name a hash, a commit or an id, whose hex or random body is public.
+_HASH_WORDS = frozenset("""
+sha sha1 sha224 sha256 sha384 sha512 md5 blake2b blake2s blake3 crc crc32 xxh64 hash digest checksum sum commit rev
+revision ref oid object tree blob build etag id uuid guid request req trace span txid tx block ipfs cid content
+version ver image tag
+""".split())
+_BODY_PART = re.compile(r"[A-Za-z0-9]+")
+
+
+def _prefixed_token(match: re.Match[str]) -> bool:
+    """A random body after a name and a separator, the shape most vendors give a token, whatever the vendor: 32+
+    hex digits, or 24+ small letters (or capitals) and digits in a random order, or 24+ of mixed cases and digits
+    (shorter than the random-token rule's 32: the name says token). Not after a hash's or an id's name, nor a
+    public value's."""
+    text = match.string
+    start = match.start()
+    prefix = _TOKEN_PREFIX.search(text, max(0, start - 40), start)
+    if prefix is None:
+        return False
+    name = prefix.group()
+    words = [w.lower() for w in re.split(r"[_.:-]", name)]
+    if _HASH_WORDS.intersection(words) or _PUBLIC_SHAPES.match(name + text[start]) or _PUBLIC_BEFORE.search(
+            text, max(0, prefix.start() - 40), prefix.start()):
+        return False
+    for part in _BODY_PART.findall(match.group("body")):
+        if _random_hex(part):
+            return True
+        if len(part) < 24 or _HEX.fullmatch(part) or _WORD_PART.fullmatch(part) and not _has_digit(part):
+            continue
+        letters = sum(c.isalpha() for c in part)
+        digits = len(part) - letters
+        if (part.islower() or part.isupper()) and letters >= 4 and digits >= 4 and _switches(part) >= 8:
+            return True
+        if (not (part.islower() or part.isupper()) and digits >= 2 and _switches(part) >= 8
+                and not _WORD_PART.fullmatch(part)):
+            return True
+    return False
 
 
 def _wrapped_key(value: str) -> bool:
@@ -758,6 +887,47 @@ _RULES: tuple[_Rule, ...] = (
         group=1,
         accept=_flag_password,
     ),
+    # The credential arguments of a command line: a user flag's `user%pass` or `user:pass` (smbclient, curl, wget,
+    # git…), Windows' `/user:NAME pass` and `/pass:X`, a `…passwd` tool's last argument in batch mode, and the
+    # positional password after a subcommand that creates a user or sets a password (rabbitmqctl add_user ops X,
+    # net user bob X, redis AUTH X). Long flags that name a secret (`--db-password`, `-storepass`) are the
+    # key-assignment flag rule's.
+    _Rule(
+        "command-line-password",
+        ("-u", "--cred", "--auth"),
+        re.compile(r"(?ai)-(?<![\w-]-)(?:u[ \t]*|-(?:user(?:name)?|creds?|credentials?|auth|basic-auth)(?:=|[ \t]+))"
+                   r"[\"']?[^\s:%\"'/\\$]{1,64}[:%](?!//)(?!\[REDACTED)([^\s\"']{4,128})"),
+        ignore_case=True,
+        check=_flag_user_password,
+    ),
+    _Rule(
+        "command-line-password",
+        ("/user:", "/u:", "/pass", "/pwd:", "/p:", "/rp:"),
+        re.compile(r"(?ai)/(?<![\w/:]/)(?:(?:user|u):[^\s/]{1,64}[ \t]+(?![/-])|(?:pass(?:word)?|pwd|p|rp):[\"']?)"
+                   r"(?!\[REDACTED)([^\s\"']{4,128})"),
+        ignore_case=True,
+        check=_flag_user_password,
+    ),
+    _Rule(
+        "command-line-password",
+        ("passwd",),
+        re.compile(r"(?ai)passwd(?:\.exe)?(?P<flags>(?:[ \t]+-[a-z]+)+)[ \t]+(?:[^\s-][^\s;|&]*[ \t]+){1,2}"
+                   r"[\"']?(?!\[REDACTED)([^\s\"'`;|]{4,128})[\"']?(?=[ \t]*(?:$|[;|\n]|&&))"),
+        ignore_case=True,
+        check=_batch_flags,
+    ),
+    _Rule(
+        "command-line-password",
+        ("add_user", "adduser", "add-user", "useradd", "create_user", "createuser", "create-user",
+         "change_password", "changepassword", "change-password", "set_password", "setpassword", "set-password",
+         "user add", "user create", "net user", "auth "),
+        re.compile(r"(?ai)\b(?:add[_-]?user|useradd|create[_-]?user|change[_-]?password|set[_-]?password|"
+                   r"user[ \t]+(?:add|create)|net[ \t]+user|(?-i:AUTH))"
+                   r"(?:[ \t]+--?[\w-]+(?:=\S+)?)*[ \t]+(?:[^\s\"'`;|&-][^\s;|&]{0,63}[ \t]+)?"
+                   r"[\"']?(?!\[REDACTED)([^\s\"'`;|&]{4,128})"),
+        ignore_case=True,
+        check=_flag_user_password,
+    ),
     _Rule(
         "auth-header",
         ("bearer",),
@@ -822,6 +992,21 @@ _RULES: tuple[_Rule, ...] = (
         ignore_case=True,
         possible=_has_dash,
         check=_flag_secret,
+    ),
+    _Rule(  # markup: an element named for a secret around its value
+        "key-assignment",
+        ("</",),
+        re.compile(r"<(?P<name>[A-Za-z_][\w.:-]{0,40})(?:[ \t][^<>\n]{0,200})?>[ \t]*(?!\[REDACTED)"
+                   r"([^<>\s][^<>\n]{2,298}[^<>\s])[ \t]*</(?P=name)>"),
+        check=_element_secret,
+    ),
+    _Rule(  # a name/value pair: the value, named by the pair's name
+        "key-assignment",
+        ("value",),
+        re.compile(r"(?ai)(?<![A-Za-z])value[\"']?[ \t]*(?:=>|[:=])[ \t]*" + _ASSIGNED_VALUE),
+        ignore_case=True,
+        possible=_assigns,
+        check=_pair_secret,
     ),
     _Rule(
         "key-phrase",
@@ -975,7 +1160,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "seed-phrase",
         _BLANKS,
-        re.compile(r"(?<![A-Za-z])" + _SEED_WORD + r"(?:(?:[ \t]+|[ \t]*\n[ \t]*)" + _SEED_WORD + "){11,23}"),
+        re.compile(r"(?<![A-Za-z])" + _SEED_WORD + r"(?:(?:[ \t]+|[ \t]*[\n,][ \t]*)(?:\d{1,2}[.):][ \t]*)?"
+                   + _SEED_WORD + "){11,23}"),  # blanks, a comma or a line between words; a list's numbers
         possible=_many_blanks,
         check=_seed_phrase,
     ),
@@ -984,7 +1170,7 @@ _RULES: tuple[_Rule, ...] = (
         ("2fa", "mfa", "otp", "authenticator", "setup key", "two-factor"),
         re.compile(r"(?ai)\b(?:2fa|mfa|t?otp|authenticator|setup key|two-factor)\b[^\n]{0,40}?" + _TOTP_GROUPS),
         group=1,
-        accept=lambda v: sum(c.isalpha() for c in v) >= 6,
+        accept=_totp_key,
         ignore_case=True,
     ),
     _Rule(  # unnamed: six to eight groups of four capitals of base32, as shown to be typed
@@ -1013,6 +1199,11 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(_HIGH_ENTROPY, _DIGITS,
           re.compile(r"(?<![A-Za-z0-9+/=_~.-])[A-Za-z0-9+/_~-][A-Za-z0-9+/_~.-]{30,}[A-Za-z0-9+/_~-]={0,2}"),
           accept=_looks_random, possible=_TOKEN_RUN, check=_random_token),
+    # Last: what the random-token rule took stays its. Sought at the separator after the name (`_prefixed_token`
+    # reads the name back), where a digit and a run of 24 token characters are.
+    _Rule("vendor-token", _DIGITS,
+          re.compile(r"[_.:-](?P<body>[A-Za-z0-9]{23,}(?:[_.:-][A-Za-z0-9]{4,})*)(?![A-Za-z0-9_.:/+~=-])"),
+          group=1, possible=_run_of(_KEY_CHARS, 24), check=_prefixed_token),
 )
 
 
