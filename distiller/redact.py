@@ -426,8 +426,87 @@ def _strong_password(value: str) -> bool:
 _CODE_SHAPE = re.compile(
     r"(?i)[\w.-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|php|sh|md|html?|css|scss|sql|csv|log|lock|"
     r"xml|svg|png|jpe?g|gif|pdf|zip|gz|tgz|tar|exe|dll|so|dylib|wasm|ipynb|rst|out|bak|tmp|docx?|xlsx?)"
-    r"|[A-Za-z_]+(?:\.[A-Za-z_]+)+|[\w.]+\(.*\)?|[-(\[{<].*|\w+://.*|[^@\s]+@[\w-]+\.[\w.-]+|v?\d+(?:\.\d+)+"
+    r"|[A-Za-z_]+(?:\.[A-Za-z_]+)+|[\w.]+\(.*\)?|[(\[{<].*|-{1,2}[a-z][a-z0-9-]*(?:=.*)?|\w+://.*|[^@\s]+@[\w-]+\.[\w.-]+|v?\d+(?:\.\d+)+"
 )
+
+
+# Words before "pass X" that make it a login's password, not the verb ("pass Python3 to it").
+_LOGIN_BEFORE = re.compile(r"(?i)\b(?:login|log[ -]?in|user(?:name)?|account|acct|ssid|network)\b[^\n]{0,40}\Z")
+
+
+# Words after the word for password that make the phrase about something else ("my password manager is
+# 1Password", "the password policy is …").
+_ABOUT_PASSWORDS = frozenset("""
+manager managers vault vaults app apps generator generators reset resets hint hints policy policies strength length
+rotation requirement requirements rule rules field fields box prompt expiry history hash hashes file files
+""".split())
+
+
+def _said_password(match: re.Match[str]) -> bool:
+    """No word of the gap makes the phrase about something else (`_ABOUT_PASSWORDS`); and "pass X" and "pw X",
+    with no verb between, only after a login's name ("login ops, pass X")."""
+    gap = match.group("gap")
+    if gap and not _ABOUT_PASSWORDS.isdisjoint(re.sub(r"\([^)]*\)", " ", gap).lower().split()):
+        return False
+    if match.group("direct") is None or match.group("noun").lower() not in ("pass", "pw", "passes"):
+        return True
+    return _LOGIN_BEFORE.search(match.string, max(0, match.start() - 60), match.start()) is not None
+
+
+# Words near "key", "secret", "token" that make it something else than a credential: a database's or a cache's
+# key, a hash, an id, a count or a limit, a figure of speech ("the key points are", "the secret is out").
+_NOT_A_CREDENTIAL = frozenset("""
+public pub publishable cache primary foreign sort partition composite unique idempotency fingerprint hash hashes id ids
+commit sha digest checksum limit limits count counts max min size length expiry ttl type types name names format file
+path usage budget budgets points point difference differences thing things takeaway takeaways insight insights factor
+factors question questions word words ingredient ingredients ssh gpg pgp host signing-key-id map lookup
+""".split())
+# What a code or a PIN opens: without one of these words between, "the code … is X" is source code or a status.
+_LOCKED_THINGS = frozenset("""
+unlock unlocks unlocking open opens opening access enter entry door doors gate gates safe lock locks locker laptop
+phone computer pc tablet ipad iphone alarm garage building house home apartment flat room office wifi wi-fi router vault
+bike padlock screen sim card atm bank account voicemail mailbox storage unit
+""".split())
+
+
+def _said_secret(match: re.Match[str]) -> bool:
+    """A key, secret, token or seed said in words ("the key from the wallet, it's X", "the shared account's secret
+    is X"): 12 or more characters of a secret's shape (a secret: or 8 of a password's), no word around that makes it a database key, a hash, a limit
+    or a figure of speech (`_NOT_A_CREDENTIAL`). A code, combination or PIN: only with what it opens between
+    ("the code to unlock the laptop is X"), a number of 4 to 12 digits or a value shaped like a password."""
+    noun = match.group("noun").lower().rstrip("s")
+    text = match.string
+    words = set(re.sub(r"\([^)]*\)", " ", match.group("gap")).lower().split())
+    before = set(text[max(0, match.start() - 24):match.start()].lower().replace("'s", " ").split()[-2:])
+    value = match.group(match.lastindex or 0)
+    if noun in ("code", "combination", "pin"):
+        return not _LOCKED_THINGS.isdisjoint(words | before) and (
+            (value.isdigit() and 4 <= len(value) <= 12) or _strong_password(value))
+    if not _NOT_A_CREDENTIAL.isdisjoint(words | before) or _CODE_SHAPE.fullmatch(value) is not None:
+        return False
+    if noun == "secret" and len(value) >= 8 and _strong_password(value):  # a shared secret is often a password
+        return True
+    return len(value) >= 12 and _secret_shape(value, False)
+
+
+# A login's words in the line around a "user / password" pair.
+_LOGIN_WORDS = re.compile(r"(?i)cred|login|log[ -]in|logon|sign[ -]?in|sername|admin|wi-?fi|wlan|outer|ssid|vpn")  # needles: "pn", "outer"…
+_PAIR_USER = re.compile(r"(?:^|(?<=[\s:(\[,]))[\w.@+-]{2,40}[ \t]?\Z")
+
+
+def _login_pair(match: re.Match[str]) -> bool:
+    """"admin / X", "HomeNet5G / X": a user's or a network's name alone before the slash (no path's part), a
+    login's word in the line (`_LOGIN_WORDS`, within 60 characters before or 40 after), and a value shaped like a
+    password."""
+    text = match.string
+    slash = match.start()
+    if _PAIR_USER.search(text, max(0, slash - 42), slash) is None:
+        return False
+    line_start = text.rfind("\n", 0, slash) + 1
+    line_end = text.find("\n", match.end())
+    line_end = len(text) if line_end < 0 else line_end
+    around = text[max(line_start, slash - 60):min(line_end, match.end() + 40)]
+    return _LOGIN_WORDS.search(around) is not None and _strong_password(match.group(1))
 
 
 def _spaced_base32(value: str) -> bool:
@@ -746,6 +825,9 @@ _KEY_STEMS_ANY = ("key", "secret", "token", "passw", "passphrase", "passcode", "
 _KEY_WORDS_ALONE = ("pass", "pw", "auth", "cred", "creds", "sig", "sid", "salt", "otp")
 _KEY_STEMS = _KEY_STEMS_ANY + tuple(word + char for word in _KEY_WORDS_ALONE for char in "0123456789_.-\"' \t:=")
 _KEY_NAME = "(?:" + trie(_KEY_STEMS_ANY) + "|" + trie(_KEY_WORDS_ALONE) + "(?![a-z]))"
+# What every value `_strong_password` takes holds: a character no letter, or a small letter then a capital, or two
+# capitals (so that a lazy gap runs on past "password to unlock" to the verb that says the value).
+_MAY_BE_STRONG = r"(?-i:(?=[^\s\"'`]*[^A-Za-z\s\"'`]|[^\s\"'`]*[a-z][^\s\"'`]*[A-Z]|[^\s\"'`]*[A-Z][^\s\"'`]*[A-Z]))"
 _STRONG_VALUE = r"(?!\[REDACTED)([^\s\"'`]{5,62}[^\s\"'`.,;:!?)\]])"
 
 
@@ -759,17 +841,37 @@ _PASSWORD_WORDS = (
     "wachtwoord", "has[łŁl]", "l[öÖo]senord", "adgangskode", "passord", "salasan", "hesl", "[şŞs]ifre", "parol",
     "jelsz", "palavra-passe", "contrasenya", "kata sandi", "kata laluan", "m[ậẬa]t kh[ẩẨa]u", "[пП]арол",
     "[κΚ]ωδικ", "パスワード", "暗証番号", "密码", "密碼", "비밀번호", "סיסמ", "كلمة المرور", "पासवर्ड", "lozink",
-    "gesl", "salasõn", "slaptažod", "wi-?fi", "wlan",
+    "gesl", "salasõn", "slaptažod", "contrase[ñÑn]", "clave", "passwort", "kennwort", "mot de passe", "mdp", "senha",
+    "lykilor", "wagwoord", "cyfrinair", "pasfhocal", "fjal[ëËe]kalim", "pasahitz", "contrasinal", "pasvort",
+    "nenosiri", "[лЛ]озинк", "รหัสผ่าน", "رمز عبور", "كلمة السر", "كلمة مرور", "암호", "口令", "পাসওয়ার্ড",
+    "கடவுச்சொல்", "wi-?fi", "wlan",
 )
+# English words, whole (no inflection but a plural: "passage", "passenger" are no password).
+_PASSWORD_WORDS_EN = ("password", "passwd", "passcode", "passphrase", "pass", "pwd", "pw")
 _PASSWORD_WORDS_NEEDLES = (
     "wachtwoord", "hasł", "hasl", "lösenord", "losenord", "adgangskode", "passord", "salasan", "hesl", "şifre",
     "sifre", "parol", "jelsz", "palavra-passe", "contrasenya", "kata sandi", "kata laluan", "mật khẩu",
     "mat khau", "mật khau", "mat khẩu", "парол", "κωδικ", "パスワード", "暗証番号", "密码", "密碼",
     "비밀번호", "סיסמ", "كلمة المرور", "पासवर्ड", "lozink", "gesl", "salasõn", "slaptažod", "wifi", "wi-fi", "wlan",
+    "contrase", "clave", "passwort", "kennwort", "mot de passe", "mdp", "senha", "lykilor", "wagwoord",
+    "cyfrinair", "pasfhocal", "kalim", "pasahitz", "contrasinal", "pasvort", "siri", "лозинк",
+    "รหัสผ่าน", "رمز عبور", "كلمة السر", "كلمة مرور", "암호", "口令", "পাসওয়ার্ড", "கடவுச்சொல்",
 )
 _INFLECTION = r"(?u:[^\W\d_]){0,6}"  # letters of any script, within the rules' ASCII mode
 _COPULAS = ("is", "es", "est", "ist", "lautet", "è", "é", "to", "jest", "är", "er", "on", "je", "este", "adalah",
-            "ialah", "là", "это", "είναι", "olur", "je", "ir", "yra", "van", "al")
+            "ialah", "là", "это", "είναι", "olur", "ir", "yra", "van", "al", "was", "are", "were", "c'est", "era",
+            "foi", "était", "war", "var", "oli", "było", "bylo", "был", "была", "була", "е", "heißt", "sono", "são")
+# Between the word for password and its value, up to six words or a parenthesis of any but an end of sentence
+# ("the password i gave the landlord was X", "parola mea de la email este X", "temporary password (change at
+# login): X"), then ":" or "=", a verb, a dash or an arrow, or a question answered ("password? it's X"), and an
+# adverb ("is still X").
+_GAP = r"(?:[ \t]+(?:\([^()\n]{1,40}\)|[^\s:=\[.!?;(),]{1,20})){0,6}?"
+_SAYS = (r"(?:[ \t]*[:=]|[ \t]+(?:[—–→-]|" + "|".join(_COPULAS) + r")(?=[ \t])"
+         r"|[ \t]*[?:,—–-][ \t]*(?:it['’]?s|it[ \t]+is|it[ \t]+was|that['’]?s)(?=[ \t]))"
+         r"(?:[ \t]+(?:still|now|just|actually|probably|currently|always|simply|literally))?")
+
+_SAID_VALUE = (r"(?:(?P<gap>" + _GAP + ")" + _SAYS + r"|(?P<direct>(?=[ \t]+[^\s:=\[]+(?!\S))))[ \t]*[\"'`]?"
+               + _MAY_BE_STRONG + _STRONG_VALUE)
 
 _HIGH_ENTROPY = "high-entropy"
 _PHRASE_LEAD = r"(?:\s+(?:for|to|on|of|at)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w.@-]{1,40}(?:\s+[\w.@-]{1,40})?)?"
@@ -892,20 +994,21 @@ _RULES: tuple[_Rule, ...] = (
     # positional password after a subcommand that creates a user or sets a password (rabbitmqctl add_user ops X,
     # net user bob X, redis AUTH X). Long flags that name a secret (`--db-password`, `-storepass`) are the
     # key-assignment flag rule's.
+    # Needles that heed case here: sought by the anchored search, which already skips to "-" and "/".
     _Rule(
         "command-line-password",
-        ("-u", "--cred", "--auth"),
-        re.compile(r"(?ai)-(?<![\w-]-)(?:u[ \t]*|-(?:user(?:name)?|creds?|credentials?|auth|basic-auth)(?:=|[ \t]+))"
+        ("-u", "-U", "--cred", "--auth"),
+        re.compile(r"(?a)-(?<![\w-]-)(?:[uU][ \t]*|-(?:user(?:name)?|creds?|credentials?|auth|basic-auth)(?:=|[ \t]+))"
                    r"[\"']?[^\s:%\"'/\\$]{1,64}[:%](?!//)(?!\[REDACTED)([^\s\"']{4,128})"),
-        ignore_case=True,
         check=_flag_user_password,
     ),
     _Rule(
         "command-line-password",
-        ("/user:", "/u:", "/pass", "/pwd:", "/p:", "/rp:"),
-        re.compile(r"(?ai)/(?<![\w/:]/)(?:(?:user|u):[^\s/]{1,64}[ \t]+(?![/-])|(?:pass(?:word)?|pwd|p|rp):[\"']?)"
+        ("/user:", "/USER:", "/User:", "/u:", "/U:", "/pass", "/PASS", "/Pass", "/pwd:", "/PWD:", "/p:", "/P:",
+         "/rp:", "/RP:"),
+        re.compile(r"(?a)/(?<![\w/:]/)(?:(?:user|USER|User|u|U):[^\s/]{1,64}[ \t]+(?![/-])"
+                   r"|(?:pass(?:word)?|PASS(?:WORD)?|Pass(?:word)?|pwd|PWD|p|P|rp|RP):[\"']?)"
                    r"(?!\[REDACTED)([^\s\"']{4,128})"),
-        ignore_case=True,
         check=_flag_user_password,
     ),
     _Rule(
@@ -918,9 +1021,9 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "command-line-password",
-        ("add_user", "adduser", "add-user", "useradd", "create_user", "createuser", "create-user",
+        ("add_user", "adduser", "add-user", "seradd", "create_user", "createuser", "create-user",
          "change_password", "changepassword", "change-password", "set_password", "setpassword", "set-password",
-         "user add", "user create", "net user", "auth "),
+         "ser add", "ser create", "t user", "auth "),  # "ser add", "t user": a letter the needle index skips to
         re.compile(r"(?ai)\b(?:add[_-]?user|useradd|create[_-]?user|change[_-]?password|set[_-]?password|"
                    r"user[ \t]+(?:add|create)|net[ \t]+user|(?-i:AUTH))"
                    r"(?:[ \t]+--?[\w-]+(?:=\S+)?)*[ \t]+(?:[^\s\"'`;|&-][^\s;|&]{0,63}[ \t]+)?"
@@ -1002,7 +1105,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(  # a name/value pair: the value, named by the pair's name
         "key-assignment",
-        ("value",),
+        ("alue",),  # not "v", a letter the needle index would skip to for this rule alone
         re.compile(r"(?ai)(?<![A-Za-z])value[\"']?[ \t]*(?:=>|[:=])[ \t]*" + _ASSIGNED_VALUE),
         ignore_case=True,
         possible=_assigns,
@@ -1114,35 +1217,47 @@ _RULES: tuple[_Rule, ...] = (
         accept=_strong_password,
         ignore_case=True,
     ),
+    # The word for password in ~45 languages, a bounded gap, what says "is", the value: English first, sought at
+    # its "p" (a rule of its own: its needles are common, and the engine skips to that letter), then the others.
     _Rule(
         "password-phrase",
-        ("contrase", "clave", "passwort", "kennwort", "mot de passe", "mdp", "senha", "passw"),
-        re.compile(r"(?ai)(?=[cpkms])(?<![A-Za-z])"
-                   r"(?:contraseña|clave|passwort|kennwort|mot de passe|mdp|senha|password)"
-                   r"(?:[ \t]+[\w'-]{1,20}){0,2}?[ \t]+(?:es|ist|lautet|est|c'est|è|é|:)[ \t]+[\"'`]?"
-                   + _STRONG_VALUE),
-        group=1,
+        ("pass", "pw"),
+        re.compile(r"(?ai)(?=[pP])(?<![A-Za-z])(?P<noun>(?:" + "|".join(_PASSWORD_WORDS_EN) + r")s?(?![A-Za-z]))"
+                   + _SAID_VALUE),
+        group=4,
         accept=_strong_password,
         ignore_case=True,
+        check=_said_password,
     ),
     _Rule(
         "password-phrase",
         _PASSWORD_WORDS_NEEDLES,
-        re.compile(r"(?ai)(?<![A-Za-z])(?:" + "|".join(_PASSWORD_WORDS) + r")" + _INFLECTION
-                   + r"(?:(?:[ \t]+[^\s:=\[]{1,20}){0,3}?"
-                   r"(?:[ \t]*[:=]|[ \t]+(?:[—–→-]|" + "|".join(_COPULAS) + r")(?=[ \t]))|(?=[ \t]+[^\s:=\[]+(?!\S)))"
-                   r"[ \t]*[\"'`]?"
-                   + _STRONG_VALUE),
-        group=1,
+        re.compile(r"(?ai)(?=[" + "".join(sorted({c for w in _PASSWORD_WORDS_NEEDLES for c in (w[0], w[0].upper())}))
+                   + r"])(?<![A-Za-z])(?P<noun>(?:(?:wi-?fi|wlan)[ \t-]?)?(?:" + "|".join(_PASSWORD_WORDS) + r")"
+                   + _INFLECTION + ")" + _SAID_VALUE),
+        group=4,
         accept=_strong_password,
         ignore_case=True,
+        check=_said_password,
     ),
-    _Rule(
+    _Rule(  # a user's (or a network's) name, a slash, a password: "creds are admin / X", "admin/X for the router"
+        "password-phrase",
+        # "sername", "outer": each needle starts with a letter the needle index already skips to
+        ("cred", "login", "log in", "log-in", "logon", "sign in", "sign-in", "signin", "sername", "admin", "wifi",
+         "wi-fi", "wlan", "outer", "ssid", "pn"),
+        re.compile(r"(?a)/(?:(?<=[\w.@+-] /)|(?<=[\w.@+-]/))[ \t]?[\"'`]?(?!\[REDACTED)"
+                   r"([^\s/\"'`]{5,62}[^\s/\"'`.,;:!?)\]])(?![^\s.,;:!?)\]\"'`])"),
+        group=1,
+        ignore_case=True,
+        check=_login_pair,
+    ),
+    _Rule(  # the value first: "X as my password", "typed X into the password field"
         "password-phrase",
         ("passw", "passc", "passp", "pin", "login"),  # not " as ": a blank first would be tried at every blank
-        re.compile(r"(?ai)(?<![^\s\"'`(])[\"'`]?(?!\[REDACTED)([^\s\"'`]{6,63})[\"'`]?[ \t]* as [ \t]*"
+        re.compile(r"(?ai)(?<![^\s\"'`(])[\"'`]?(?!\[REDACTED)([^\s\"'`]{6,63})[\"'`]?[ \t]* (?:as|into|in) [ \t]*"
                    r"(?:the|my|your|our|a|his|her|their)[ \t]+(?:new[ \t]+|login[ \t]+|account[ \t]+)?"
-                   r"(?:password|passcode|passphrase|passwd|pin|login)\b"),
+                   r"(?:password|passcode|passphrase|passwd|pin|login)\b"
+                   r"(?![ \t]+(?:managers?|vaults?|apps?|generators?|policy|policies|files?|hints?)\b)"),
         group=1,
         accept=_strong_password,
         ignore_case=True,
@@ -1199,6 +1314,17 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(_HIGH_ENTROPY, _DIGITS,
           re.compile(r"(?<![A-Za-z0-9+/=_~.-])[A-Za-z0-9+/_~-][A-Za-z0-9+/_~.-]{30,}[A-Za-z0-9+/_~-]={0,2}"),
           accept=_looks_random, possible=_TOKEN_RUN, check=_random_token),
+    # After the random-token rule, whose kind is the more telling for a random value.
+    _Rule(  # a key, secret, token, seed, code or PIN said in words, with a bounded gap (`_said_secret`)
+        "key-phrase",
+        ("key", "secret", "token", "seed", "code", "combination", "pin"),
+        re.compile(r"(?ai)(?=[kstcp])(?<![A-Za-z0-9_-])(?P<noun>keys?|secrets?|tokens?|seeds?|codes?|combination|pins?)"
+                   r"(?![A-Za-z0-9_-])(?P<gap>" + _GAP + ")" + _SAYS
+                   + r"[ \t]*[\"'`]?(?!\[REDACTED)" + _MAY_BE_STRONG + r"([^\s\"'`,;]{3,298}[^\s\"'`.,;:!?)\]])"),
+        group=3,
+        ignore_case=True,
+        check=_said_secret,
+    ),
     # Last: what the random-token rule took stays its. Sought at the separator after the name (`_prefixed_token`
     # reads the name back), where a digit and a run of 24 token characters are.
     _Rule("vendor-token", _DIGITS,
