@@ -426,7 +426,7 @@ def _strong_password(value: str) -> bool:
 _CODE_SHAPE = re.compile(
     r"(?i)[\w.-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|php|sh|md|html?|css|scss|sql|csv|log|lock|"
     r"xml|svg|png|jpe?g|gif|pdf|zip|gz|tgz|tar|exe|dll|so|dylib|wasm|ipynb|rst|out|bak|tmp|docx?|xlsx?)"
-    r"|[A-Za-z_]+(?:\.[A-Za-z_]+)+|[\w.]+\(.*\)?|[(\[{<].*|-{1,2}[a-z][a-z0-9-]*(?:=.*)?|\w+://.*|[^@\s]+@[\w-]+\.[\w.-]+|v?\d+(?:\.\d+)+"
+    r"|[A-Za-z_]+(?:\.[A-Za-z_]+)+|[\w.]+\(.*\)?|[(\[{<].*|(?-i:-{1,2}[a-z][a-z0-9-]*)(?:=.*)?|\w+://.*|[^@\s]+@[\w-]+\.[\w.-]+|v?\d+(?:\.\d+)+"
 )
 
 
@@ -1027,7 +1027,7 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(r"(?ai)\b(?:add[_-]?user|useradd|create[_-]?user|change[_-]?password|set[_-]?password|"
                    r"user[ \t]+(?:add|create)|net[ \t]+user|(?-i:AUTH))"
                    r"(?:[ \t]+--?[\w-]+(?:=\S+)?)*[ \t]+(?:[^\s\"'`;|&-][^\s;|&]{0,63}[ \t]+)?"
-                   r"[\"']?(?!\[REDACTED)([^\s\"'`;|&]{4,128})"),
+                   r"[\"']?(?!\[REDACTED)([^\s\"'`;|]{4,128})"),
         ignore_case=True,
         check=_flag_user_password,
     ),
@@ -1314,7 +1314,12 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(_HIGH_ENTROPY, _DIGITS,
           re.compile(r"(?<![A-Za-z0-9+/=_~.-])[A-Za-z0-9+/_~-][A-Za-z0-9+/_~.-]{30,}[A-Za-z0-9+/_~-]={0,2}"),
           accept=_looks_random, possible=_TOKEN_RUN, check=_random_token),
-    # After the random-token rule, whose kind is the more telling for a random value.
+    # After the random-token rule: what it took stays its. Sought at the separator after the name (`_prefixed_token`
+    # reads the name back), where a digit and a run of 24 token characters are.
+    _Rule("vendor-token", _DIGITS,
+          re.compile(r"[_.:-](?P<body>[A-Za-z0-9]{23,}(?:[_.:-][A-Za-z0-9]{4,})*)(?![A-Za-z0-9_.:/+~=-])"),
+          group=1, possible=_run_of(_KEY_CHARS, 24), check=_prefixed_token),
+    # After those, whose kinds are the more telling for a random value.
     _Rule(  # a key, secret, token, seed, code or PIN said in words, with a bounded gap (`_said_secret`)
         "key-phrase",
         ("key", "secret", "token", "seed", "code", "combination", "pin"),
@@ -1325,11 +1330,6 @@ _RULES: tuple[_Rule, ...] = (
         ignore_case=True,
         check=_said_secret,
     ),
-    # Last: what the random-token rule took stays its. Sought at the separator after the name (`_prefixed_token`
-    # reads the name back), where a digit and a run of 24 token characters are.
-    _Rule("vendor-token", _DIGITS,
-          re.compile(r"[_.:-](?P<body>[A-Za-z0-9]{23,}(?:[_.:-][A-Za-z0-9]{4,})*)(?![A-Za-z0-9_.:/+~=-])"),
-          group=1, possible=_run_of(_KEY_CHARS, 24), check=_prefixed_token),
 )
 
 
@@ -1546,6 +1546,8 @@ def _spans(text: str, rules: tuple[_Rule, ...]) -> Iterator[tuple[int, int, str]
         for match in rule.pattern.finditer(text):
             group = _value_group(rule, match)
             value = match.group(group)
+            if "[REDACTED:" in value:  # what it held of a secret is gone: redacting again changes nothing
+                continue
             if rule.accept is not None and not rule.accept(value):
                 continue
             if rule.check is not None and not rule.check(match):

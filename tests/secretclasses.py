@@ -110,7 +110,29 @@ SPLITS = (T, H, H2, H3)
 # "held-out until round 3" in place).
 PROMOTED = frozenset({"discord bot", "databricks dapi", "pulumi pul-", "azure ad Q~", "user name alice, password X",
                       "X is my password", "my router's admin password → X", "il codice del wifi è X",
-                      "salasanani on X", "şifrem X", "a jelszavam X"})
+                      "salasanani on X", "şifrem X", "a jelszavam X",
+                      "airtable pat."})  # held-out-2 until round 5 (found by shape: a high-entropy token)
+# Held-out-2 and held-out-3 forms that slipped in round 4 and had general mechanisms written for them in round 5:
+# train since (the others marked "held-out-N until round 5" in place).
+PROMOTED_5 = frozenset({
+    "twitch oauth:", "creds are admin / X", "my gmail pass is still X", "password? it's X", "the passphrase I chose: X",
+    "wifi: HomeNet5G / X", "the password i gave the landlord was X", "parola mea de la email este X",  # held-out-2
+    "datastax AstraCS:", "langsmith lsv2_pt_", "rabbitmqctl add_user", "remember: admin/X for the router",  # held-out-3
+    "I typed X into the password field and it worked", "temporary password (change at login): X",
+    "the shared account's secret is X btw", "login ops, pass X", "the code to unlock the laptop is X",
+    "wifi şifresi X"})
+
+
+# Forms of held-out-3 made train: they still draw from held-out-3's stream, so that no other value changes.
+DRAWN_AS_H3 = {"xml <password> element"}
+
+
+def _split(name: str, split: str) -> str:
+    if name in PROMOTED or name in PROMOTED_5:
+        if split == H3:
+            DRAWN_AS_H3.add(name)
+        return T
+    return split
 
 
 def _forms() -> dict[str, list[Form]]:
@@ -576,7 +598,7 @@ def _forms() -> dict[str, list[Form]]:
 
     # --- held-out-2: fresh shapes, written in round 3 before any rule of that round (none was looked at while
     # writing rules; the figures for them say how the rules generalise to shapes nobody has seen)
-    @add("command-line", "smbclient -U user%pass", H2)
+    @add("command-line", "smbclient -U user%pass", T)  # held-out-2 until round 5
     def _(r):
         p = password(r).replace("%", "")
         return _one(f"smbclient //nas/media -U alice%{p} -c 'ls'", p)
@@ -586,17 +608,17 @@ def _forms() -> dict[str, list[Form]]:
         p = password(r)
         return _one(f"wget --user=backup --password={p} https://files.example.org/dump.tgz", p)
 
-    @add("command-line", "net use /user: pass", H2)
+    @add("command-line", "net use /user: pass", T)  # held-out-2 until round 5
     def _(r):
         p = password(r)
         return _one(f"net use Z: \\\\fileserver\\share /user:CORP\\bob {p} /persistent:yes", p)
 
-    @add("command-line", "htpasswd -b", H2)
+    @add("command-line", "htpasswd -b", T)  # held-out-2 until round 5
     def _(r):
         p = password(r)
         return _one(f"htpasswd -b -c /etc/nginx/.htpasswd admin {p}", p)
 
-    @add("command-line", "keytool -storepass", H2)
+    @add("command-line", "keytool -storepass", T)  # held-out-2 until round 5
     def _(r):
         p = password(r)
         return _one(f"keytool -list -keystore app.jks -storepass {p}", p)
@@ -621,7 +643,7 @@ def _forms() -> dict[str, list[Form]]:
             v = make(r)
             return _one(r.choice(["my token is {} fyi", "ok: {}", "swap in {} and redeploy", "{} (rotated monday)"])
                         .format(v), v)
-        add("vendor-prefix", name, H2)(draw2)
+        add("vendor-prefix", name, _split(name, H2))(draw2)
 
     @add("session-cookie", "laravel_session", H2)
     def _(r):
@@ -660,7 +682,7 @@ def _forms() -> dict[str, list[Form]]:
         def draw3(r, phrase=phrase):
             p = password(r)
             return _one(phrase.format(p), p)
-        add("password-words", phrase.format("X"), H2)(draw3)
+        add("password-words", phrase.format("X"), _split(phrase.format("X"), H2))(draw3)
 
     languages_held2 = ["lösenordet till wifi är {}", "das WLAN-Passwort lautet {}", "パスワードは {} です",
                        "密码是 {}", "parola mea de la email este {}", "hasłem do konta jest {}",
@@ -669,7 +691,7 @@ def _forms() -> dict[str, list[Form]]:
         def draw4(r, phrase=phrase):
             p = password(r)
             return _one(phrase.format(p), p)
-        add("password-other-language", phrase.format("X"), H2)(draw4)
+        add("password-other-language", phrase.format("X"), _split(phrase.format("X"), H2))(draw4)
 
     @add("ssn-words", "SSN: nine digits", H2)
     def _(r):
@@ -681,18 +703,18 @@ def _forms() -> dict[str, list[Form]]:
         v = ssn(r)
         return _one(f"social security no. {v} (don't share)", v)
 
-    @add("totp-seed", "authenticator secret unspaced", H2)
+    @add("totp-seed", "authenticator secret unspaced", T)  # held-out-2 until round 5
     def _(r):
         v = token(r, 32, B32)
         return _one(f"secret for google authenticator: {v}", v)
 
-    @add("seed-phrase", "numbered list", H2)
+    @add("seed-phrase", "numbered list", T)  # held-out-2 until round 5
     def _(r):
         words = mnemonic(r, 12).split()
         numbered = "\n".join(f"{i}. {w}" for i, w in enumerate(words, 1))
         return _one("wallet backup:\n" + numbered, numbered.split("\n5.")[0])
 
-    @add("ethereum-key", "prose key no 0x", H2)
+    @add("ethereum-key", "prose key no 0x", T)  # held-out-2 until round 5
     def _(r):
         v = hexstr(r, 64)
         return _one(f"export the key from the wallet, it's {v}", v)
@@ -730,7 +752,7 @@ def _forms() -> dict[str, list[Form]]:
         def draw5(r, shape=shape):
             p = password(r).replace('"', "").replace("'", "")
             return _one(shape.format(p), p)
-        add("command-line", name, H3)(draw5)
+        add("command-line", name, _split(name, H3))(draw5)
 
     vendors_held3: list[tuple[str, Callable[[random.Random], str]]] = [
         ("sentry sntrys_", lambda r: "sntrys_" + token(r, 64)),
@@ -747,7 +769,7 @@ def _forms() -> dict[str, list[Form]]:
             v = make(r)
             return _one(r.choice(["here's the new one: {}", "{}", "I rotated it to {} this morning",
                                   "paste {} into the settings page"]).format(v), v)
-        add("vendor-prefix", name, H3)(draw6)
+        add("vendor-prefix", name, _split(name, H3))(draw6)
 
     phrasing_held3 = ["for the vpn use username jdoe and {} as the password", "remember: admin/{} for the router",
                       "I typed {} into the password field and it worked", "temporary password (change at login): {}", "the shared account's secret is {} btw", "login ops, pass {}",
@@ -756,7 +778,7 @@ def _forms() -> dict[str, list[Form]]:
         def draw7(r, phrase=phrase):
             p = password(r)
             return _one(phrase.format(p), p)
-        add("password-words", phrase.format("X"), H3)(draw7)
+        add("password-words", phrase.format("X"), _split(phrase.format("X"), H3))(draw7)
 
     languages_held3 = ["la parola d'ordine è {}", "moje heslo je {}", "minha senha do banco é {}", "мой пароль: {}",
                        "wifi şifresi {}", "ο κωδικός μου είναι {}", "kata sandinya {}", "a jelszó: {}"]
@@ -764,7 +786,7 @@ def _forms() -> dict[str, list[Form]]:
         def draw8(r, phrase=phrase):
             p = password(r)
             return _one(phrase.format(p), p)
-        add("password-other-language", phrase.format("X"), H3)(draw8)
+        add("password-other-language", phrase.format("X"), _split(phrase.format("X"), H3))(draw8)
 
     @add("structured-config", "yaml nested pass:", H3)
     def _(r):
@@ -776,7 +798,7 @@ def _forms() -> dict[str, list[Form]]:
         p = password(r)
         return _one(f"[smtp]\nhost = mail.example.com\nuser = mailer\nauth_pass = {p}\n", p)
 
-    @add("structured-config", "xml <password> element", H3)
+    @add("structured-config", "xml <password> element", T)  # held-out-3 until round 5
     def _(r):
         p = password(r).replace("<", "").replace("&", "")
         return _one(f"<server>\n  <id>nexus</id>\n  <username>deploy</username>\n  <password>{p}</password>\n"
@@ -864,7 +886,7 @@ def cases(seed: int, invisible: bool = False) -> list[Case]:
     out = []
     for cls, forms in FORMS.items():
         for name, split, draw in forms:
-            text, secrets = draw(r3 if split == H3 else r)
+            text, secrets = draw(r3 if split == H3 or name in DRAWN_AS_H3 else r)
             if invisible and len(secrets[0]) > 8 and secrets[0] in text:
                 cut = r.randrange(2, len(secrets[0]) - 2)
                 hidden = secrets[0][:cut] + r.choice(INVISIBLE) + secrets[0][cut:]
