@@ -100,6 +100,8 @@ def _prefixed_hex(value: str) -> bool:
     if match is None:
         return False
     prefix, separator, body = match.groups()
+    if prefix.lower() in _HASH_WORDS:  # "trace-…", "commit-…", "build_…": a hash or an id, named
+        return False
     return ((bool(separator) or any(c > "f" for c in prefix.lower())) and _has_digit(body)
             and any(c.isalpha() for c in body))
 
@@ -173,6 +175,8 @@ short same different set reset changed saved stored protected encrypted hashed h
 complex complicated forgotten lost missing empty blank unknown it that this what here there below above attached
 needed mandatory necessary case-sensitive still now also just being in on at for of to my your our their his her
 working broken fine ok okay good bad stolen leaked compromised shared written known sent generated
+printed taped located kept listed included given provided displayed shown visible available inside behind underneath
+somewhere elsewhere
 """.split())
 
 
@@ -422,11 +426,12 @@ def _strong_password(value: str) -> bool:
 
 
 # Code, not a password: a file name with a source or data extension, names joined by dots without a digit
-# ("self.config", "os.path"), a call, a flag, a bracket or a quote first, a URL, an address, a version.
+# ("self.config", "os.path"), a call, a flag, a bracket or a quote first, a decimal, a percentage or a quantity
+# ("98.52%", "5.8GHz"), a URL, an address, a version.
 _CODE_SHAPE = re.compile(
     r"(?i)[\w.-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|php|sh|md|html?|css|scss|sql|csv|log|lock|"
     r"xml|svg|png|jpe?g|gif|pdf|zip|gz|tgz|tar|exe|dll|so|dylib|wasm|ipynb|rst|out|bak|tmp|docx?|xlsx?)"
-    r"|[A-Za-z_]+(?:\.[A-Za-z_]+)+|[\w.]+\(.*\)?|[(\[{<].*|(?-i:-{1,2}[a-z][a-z0-9-]*)(?:=.*)?|\w+://.*|[^@\s]+@[\w-]+\.[\w.-]+|v?\d+(?:\.\d+)+"
+    r"|[A-Za-z_]+(?:\.[A-Za-z_]+)+|[\w.]+\(.*\)?|[(\[{<].*|(?-i:-{1,2}[a-z][a-z0-9-]*)(?:=.*)?|\d+(?:[.,]\d+)+%?|\d+(?:[.,]\d+)*(?:%|[kmgtµ]?(?:hz|bps|b|s|m|g|w|v|px|em|pt))|\w+://.*|[^@\s]+@[\w-]+\.[\w.-]+|v?\d+(?:\.\d+)+"
 )
 
 
@@ -490,14 +495,16 @@ def _said_secret(match: re.Match[str]) -> bool:
 
 
 # A login's words in the line around a "user / password" pair.
-_LOGIN_WORDS = re.compile(r"(?i)cred|login|log[ -]in|logon|sign[ -]?in|sername|admin|wi-?fi|wlan|outer|ssid|vpn")  # needles: "pn", "outer"…
+_LOGIN_WORDS = re.compile(r"(?i)\b(?:creds?|credentials?|login|log[ -]in|logon|sign[ -]?in|username|admin|wi-?fi|wlan|"
+                          r"router|ssid|vpn)\b")  # each holds a needle of the rule: "sername", "outer", "pn"…
 _PAIR_USER = re.compile(r"(?:^|(?<=[\s:(\[,]))[\w.@+-]{2,40}[ \t]?\Z")
 
 
 def _login_pair(match: re.Match[str]) -> bool:
     """"admin / X", "HomeNet5G / X": a user's or a network's name alone before the slash (no path's part), a
-    login's word in the line (`_LOGIN_WORDS`, within 60 characters before or 40 after), and a value shaped like a
-    password."""
+    login's word in the line outside the pair (`_LOGIN_WORDS`, within 60 characters before or 40 after), and a
+    value shaped like a password: with a digit or a symbol other than ":", or letters of both cases in a random
+    order ("Google/GitHub", "/user:Administrator" are not)."""
     text = match.string
     slash = match.start()
     if _PAIR_USER.search(text, max(0, slash - 42), slash) is None:
@@ -505,8 +512,12 @@ def _login_pair(match: re.Match[str]) -> bool:
     line_start = text.rfind("\n", 0, slash) + 1
     line_end = text.find("\n", match.end())
     line_end = len(text) if line_end < 0 else line_end
-    around = text[max(line_start, slash - 60):min(line_end, match.end() + 40)]
-    return _LOGIN_WORDS.search(around) is not None and _strong_password(match.group(1))
+    user_start = text.rfind(" ", 0, slash - 1) + 1  # the pair itself says nothing ("feature/login-2fa")
+    around = text[max(line_start, slash - 60):max(line_start, user_start)] + " " + text[match.end():min(
+        line_end, match.end() + 40)]
+    value = match.group(1)
+    return (_LOGIN_WORDS.search(around) is not None and _strong_password(value) and ":" not in value
+            and (not value.isalpha() or not _WORD_PART.fullmatch(value) and _switches(value) >= 4))
 
 
 def _spaced_base32(value: str) -> bool:
@@ -659,7 +670,7 @@ def _readable_base64(value: str) -> bool:
 # a content id, a document id in a link.
 _PUBLIC_BEFORE = re.compile(
     r"(?i)(?:sha(?:1|256|384|512)[-:]|md5:|ssh-(?:ed25519|rsa|dss)[ \t]+|ecdsa-sha2-nistp\d+[ \t]+|"
-    r"ipfs:/*|/ipfs/|google\.com/(?:file/)?d?/?|public[_-]?key[\"']?[ \t]*[:=][ \t]*[\"']?|pk_(?:live|test)_)$"
+    r"ipfs:/*|/ipfs/|google\.com/(?:file/)?d?/?|public[_-]?key(?:[\"']?[ \t]*[:=][ \t]*[\"']?|>[ \t]*)|pk_(?:live|test)_)$"
 )
 # Ids of a known shape name a request, a message or an object, and grant nothing: OpenAI's completions, responses,
 # runs and files; Anthropic's messages and tool calls; Stripe's objects (their secrets are sk_/rk_/whsec_).
@@ -712,9 +723,9 @@ _BODY_PART = re.compile(r"[A-Za-z0-9]+")
 
 def _prefixed_token(match: re.Match[str]) -> bool:
     """A random body after a name and a separator, the shape most vendors give a token, whatever the vendor: 32+
-    hex digits, or 24+ small letters (or capitals) and digits in a random order, or 24+ of mixed cases and digits
-    (shorter than the random-token rule's 32: the name says token). Not after a hash's or an id's name, nor a
-    public value's."""
+    hex digits after "_" or "-", or 24+ small letters (or capitals) and digits in a random order, or 24+ of mixed
+    cases and digits (shorter than the random-token rule's 32: the name says token). Not after a hash's or an
+    id's name, nor a public value's."""
     text = match.string
     start = match.start()
     prefix = _TOKEN_PREFIX.search(text, max(0, start - 40), start)
@@ -725,9 +736,16 @@ def _prefixed_token(match: re.Match[str]) -> bool:
     if _HASH_WORDS.intersection(words) or _PUBLIC_SHAPES.match(name + text[start]) or _PUBLIC_BEFORE.search(
             text, max(0, prefix.start() - 40), prefix.start()):
         return False
-    for part in _BODY_PART.findall(match.group("body")):
+    body = match.group("body")
+    for found in _BODY_PART.finditer(body):
+        # hex alone after ":" or "." is an image's tag or a hash's label ("app:9f86d0…"); after "_" or "-", a
+        # vendor's key ("lsv2_pt_…"): the separator is the match's first character or the body's before the part
+        before = match.group()[0] if found.start() == 0 else body[found.start() - 1]
+        part = found.group()
         if _random_hex(part):
-            return True
+            if before in "_-":
+                return True
+            continue
         if len(part) < 24 or _HEX.fullmatch(part) or _WORD_PART.fullmatch(part) and not _has_digit(part):
             continue
         letters = sum(c.isalpha() for c in part)
@@ -863,12 +881,14 @@ _COPULAS = ("is", "es", "est", "ist", "lautet", "è", "é", "to", "jest", "är",
             "foi", "était", "war", "var", "oli", "było", "bylo", "был", "была", "була", "е", "heißt", "sono", "são")
 # Between the word for password and its value, up to six words or a parenthesis of any but an end of sentence
 # ("the password i gave the landlord was X", "parola mea de la email este X", "temporary password (change at
-# login): X"), then ":" or "=", a verb, a dash or an arrow, or a question answered ("password? it's X"), and an
-# adverb ("is still X").
-_GAP = r"(?:[ \t]+(?:\([^()\n]{1,40}\)|[^\s:=\[.!?;(),]{1,20})){0,6}?"
+# login): X", a clause between commas), then ":" or "=", a verb, a dash or an arrow, or a question answered
+# ("password? it's X"), and an adverb ("is still X", "lautet jetzt X").
+_GAP = r"(?:[ \t]*(?:\([^()\n]{1,40}\)|,?[ \t]+[^\s:=\[.!?;(),]{1,20}),?){0,6}?"
 _SAYS = (r"(?:[ \t]*[:=]|[ \t]+(?:[—–→-]|" + "|".join(_COPULAS) + r")(?=[ \t])"
          r"|[ \t]*[?:,—–-][ \t]*(?:it['’]?s|it[ \t]+is|it[ \t]+was|that['’]?s)(?=[ \t]))"
-         r"(?:[ \t]+(?:still|now|just|actually|probably|currently|always|simply|literally))?")
+         r"(?:[ \t]+(?:still|now|just|actually|probably|currently|always|simply|literally|jetzt|noch|nun|immer|"
+         r"ahora|todavía|aún|maintenant|toujours|ancora|ora|adesso|agora|ainda|nu|nog|teraz|nadal|şimdi|hala|"
+         r"сейчас|теперь|всё|ещё))?")
 
 _SAID_VALUE = (r"(?:(?P<gap>" + _GAP + ")" + _SAYS + r"|(?P<direct>(?=[ \t]+[^\s:=\[]+(?!\S))))[ \t]*[\"'`]?"
                + _MAY_BE_STRONG + _STRONG_VALUE)
@@ -997,17 +1017,16 @@ _RULES: tuple[_Rule, ...] = (
     # Needles that heed case here: sought by the anchored search, which already skips to "-" and "/".
     _Rule(
         "command-line-password",
-        ("-u", "-U", "--cred", "--auth"),
+        ("-u", "-U", "--cred", "-auth"),
         re.compile(r"(?a)-(?<![\w-]-)(?:[uU][ \t]*|-(?:user(?:name)?|creds?|credentials?|auth|basic-auth)(?:=|[ \t]+))"
-                   r"[\"']?[^\s:%\"'/\\$]{1,64}[:%](?!//)(?!\[REDACTED)([^\s\"']{4,128})"),
+                   r"[\"']?\w[\w.@\\-]{0,63}[:%](?!//)(?!\[REDACTED)([^\s\"']{4,128})"),
         check=_flag_user_password,
     ),
     _Rule(
         "command-line-password",
-        ("/user:", "/USER:", "/User:", "/u:", "/U:", "/pass", "/PASS", "/Pass", "/pwd:", "/PWD:", "/p:", "/P:",
-         "/rp:", "/RP:"),
-        re.compile(r"(?a)/(?<![\w/:]/)(?:(?:user|USER|User|u|U):[^\s/]{1,64}[ \t]+(?![/-])"
-                   r"|(?:pass(?:word)?|PASS(?:WORD)?|Pass(?:word)?|pwd|PWD|p|P|rp|RP):[\"']?)"
+        ("/user:", "/USER:", "/User:", "/u:", "/U:", "/pass", "/PASS", "/Pass", "/pwd:", "/PWD:", "/rp:", "/RP:"),
+        re.compile(r"(?a)/(?<![\w/:]/)(?:(?:user|USER|User|u|U):[^\s/]{1,64}[ \t]+(?![/-])"  # not /p: (msbuild's)
+                   r"|(?:pass(?:word)?|PASS(?:WORD)?|Pass(?:word)?|pwd|PWD|rp|RP):[\"']?)"
                    r"(?!\[REDACTED)([^\s\"']{4,128})"),
         check=_flag_user_password,
     ),
@@ -1023,9 +1042,9 @@ _RULES: tuple[_Rule, ...] = (
         "command-line-password",
         ("add_user", "adduser", "add-user", "seradd", "create_user", "createuser", "create-user",
          "change_password", "changepassword", "change-password", "set_password", "setpassword", "set-password",
-         "ser add", "ser create", "t user", "auth "),  # "ser add", "t user": a letter the needle index skips to
+         "ser add", "ser create", "t user", "auth"),  # "ser add", "t user": a letter the needle index skips to
         re.compile(r"(?ai)\b(?:add[_-]?user|useradd|create[_-]?user|change[_-]?password|set[_-]?password|"
-                   r"user[ \t]+(?:add|create)|net[ \t]+user|(?-i:AUTH))"
+                   r"user (?:add|create)|net user|(?-i:AUTH))"
                    r"(?:[ \t]+--?[\w-]+(?:=\S+)?)*[ \t]+(?:[^\s\"'`;|&-][^\s;|&]{0,63}[ \t]+)?"
                    r"[\"']?(?!\[REDACTED)([^\s\"'`;|]{4,128})"),
         ignore_case=True,
@@ -1274,8 +1293,8 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "seed-phrase",
-        _BLANKS,
-        re.compile(r"(?<![A-Za-z])" + _SEED_WORD + r"(?:(?:[ \t]+|[ \t]*[\n,][ \t]*)(?:\d{1,2}[.):][ \t]*)?"
+        (*_BLANKS, ","),
+        re.compile(r"(?<![A-Za-z])" + _SEED_WORD + r"(?:(?:[ \t]+|[ \t]*[\n,][ \t]*)(?:[0-9]{1,2}[.):][ \t]*)?"
                    + _SEED_WORD + "){11,23}"),  # blanks, a comma or a line between words; a list's numbers
         possible=_many_blanks,
         check=_seed_phrase,
@@ -1662,9 +1681,13 @@ _REDACTION_END = re.compile(r"\[REDACTED:([a-z0-9-]+)\Z")
 def _key_piece(run: str) -> bool:
     """A piece of a random key: 12 to 47 characters with capitals, small letters, and digits or four turns of case
     (hex, capitals and digits, lower case and digits are hashes, tracking numbers, addresses, which end and start
-    messages alone), no word ("1Password")."""
+    messages alone), no word ("1Password") nor words joined ("Google/GitHub")."""
     return (12 <= len(run) < 48 and any(c.isupper() for c in run) and any(c.islower() for c in run)
-            and not _WORD_PART.fullmatch(run) and (_has_digit(run) or _switches(run) >= 4))
+            and not all(_WORD_PART.fullmatch(part) for part in _PIECE_JOINS.split(run) if part)  # "Google/GitHub"
+            and (_has_digit(run) or _switches(run) >= 4))
+
+
+_PIECE_JOINS = re.compile(r"[+/_~=-]")
 
 
 def _head_piece(text: str) -> tuple[int, int] | None:

@@ -1004,6 +1004,48 @@ def _lookalike_forms() -> list[tuple[str, str, Callable[[random.Random], str]]]:
         ("password policy", H3, lambda r: "password policy: at least 12 characters, one digit, no reuse"),
         ("env var named, not set", H3, lambda r: "export DB_PASSWORD before running (it's in the vault)"),
         ("yaml secret ref", H3, lambda r: "password:\n  valueFrom:\n    secretKeyRef:\n      name: db-creds"),
+        # round 5: written with its mechanisms, the false positives each is likely to make (train: the rules must
+        # keep them)
+        ("command lines without a credential", T, lambda r: r.choice([
+            "date -u +%Y-%m-%dT%H:%M:%SZ", f"docker run -u {r.randrange(1000, 1999)}:{r.randrange(1000, 1999)} app",
+            "sudo -u postgres psql -c 'select 1'", "git push -u origin feature/login-2fa",
+            "msbuild App.sln /p:Configuration=Release /p:Platform=x64", "runas /user:Administrator cmd.exe",
+            "net use Z: \\\\fileserver\\share /persistent:yes", "htpasswd -c /etc/nginx/.htpasswd admin",
+            "rabbitmqctl add_user_tags ops administrator", "ffmpeg -i in.mp4 -pass 1 -f null /dev/null",
+            'curl -u "$API_USER:$API_PASS" https://api.example.com', "keytool -list -keystore app.jks -storetype PKCS12"])),
+        ("prefixed ids and tags", T, lambda r: r.choice([
+            f"docker pull registry.example.com/team/app:{hexstr(r, 40)}", f"image: app:{hexstr(r, 40)}",
+            f"commit:{hexstr(r, 40)}", f"trace-{hexstr(r, 32)}", f"sha1:{hexstr(r, 40)}",
+            f"see request req_{token(r, 24)}", f"id: ipfs:bafybei{token(r, 40, 'abcdefghijklmnopqrstuvwxyz234567')}",
+            f"build-{r.randrange(20240101, 20251231)}t{r.randrange(100000, 999999)}z"])),
+        ("password words in prose", T, lambda r: r.choice([
+            "my password manager is 1Password", "the password is in the vault, ask Sam",
+            "the password must be at least 12 characters long", "the passphrase I chose is in my notes",
+            "the password reset link: https://example.com/reset?t=abc123", "password length: 16",
+            f"the test pass rate is {r.randrange(90, 99)}.{r.randrange(10, 99)}%",
+            "the password for the router is printed on the sticker", "I'll pass Python3 to the build script",
+            "my bus pass is valid until 2026-06-30", "passwords: see the team vault (1Password)"])),
+        ("key, code and token in prose", T, lambda r: r.choice([
+            "the code is in main.py", "the code for this is in utils/helpers.py, line 42", "key points: speed, cost",
+            f"the token limit is {r.choice([4096, 8192, 128000])}", "the key to the storage unit is under the mat",
+            "the secret to good bread is time", "the api key name is prod-billing-2024",
+            f"the token count is {r.randrange(1000, 99999)}", f"random seed = {r.randrange(1, 99999)}",
+            "the error code is 404", f"the zip code is {r.randrange(10000, 99999)}",
+            f"the cache key is user:{r.randrange(99)}:profile-v2", "the secret santa budget is $25",
+            f"the key was rotated at 2026-0{r.randrange(1, 9)}-12T10:00:00Z"])),
+        ("slashes in prose", T, lambda r: r.choice([
+            "TCP/IP and read/write access for the admin", "login/logout buttons live in src/App2.tsx",
+            "the admin panel is at /admin/v2024", "the wifi runs at 2.4GHz/5.8GHz", "login with username/email",
+            "router: 192.168.1.1 / admin", "vpn: wg0/10.0.0.2/24", "sign in with Google/GitHub"])),
+        ("markup naming keys", T, lambda r: r.choice([
+            "<key>CFBundleVersion</key>\n<string>2.4.1</string>", "<passwordPolicy>Strong2024</passwordPolicy>",
+            "<password>${DB_PASSWORD}</password>", "<tokenExpiry>3600s</tokenExpiry>",
+            '<add key="ApiKeyName" value="billing-prod-2024" />', '{"name": "token_limit", "value": 4096}',
+            "- name: API_KEY_FILE\n  value: /run/secrets/api_key",
+            f"<PublicKey>MIIBIjANBgkq{b64(r, 40)}</PublicKey>"])),
+        ("2fa without a key", T, lambda r: r.choice([
+            "2FA is enabled for ACCOUNTSETTINGS", "the authenticator app shows 6 digits every 30 seconds",
+            f"MFA device: arn:aws:iam::{r.randrange(10**11, 10**12)}:mfa/ops-phone"])),
     ]
     return out
 

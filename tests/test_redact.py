@@ -12,6 +12,7 @@ from secretgen import SECRETS, prose, texts_with_secrets
 from distiller.redact import (
     _RULES,
     Redacted,
+    _many_blanks,
     _rules_in_play,
     _spans,
     find_secret,
@@ -410,3 +411,79 @@ def test_a_secret_split_across_turns_leaves_no_piece_in_what_the_pipeline_shows(
             assert not any(piece in text for piece in pair.pieces for text in texts), (pair, texts)
         assert all("[REDACTED:" in text for text in texts)
         assert all(text.startswith(("here is the key, first half: ", "and the rest: ")) for text in texts)
+
+
+# --- round 5: general mechanisms for the held-out-2/3 slips (command lines' credential arguments, passwords said
+# with a bounded gap in ~45 languages, markup and name/value pairs, a vendor-free prefix + random body, numbered
+# seed lists, unspaced TOTP keys in a 2FA context, user/password pairs)
+
+_ROUND_5_NEAR = ("-u ", "-U ", " -U alice%", "%", "/user:CORP\\bob ", "/pass:", "htpasswd -b ", " add_user ops ",
+                 "AUTH ", "net user ", "<password>", "</password>", "<ns:apiKey>", "value: ", "- name: DB_PASSWORD\n",
+                 '"name": "token", ', "oauth:", "lsv2_pt_", "AstraCS:", "1. ", "\n2. ", ", ", "authenticator: ",
+                 " / ", "admin/", "router", "the code to unlock the laptop is ", "? it's ", " was ", " still ",
+                 " (change at login)", "secret", " -storepass ", "parola mea ", " este ", "wifi şifresi ", "GHz")
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts_with_secrets(_ROUND_5_NEAR))
+def test_the_needle_shortcut_equals_every_rule_beside_round_5_words(text):
+    assert redact(text) == redact_every_rule(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["abandon", "ability", "about", "zoo", "1.", "2)", "10:", ",", ", ", "\n", "\n3. ",
+                                 " ", "x", "12", "wallet:"]), min_size=12, max_size=48))
+def test_the_seed_phrase_shortcut_holds_for_numbered_and_comma_separated_lists(pieces):
+    text = " ".join(pieces) + "\n" + "".join(pieces)
+    assert redact(text) == redact_every_rule(text)
+    for match in next(rule for rule in _RULES if rule.kind == "seed-phrase").pattern.finditer(text):
+        assert _many_blanks(match.group().encode())
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("smbclient //nas/backup -U ops%Tr0ub4dor&3 -c ls", "command-line-password"),
+        ("git clone --user deploy:Zq8v!x92LmK https://git.example.com/a.git", "command-line-password"),
+        ("cmdkey /generic:srv01 /user:ops /pass:Wint3r!Sun", "command-line-password"),
+        ("mosquitto_passwd -b /etc/mosquitto/passwd sensor Kx9#mQ2vL", "command-line-password"),
+        ("rabbitmqctl change_password ops Kx9#mQ2vL", "command-line-password"),
+        ("redis-cli -h cache AUTH default Kx9#mQ2vL", "command-line-password"),
+        ("jarsigner -keystore k.jks -keypass Kx9#mQ2vL app.jar alias", "key-assignment"),
+        ("<config><db><Password>Kx9#mQ2vL</Password></db></config>", "key-assignment"),
+        ('{"name": "STRIPE_SECRET", "value": "Zq8vX92LmKp3Rt7w"}', "key-assignment"),
+        ("env:\n  - name: DB_PASS\n    value: Kx9#mQ2vL", "key-assignment"),
+        ("glsa_" + "k3j9x8c7v6b5n4m2q1w0e9r8t7y6u5i4" + " rotated", "vendor-token"),
+        ("bot:" + "a8f3k2m9x7q1w5e4r6t0y2u8i3o7p9l1" + " in the bot config", "vendor-token"),
+        ("seed words, in order: 1) abandon 2) abandon 3) abandon 4) abandon 5) abandon 6) abandon 7) abandon"
+         + " 8) abandon 9) abandon 10) abandon 11) abandon 12) about", "seed-phrase"),
+        ("type it into Google Authenticator: JBSWY3DPEHPK3PXPJBSWY3DP", "totp-key"),
+        ("das Kennwort, das ich dem Vermieter gab, ist Kx9#mQ2vL", "password-phrase"),
+        ("Kennwort für das Büro lautet jetzt Kx9#mQ2vL", "password-phrase"),
+        ("mi contraseña de siempre era Kx9#mQ2vL", "password-phrase"),
+        ("lykilorðið mitt er Kx9#mQ2vL", "password-phrase"),
+        ("the pin to open the garage is 482913", "key-phrase"),
+        ("the combination for the bike lock is 0417", "key-phrase"),
+        ("the signing secret we share with them is Kx9#mQ2vL7", "key-phrase"),
+        ("login for the nas: backup / Kx9#mQ2vL", "password-phrase"),
+        ("I pasted Kx9#mQ2vL into the password box", "password-phrase"),
+    ],
+)
+def test_round_5_mechanisms_redact_unseen_phrasings_of_their_classes(text, kind):
+    result = redact(text)
+    assert kind in dict(result.counts), result.text
+    assert redact(text) == redact_every_rule(text)
+    assert redact(result.text) == Redacted(result.text, ())
+
+
+@pytest.mark.parametrize("text", [
+    "chatcmpl-" + "AbCdEfGh1234IjKlMnOp5678QrStU", "request id msg_01" + "XyZaBcDeFgHiJkLmNoPqRs", "toolu_01" + "A" * 22,
+    "the code review is at 3pm", "the pin is on the map", "my password manager is 1Password", "key points: cost, speed",
+    "the token limit is 4096", "pass the salt", "I'll pass Python3 to the script", "pass rate is 98.52%",
+    "the secret to good bread is time", "msbuild App.sln /p:Configuration=Release",
+    "date -u +%Y-%m-%dT%H:%M:%SZ", "docker run -u 1000:1000 app", "git push -u origin feature/login-2fa",
+    "<key>LSMinimumSystemVersion10</key>", "<tokenExpiry>3600s</tokenExpiry>", "image: app:" + "9f86d081" * 5,
+    "sign in with Google/GitHub", "the wifi runs at 2.4GHz/5.8GHz", "runas /user:Administrator cmd.exe",
+])
+def test_round_5_look_alikes_are_kept(text):
+    assert redact(text).text == text
