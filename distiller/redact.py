@@ -453,7 +453,7 @@ def _said_password(match: re.Match[str]) -> bool:
     gap = match.group("gap")
     if gap and not _ABOUT_PASSWORDS.isdisjoint(re.sub(r"\([^)]*\)", " ", gap).lower().split()):
         return False
-    if match.group("direct") is None or match.group("noun").lower() not in ("pass", "pw", "passes"):
+    if match.group("direct") is None or match.group("noun").lower() not in ("pass", "pw", "pws"):
         return True
     return _LOGIN_BEFORE.search(match.string, max(0, match.start() - 60), match.start()) is not None
 
@@ -864,8 +864,11 @@ _PASSWORD_WORDS = (
     "nenosiri", "[лЛ]озинк", "รหัสผ่าน", "رمز عبور", "كلمة السر", "كلمة مرور", "암호", "口令", "পাসওয়ার্ড",
     "கடவுச்சொல்", "wi-?fi", "wlan",
 )
-# English words, whole (no inflection but a plural: "passage", "passenger" are no password).
-_PASSWORD_WORDS_EN = ("password", "passwd", "passcode", "passphrase", "pass", "pwd", "pw")
+# English words, whole (no inflection but a plural: "passage", "passenger" are no password; "pass" has none).
+_PASSWORD_WORDS_EN = ("password", "passwd", "passcode", "passphrase", "pwd", "pw")
+# What may follow the word (a blank, ":", "=", a question mark, a comma, a dash, a parenthesis): "pass" is a
+# needle only with one of them after it, so "passes" and "passed" do not bring the rule into play.
+_AFTER_PASS = " \t:=?,—–-("
 _PASSWORD_WORDS_NEEDLES = (
     "wachtwoord", "hasł", "hasl", "lösenord", "losenord", "adgangskode", "passord", "salasan", "hesl", "şifre",
     "sifre", "parol", "jelsz", "palavra-passe", "contrasenya", "kata sandi", "kata laluan", "mật khẩu",
@@ -1014,7 +1017,7 @@ _RULES: tuple[_Rule, ...] = (
     # positional password after a subcommand that creates a user or sets a password (rabbitmqctl add_user ops X,
     # net user bob X, redis AUTH X). Long flags that name a secret (`--db-password`, `-storepass`) are the
     # key-assignment flag rule's.
-    # Needles that heed case here: sought by the anchored search, which already skips to "-" and "/".
+    # Needles that heed case here: sought by the anchored search, which already skips to "-".
     _Rule(
         "command-line-password",
         ("-u", "-U", "--cred", "-auth"),
@@ -1022,12 +1025,12 @@ _RULES: tuple[_Rule, ...] = (
                    r"[\"']?\w[\w.@\\-]{0,63}[:%](?!//)(?!\[REDACTED)([^\s\"']{4,128})"),
         check=_flag_user_password,
     ),
-    _Rule(
+    _Rule(  # needles the index already holds ("pass:", "passw", "pwd") or one under a letter it skips to ("ser:")
         "command-line-password",
-        ("/user:", "/USER:", "/User:", "/u:", "/U:", "/pass", "/PASS", "/Pass", "/pwd:", "/PWD:", "/rp:", "/RP:"),
-        re.compile(r"(?a)/(?<![\w/:]/)(?:(?:user|USER|User|u|U):[^\s/]{1,64}[ \t]+(?![/-])"  # not /p: (msbuild's)
-                   r"|(?:pass(?:word)?|PASS(?:WORD)?|Pass(?:word)?|pwd|PWD|rp|RP):[\"']?)"
-                   r"(?!\[REDACTED)([^\s\"']{4,128})"),
+        ("ser:", "pass:", "passw", "pwd"),
+        re.compile(r"(?ai)/(?<![\w/:]/)(?:user:[^\s/]{1,64}[ \t]+(?![/-])|(?:pass(?:word)?|pwd):[\"']?)"
+                   r"(?!\[REDACTED)([^\s\"']{4,128})"),  # not /p: (msbuild's properties)
+        ignore_case=True,
         check=_flag_user_password,
     ),
     _Rule(
@@ -1042,7 +1045,7 @@ _RULES: tuple[_Rule, ...] = (
         "command-line-password",
         ("add_user", "adduser", "add-user", "seradd", "create_user", "createuser", "create-user",
          "change_password", "changepassword", "change-password", "set_password", "setpassword", "set-password",
-         "ser add", "ser create", "t user", "auth"),  # "ser add", "t user": a letter the needle index skips to
+         "ser add", "ser create", "t user", "auth ", "auth\t"),  # "ser add", "t user": letters the index skips to
         re.compile(r"(?ai)\b(?:add[_-]?user|useradd|create[_-]?user|change[_-]?password|set[_-]?password|"
                    r"user (?:add|create)|net user|(?-i:AUTH))"
                    r"(?:[ \t]+--?[\w-]+(?:=\S+)?)*[ \t]+(?:[^\s\"'`;|&-][^\s;|&]{0,63}[ \t]+)?"
@@ -1240,8 +1243,9 @@ _RULES: tuple[_Rule, ...] = (
     # its "p" (a rule of its own: its needles are common, and the engine skips to that letter), then the others.
     _Rule(
         "password-phrase",
-        ("pass", "pw"),
-        re.compile(r"(?ai)(?=[pP])(?<![A-Za-z])(?P<noun>(?:" + "|".join(_PASSWORD_WORDS_EN) + r")s?(?![A-Za-z]))"
+        ("passw", "passc", "passp", "pw", *("pass" + char for char in _AFTER_PASS)),
+        re.compile(r"(?ai)(?=[pP])(?<![A-Za-z])(?P<noun>(?:(?:" + "|".join(_PASSWORD_WORDS_EN) + r")s?|pass)"
+                   r"(?![A-Za-z]))"
                    + _SAID_VALUE),
         group=4,
         accept=_strong_password,
