@@ -147,8 +147,9 @@ _SAID_KEYS = ("the shared account's secret is X btw", "the code to unlock the la
 SECRETS.update({
     # The vendors' tokens found by shape (PROMOTED) are high-entropy ones; the listed ones are sought where a digit
     # is (redact._VENDOR_TOKENS): a random part with none (1 Docker token in 100) is a known miss unless named.
+    # Twitch's lower-case body is judged by its shape (redact._prefixed_token): tests/test_redact.py draws those.
     "vendor-token": st.one_of(*[_form("vendor-prefix", name) for name, split, _ in FORMS["vendor-prefix"]
-                                if split == "train" and name not in PROMOTED]).filter(
+                                if split == "train" and name not in PROMOTED and name != "twitch oauth:"]).filter(
         lambda t: any(c.isdigit() for c in t)),
     "key-assignment": st.one_of(_form("no-space-assignment", "ENV=value"),
                                 _form("caps-key-context", "LICENSE_KEY=CAPS"),

@@ -1,4 +1,5 @@
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import duckdb
@@ -447,6 +448,7 @@ def test_the_seed_phrase_shortcut_holds_for_numbered_and_comma_separated_lists(p
         ("git clone --user deploy:Zq8v!x92LmK https://git.example.com/a.git", "command-line-password"),
         ("cmdkey /generic:srv01 /user:ops /pass:Wint3r!Sun", "command-line-password"),
         ("mosquitto_passwd -b /etc/mosquitto/passwd sensor Kx9#mQ2vL", "command-line-password"),
+        ("run htpasswd -nb ops Kx9#mQ2vL and paste the line into the file", "command-line-password"),
         ("rabbitmqctl change_password ops Kx9#mQ2vL", "command-line-password"),
         ("redis-cli -h cache AUTH default Kx9#mQ2vL", "command-line-password"),
         ("jarsigner -keystore k.jks -keypass Kx9#mQ2vL app.jar alias", "key-assignment"),
@@ -487,3 +489,21 @@ def test_round_5_mechanisms_redact_unseen_phrasings_of_their_classes(text, kind)
 ])
 def test_round_5_look_alikes_are_kept(text):
     assert redact(text).text == text
+
+
+def _turns(value):
+    kinds = [c.isdigit() for c in value]
+    return sum(a != b for a, b in pairwise(kinds))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["oauth:", "bot_", "lsv2_pt_", "AstraCS:", "acme-live-", "tok.v1."]),
+       st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=24, max_size=64).filter(
+           lambda v: sum(c.isdigit() for c in v) >= 3 and sum(c.isalpha() for c in v) >= 4 and _turns(v) >= 6),
+       st.sampled_from(["", " and redeploy", ", rotated monday", "\n"]))
+def test_a_random_body_after_any_name_is_a_token(prefix, body, after):
+    """The vendor-free detector: a name, a separator, a body of small letters and digits in a random order (its
+    documented shape: 3+ digits, 4+ letters, six turns between them), whatever the vendor."""
+    text = f"new key: {prefix}{body}{after}"
+    assert body not in redact(text).text
+    assert redact(text) == redact_every_rule(text)
