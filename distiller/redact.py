@@ -882,7 +882,8 @@ _PASSWORD_WORDS_NEEDLES = (
 _INFLECTION = r"(?u:[^\W\d_]){0,6}"  # letters of any script, within the rules' ASCII mode
 _COPULAS = ("is", "es", "est", "ist", "lautet", "è", "é", "to", "jest", "är", "er", "on", "je", "este", "adalah",
             "ialah", "là", "это", "είναι", "olur", "ir", "yra", "van", "al", "was", "are", "were", "c'est", "era",
-            "foi", "était", "war", "var", "oli", "było", "bylo", "был", "была", "була", "е", "heißt", "sono", "são")
+            "foi", "était", "war", "var", "oli", "było", "bylo", "был", "была", "була", "е", "heißt", "sono", "são",
+            "هي", "هو", "היא", "הוא", "คือ", "ni", "yw")
 # Between the word for password and its value, up to six words or a parenthesis of any but an end of sentence
 # ("the password i gave the landlord was X", "parola mea de la email este X", "temporary password (change at
 # login): X", a clause between commas), then ":" or "=", a verb, a dash or an arrow, or a question answered
@@ -1053,6 +1054,15 @@ _RULES: tuple[_Rule, ...] = (
                    r"user (?:add|create)|net user|(?-i:AUTH))"
                    r"(?:[ \t]+--?[\w-]+(?:=\S+)?)*[ \t]+(?:[^\s\"'`;|&-][^\s;|&]{0,63}[ \t]+)?"
                    r"[\"']?(?!\[REDACTED)([^\s\"'`;|]{4,128})"),
+        ignore_case=True,
+        check=_flag_user_password,
+    ),
+    _Rule(  # a password piped into a command that reads it from its input (`echo X | docker login
+        # --password-stdin`, `echo 'bob:X' | chpasswd`, `printf X | passwd --stdin bob`)
+        "command-line-password",
+        ("stdin", "passwd"),
+        re.compile(r"(?ai)\b(?:echo|printf)[ \t]+(?:-[a-z]+[ \t]+)*[\"']?(?:[\w.@-]{1,64}:)?(?!\[REDACTED)"
+                   r"([^\s\"'`|;&]{4,128})[\"']?[ \t]*\|[ \t]*[^\n|;&]{0,80}?(?:password-stdin|--stdin|passwd)\b"),
         ignore_case=True,
         check=_flag_user_password,
     ),

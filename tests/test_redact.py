@@ -449,6 +449,9 @@ def test_the_seed_phrase_shortcut_holds_for_numbered_and_comma_separated_lists(p
         ("cmdkey /generic:srv01 /user:ops /pass:Wint3r!Sun", "command-line-password"),
         ("mosquitto_passwd -b /etc/mosquitto/passwd sensor Kx9#mQ2vL", "command-line-password"),
         ("run htpasswd -nb ops Kx9#mQ2vL and paste the line into the file", "command-line-password"),
+        ("echo 'Kx9#mQ2vL' | docker login registry.example.com -u ops --password-stdin", "command-line-password"),
+        ("echo 'ops:Kx9#mQ2vL' | sudo chpasswd", "command-line-password"),
+        ("كلمة المرور هي Kx9#mQ2vL", "password-phrase"),
         ("rabbitmqctl change_password ops Kx9#mQ2vL", "command-line-password"),
         ("redis-cli -h cache AUTH default Kx9#mQ2vL", "command-line-password"),
         ("jarsigner -keystore k.jks -keypass Kx9#mQ2vL app.jar alias", "key-assignment"),
@@ -486,6 +489,7 @@ def test_round_5_mechanisms_redact_unseen_phrasings_of_their_classes(text, kind)
     "date -u +%Y-%m-%dT%H:%M:%SZ", "docker run -u 1000:1000 app", "git push -u origin feature/login-2fa",
     "<key>LSMinimumSystemVersion10</key>", "<tokenExpiry>3600s</tokenExpiry>", "image: app:" + "9f86d081" * 5,
     "sign in with Google/GitHub", "the wifi runs at 2.4GHz/5.8GHz", "runas /user:Administrator cmd.exe",
+    "echo $TOKEN | docker login -u ops --password-stdin", "cat /etc/passwd | grep root",
 ])
 def test_round_5_look_alikes_are_kept(text):
     assert redact(text).text == text
