@@ -276,7 +276,7 @@ _NOT_SECRET_PARTS = frozenset("""
 public pub publishable cache primary foreign sort partition idempotency fingerprint max min num total count
 """.split())
 # Trailing parts that say how the value is written, not what it is ("SECRET_B64", "API_KEY_2").
-_NAME_SUFFIXES = frozenset("b64 base64 value val raw str hex enc encoded prod dev live test old new".split())
+_NAME_SUFFIXES = frozenset("b64 base64 value val raw str hex enc encoded prod dev live test old new data".split())
 _PASSWORD_HEADS = frozenset("password passwords passwd pass pwd pw passphrase passcode".split())
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _NAME_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
@@ -759,6 +759,22 @@ def _prefixed_token(match: re.Match[str]) -> bool:
     return False
 
 
+def _encoded_private_key(value: str) -> bool:
+    """Base64 of a PEM private key (kubeconfig's `client-key-data`, a secret's `tls.key`): "-----BEGIN" encoded,
+    and "PRIVATE KEY" in what the first 120 characters decode to."""
+    head = value[:120]
+    try:
+        decoded = base64.b64decode(head[: len(head) // 4 * 4], validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b"PRIVATE KEY" in decoded
+
+
+def _wifi_password(value: str) -> bool:
+    """A Wi-Fi QR code's `P:` field: not empty, not a placeholder."""
+    return _password_value(value.replace("\\;", ";"))
+
+
 def _wrapped_key(value: str) -> bool:
     """Lines of key characters only, which joined make a random token or 32+ hex digits with letters."""
     joined = "".join(value.split())
@@ -913,6 +929,26 @@ _RULES: tuple[_Rule, ...] = (
             r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
             r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:,-]*)"
         ),
+    ),
+    _Rule(  # a PEM private key in base64 ("-----BEGIN" encoded is "LS0tLS1CRUdJTi")
+        "private-key",
+        ("LS0tLS1CRUdJTi",),
+        re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}"),
+        accept=_encoded_private_key,
+    ),
+    _Rule(  # a PuTTY key file's private lines
+        "private-key",
+        ("Private-Lines:",),
+        re.compile(r"Private-Lines:[ \t]*[0-9]+[ \t]*\r?\n[ \t]*([A-Za-z0-9+/=]{8,}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/=]{8,})*)"),
+        group=1,
+    ),
+    _Rule(  # a Wi-Fi QR code's payload: WIFI:T:WPA;S:name;P:password;;
+        "password-phrase",
+        ("wifi:",),
+        re.compile(r"(?ai)\bWIFI:(?:[^;\n]*;){0,6}?P:(?!\[REDACTED)((?:\\.|[^;\\\n]){4,128});"),
+        group=1,
+        accept=_wifi_password,
+        ignore_case=True,
     ),
     _Rule("anthropic-key", ("sk-ant-",), re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9_-]{20,}")),
     _Rule("openrouter-key", ("sk-or-v",), re.compile(r"(?<![\w-])sk-or-v\d-[A-Za-z0-9]{32,}")),

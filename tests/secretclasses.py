@@ -124,7 +124,7 @@ PROMOTED_5 = frozenset({
 
 
 # Forms of held-out-3 made train: they still draw from held-out-3's stream, so that no other value changes.
-DRAWN_AS_H3 = {"xml <password> element"}
+DRAWN_AS_H3 = {"xml <password> element", "PuTTY key private lines"}
 
 
 def _split(name: str, split: str) -> str:
@@ -867,7 +867,7 @@ def _forms() -> dict[str, list[Form]]:
         p = password(r).replace("@", "").replace("/", "")
         return _one(f"ftp://backup:{p}@files.example.net/nightly/", p)
 
-    @add("private-key", "PuTTY key private lines", H3)
+    @add("private-key", "PuTTY key private lines", T)  # held-out-3 until round 5
     def _(r):
         v = b64(r, 48)
         return _one("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: ops\nPublic-Lines: 2\n"

@@ -1,3 +1,4 @@
+import base64
 import json
 from itertools import pairwise
 from pathlib import Path
@@ -452,6 +453,10 @@ def test_the_seed_phrase_shortcut_holds_for_numbered_and_comma_separated_lists(p
         ("echo 'Kx9#mQ2vL' | docker login registry.example.com -u ops --password-stdin", "command-line-password"),
         ("echo 'ops:Kx9#mQ2vL' | sudo chpasswd", "command-line-password"),
         ("كلمة المرور هي Kx9#mQ2vL", "password-phrase"),
+        ("scan it: WIFI:T:WPA;S:Guest Net;P:Kx9#mQ2vL;H:false;;", "password-phrase"),
+        ("tls.key: " + base64.b64encode(b"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIO3kJ8x9Zq2LmP0vN7tR5wY1aB3cD6eF\n"
+                                        b"-----END EC PRIVATE KEY-----\n").decode(), "private-key"),
+        ("Private-Lines: 1\nAAAAIKyyUdPG+TjcEe5oTwzIMKqFGEq0//JPWUVSQQCJ4Z2T\nPrivate-MAC: 0a1b", "private-key"),
         ("rabbitmqctl change_password ops Kx9#mQ2vL", "command-line-password"),
         ("redis-cli -h cache AUTH default Kx9#mQ2vL", "command-line-password"),
         ("jarsigner -keystore k.jks -keypass Kx9#mQ2vL app.jar alias", "key-assignment"),
@@ -490,6 +495,8 @@ def test_round_5_mechanisms_redact_unseen_phrasings_of_their_classes(text, kind)
     "<key>LSMinimumSystemVersion10</key>", "<tokenExpiry>3600s</tokenExpiry>", "image: app:" + "9f86d081" * 5,
     "sign in with Google/GitHub", "the wifi runs at 2.4GHz/5.8GHz", "runas /user:Administrator cmd.exe",
     "echo $TOKEN | docker login -u ops --password-stdin", "cat /etc/passwd | grep root",
+    "ca.crt: " + base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKC\n"
+                                  b"-----END CERTIFICATE-----\n").decode(),
 ])
 def test_round_5_look_alikes_are_kept(text):
     assert redact(text).text == text
