@@ -1754,11 +1754,19 @@ def _head_piece(text: str) -> tuple[int, int] | None:
         run = match.group()
         if run.isalpha() and (run.islower() or run.isupper() or run.istitle()):  # a word
             continue
+        start = match.start()
+        if run.startswith("-") and not _FLAG_WORD.fullmatch(run):  # a key's rest, cut before a dash
+            start += len(run) - len(run.lstrip("-"))
+            run = run.lstrip("-")
         if (_TOKEN_START.match(run) or not _key_piece(run)
                 or _PUBLIC_BEFORE.search(text, max(0, match.start() - 40), match.start())):
             return None
-        return match.span()
+        return start, match.end()
     return None
+
+
+# A flag: a dash or two and a word of small letters and digits ("--verbose", "-rf"), or a letter and one more.
+_FLAG_WORD = re.compile(r"-{1,2}[a-z][a-z0-9-]*|-{1,2}[a-z][A-Z0-9]")
 
 
 @dataclass(frozen=True, slots=True)

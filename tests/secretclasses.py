@@ -912,7 +912,8 @@ class SplitKey:
 
 def split_across_messages(seed: int) -> list[SplitKey]:
     """Keys pasted in two consecutive messages. The train shapes are those the cross-message check was written
-    from; the held-out-2 ones were added after it, and no rule was tuned on them."""
+    from; the two held-out-2 ones were added after it and are train since round 5 (a rest that starts with a dash
+    is a key's rest unless it reads as a flag)."""
     r = random.Random(f"split-{seed}")  # a stream of its own: no value of cases() or lookalikes() comes back
     out = []
     for make in (lambda: "ghp_" + token(r, 36), lambda: token(r, 48), lambda: "sk-proj-" + token(r, 48)):
@@ -920,9 +921,10 @@ def split_across_messages(seed: int) -> list[SplitKey]:
         cut = len(v) // 2
         out.append(SplitKey(f"here is the key, first half: {v[:cut]}", f"and the rest: {v[cut:]}", v, cut, T))
     v = "xoxb-" + token(r, 11, string.digits) + "-" + token(r, 13, string.digits) + "-" + token(r, 24)
-    out.append(SplitKey(f"bot token (1/2): {v[:30]}", f"(2/2) {v[30:]}", v, 30, H2))
+    # held-out-2 until round 5 (both below)
+    out.append(SplitKey(f"bot token (1/2): {v[:30]}", f"(2/2) {v[30:]}", v, 30, T))
     v = b64(r, 36)
-    out.append(SplitKey(f"the secret access key, line 1: {v[:20]}", f"{v[20:]}   <- line 2", v, 20, H2))
+    out.append(SplitKey(f"the secret access key, line 1: {v[:20]}", f"{v[20:]}   <- line 2", v, 20, T))
     return out
 
 

@@ -412,7 +412,10 @@ def test_a_secret_split_across_turns_leaves_no_piece_in_what_the_pipeline_shows(
         for pair in pairs:
             assert not any(piece in text for piece in pair.pieces for text in texts), (pair, texts)
         assert all("[REDACTED:" in text for text in texts)
-        assert all(text.startswith(("here is the key, first half: ", "and the rest: ")) for text in texts)
+        # the words before each piece are kept ("here is the key, first half: ", "(2/2) ")
+        heads = tuple(text[:text.index(piece)] for pair in pairs for text, piece in zip(
+            (pair.first, pair.second), pair.pieces, strict=True))
+        assert all(text.startswith(heads[n % len(heads)]) for n, text in enumerate(texts))
 
 
 # --- round 5: general mechanisms for the held-out-2/3 slips (command lines' credential arguments, passwords said
