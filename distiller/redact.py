@@ -72,6 +72,9 @@ def _looks_random(value: str) -> bool:
         if len(longest) >= 32 and _mixes_randomly(longest):
             return True
         long_parts = [p for p in parts if len(p) >= 8]
+        if any(_random_hex(p) for p in parts) and any(len(p) >= 12 and _switches(p) >= 4 and _has_digit(p)
+                                                     and not _WORD_PART.fullmatch(p) for p in parts):
+            return True  # an id and a hex secret joined (Airtable's "pat…" + "." + 64 hex)
         if len(longest) < 16 or sum(bool(_WORD_PART.fullmatch(p)) for p in long_parts) * 2 >= len(long_parts):
             return False
         value = "".join(parts)
@@ -84,11 +87,21 @@ _PREFIXED_HEX = re.compile(r"([A-Za-z]{2,10}?)([_-]?)([0-9a-f]{32,})")
 _WORD_PART = re.compile(r"[A-Za-z][a-z]+(?:[A-Z][a-z]+)*[0-9]{0,2}|[a-z0-9]+|[A-Z0-9]+")
 
 
+def _random_hex(value: str) -> bool:
+    """32 or more hex digits with letters and digits among them: a key or a hash, never a word."""
+    return len(value) >= 32 and _HEX.fullmatch(value) is not None and _has_digit(value) and not value.isdigit()
+
+
+_HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+
+
 def _prefixed_hex(value: str) -> bool:
     match = _PREFIXED_HEX.fullmatch(value)
     if match is None:
         return False
     prefix, separator, body = match.groups()
+    if prefix.lower() in _HASH_WORDS:  # "trace-…", "commit-…", "build_…": a hash or an id, named
+        return False
     return ((bool(separator) or any(c > "f" for c in prefix.lower())) and _has_digit(body)
             and any(c.isalpha() for c in body))
 
@@ -162,6 +175,8 @@ short same different set reset changed saved stored protected encrypted hashed h
 complex complicated forgotten lost missing empty blank unknown it that this what here there below above attached
 needed mandatory necessary case-sensitive still now also just being in on at for of to my your our their his her
 working broken fine ok okay good bad stolen leaked compromised shared written known sent generated
+printed taped located kept listed included given provided displayed shown visible available inside behind underneath
+somewhere elsewhere
 """.split())
 
 
@@ -261,7 +276,7 @@ _NOT_SECRET_PARTS = frozenset("""
 public pub publishable cache primary foreign sort partition idempotency fingerprint max min num total count
 """.split())
 # Trailing parts that say how the value is written, not what it is ("SECRET_B64", "API_KEY_2").
-_NAME_SUFFIXES = frozenset("b64 base64 value val raw str hex enc encoded prod dev live test old new".split())
+_NAME_SUFFIXES = frozenset("b64 base64 value val raw str hex enc encoded prod dev live test old new data".split())
 _PASSWORD_HEADS = frozenset("password passwords passwd pass pwd pw passphrase passcode".split())
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _NAME_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
@@ -348,17 +363,161 @@ def _named_secret(match: re.Match[str]) -> bool:
     return kind is not None and _secret_shape(match.group(match.lastindex or 0), kind == "password")
 
 
-def _flag_secret(match: re.Match[str]) -> bool:
-    kind = _key_name(match.group("name"))
+def _element_secret(match: re.Match[str]) -> bool:
+    """A markup element whose name says password, key, secret, token… (`<password>X</password>`,
+    `<ApiKey>X</ApiKey>`, `<ns:secret>`: the part after a namespace) around a value of a secret's shape."""
+    name = match.group("name").rpartition(":")[2]
+    kind = _key_name(name) if name.lower() != "key" else None  # a property list's <key> holds a name
     return kind is not None and _secret_shape(match.group(match.lastindex or 0), kind == "password")
+
+
+# The name of a name/value pair before its value: `<add key="ApiSecret" value="…"/>`, Kubernetes' `- name:
+# DB_PASSWORD` over `value: …`, `{"name": "token", "value": "…"}`.
+_PAIR_NAME = re.compile(r"(?i)\b(?:key|name)[\"']?[ \t]*(?:=>|[:=])[ \t]*[\"']?([\w.-]{1,60})[\"']?")
+
+
+def _pair_secret(match: re.Match[str]) -> bool:
+    """The value of a name/value pair whose name (within the 120 characters before, the nearest) says secret."""
+    text = match.string
+    names = _PAIR_NAME.findall(text, max(0, match.start() - 120), match.start())
+    kind = _key_name(names[-1]) if names else None
+    return kind is not None and _secret_shape(match.group(match.lastindex or 0), kind == "password")
+
+
+def _flag_secret(match: re.Match[str]) -> bool:
+    name = match.group("name")
+    kind = _key_name(name) or _pass_flag(name)
+    return kind is not None and _secret_shape(match.group(match.lastindex or 0), kind == "password")
+
+
+# Words that end in "pass" and say no password.
+_NOT_PASS = ("bypass", "compass", "surpass", "trespass", "overpass", "underpass", "multipass", "firstpass", "onepass",
+             "twopass", "singlepass", "secondpass", "nopass")
+
+
+def _pass_flag(name: str) -> str | None:
+    """'password' for a command's flag whose name ends in "pass" ("-storepass", "-keypass", "--db-pass",
+    "-passin"/"-passout" are openssl's sources, whose value says "pass:X"), else None."""
+    joined = name.lower().replace("-", "").replace("_", "")
+    return "password" if joined.endswith("pass") and not joined.endswith(_NOT_PASS) else None
+
+
+def _flag_user_password(match: re.Match[str]) -> bool:
+    """The password of a user flag's `user%pass` or `user:pass`, or of Windows' `/user:NAME pass`: shaped like
+    one (`_flag_password`), not a uid:gid or a placeholder."""
+    return _flag_password(match.group(match.lastindex or 0))
+
+
+def _batch_flags(match: re.Match[str]) -> bool:
+    """A `…passwd` tool in batch mode (`-b` among its flags: htpasswd, mosquitto_passwd) takes the password as its
+    third argument, or its second with `-n` (no file: the line is printed)."""
+    return "b" in match.group("flags").replace("-", "") and _flag_password(match.group(match.lastindex or 0))
 
 
 def _strong_password(value: str) -> bool:
     """A password named without "is" ("the password X", "password, X,"): 6 or more characters with a digit, a
-    symbol or mixed cases, so that "the password manager" or "passwords, which" are not taken."""
+    symbol or mixed cases, so that "the password manager" or "passwords, which" are not taken; and no code's
+    shape: a file name ("main.py"), a dotted name without digits ("self.config"), a call, a flag, a bracket first,
+    a URL, an e-mail address or a version number."""
     return (len(value) >= 6 and _password_value(value) and value.casefold() not in _NOT_A_PASSWORD
             and (_has_digit(value) or not value.isalnum() or not (value.islower() or value.isupper()
-                                                                   or value.istitle())))
+                                                                   or value.istitle()))
+            and _CODE_SHAPE.fullmatch(value) is None and not _FILE_SUFFIX.search(value))
+
+
+# Code, not a password: a file name with a source or data extension, names joined by dots without a digit
+# ("self.config", "os.path"), a call, a flag, a bracket or a quote first, a decimal, a percentage or a quantity
+# ("98.52%", "5.8GHz"), a URL, an address, a version.
+_CODE_SHAPE = re.compile(
+    r"(?i)[\w.-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|php|sh|md|html?|css|scss|sql|csv|log|lock|"
+    r"xml|svg|png|jpe?g|gif|pdf|zip|gz|tgz|tar|exe|dll|so|dylib|wasm|ipynb|rst|out|bak|tmp|docx?|xlsx?)"
+    r"|[A-Za-z_]+(?:\.[A-Za-z_]+)+|[\w.]+\(.*\)?|[(\[{<].*|(?-i:-{1,2}[a-z][a-z0-9-]*)(?:=.*)?|\d+(?:[.,]\d+)+%?|\d+(?:[.,]\d+)*(?:%|[kmgtµ]?(?:hz|bps|b|s|m|g|w|v|px|em|pt))|\w+://.*|[^@\s]+@[\w-]+\.[\w.-]+|v?\d+(?:\.\d+)+"
+)
+
+
+# Words before "pass X" that make it a login's password, not the verb ("pass Python3 to it").
+_LOGIN_BEFORE = re.compile(r"(?i)\b(?:login|log[ -]?in|user(?:name)?|account|acct|ssid|network)\b[^\n]{0,40}\Z")
+
+
+# Words after the word for password that make the phrase about something else ("my password manager is
+# 1Password", "the password policy is …").
+_ABOUT_PASSWORDS = frozenset("""
+manager managers vault vaults app apps generator generators reset resets hint hints policy policies strength length
+rotation requirement requirements rule rules field fields box prompt expiry history hash hashes file files
+""".split())
+
+
+def _said_password(match: re.Match[str]) -> bool:
+    """No word of the gap makes the phrase about something else (`_ABOUT_PASSWORDS`); and "pass X" and "pw X",
+    with no verb between, only after a login's name ("login ops, pass X")."""
+    gap = match.group("gap")
+    if gap and not _ABOUT_PASSWORDS.isdisjoint(re.sub(r"\([^)]*\)", " ", gap).lower().split()):
+        return False
+    if match.group("direct") is None or match.group("noun").lower() not in ("pass", "pw", "pws"):
+        return True
+    return _LOGIN_BEFORE.search(match.string, max(0, match.start() - 60), match.start()) is not None
+
+
+# Words near "key", "secret", "token" that make it something else than a credential: a database's or a cache's
+# key, a hash, an id, a count or a limit, a figure of speech ("the key points are", "the secret is out").
+_NOT_A_CREDENTIAL = frozenset("""
+public pub publishable cache primary foreign sort partition composite unique idempotency fingerprint hash hashes id ids
+commit sha digest checksum limit limits count counts max min size length expiry ttl type types name names format file
+path usage budget budgets points point difference differences thing things takeaway takeaways insight insights factor
+factors question questions word words ingredient ingredients ssh gpg pgp host signing-key-id map lookup
+""".split())
+# What a code or a PIN opens: without one of these words between, "the code … is X" is source code or a status.
+_LOCKED_THINGS = frozenset("""
+unlock unlocks unlocking open opens opening access enter entry door doors gate gates safe lock locks locker laptop
+phone computer pc tablet ipad iphone alarm garage building house home apartment flat room office wifi wi-fi router vault
+bike padlock screen sim card atm bank account voicemail mailbox storage unit
+""".split())
+
+
+def _said_secret(match: re.Match[str]) -> bool:
+    """A key, secret, token or seed said in words ("the key from the wallet, it's X", "the shared account's secret
+    is X"): 12 or more characters of a secret's shape (a secret: or 8 of a password's), no word around that makes it a database key, a hash, a limit
+    or a figure of speech (`_NOT_A_CREDENTIAL`). A code, combination or PIN: only with what it opens between
+    ("the code to unlock the laptop is X"), a number of 4 to 12 digits or a value shaped like a password."""
+    noun = match.group("noun").lower().rstrip("s")
+    text = match.string
+    words = set(re.sub(r"\([^)]*\)", " ", match.group("gap")).lower().split())
+    before = set(text[max(0, match.start() - 24):match.start()].lower().replace("'s", " ").split()[-2:])
+    value = match.group(match.lastindex or 0)
+    if noun in ("code", "combination", "pin"):
+        return not _LOCKED_THINGS.isdisjoint(words | before) and (
+            (value.isdigit() and 4 <= len(value) <= 12) or _strong_password(value))
+    if not _NOT_A_CREDENTIAL.isdisjoint(words | before) or _CODE_SHAPE.fullmatch(value) is not None:
+        return False
+    if noun == "secret" and len(value) >= 8 and _strong_password(value):  # a shared secret is often a password
+        return True
+    return len(value) >= 12 and _secret_shape(value, False)
+
+
+# A login's words in the line around a "user / password" pair.
+_LOGIN_WORDS = re.compile(r"(?i)\b(?:creds?|credentials?|login|log[ -]in|logon|sign[ -]?in|username|admin|wi-?fi|wlan|"
+                          r"router|ssid|vpn)\b")  # each holds a needle of the rule: "sername", "outer", "pn"…
+_PAIR_USER = re.compile(r"(?:^|(?<=[\s:(\[,]))[\w.@+-]{2,40}[ \t]?\Z")
+
+
+def _login_pair(match: re.Match[str]) -> bool:
+    """"admin / X", "HomeNet5G / X": a user's or a network's name alone before the slash (no path's part), a
+    login's word in the line outside the pair (`_LOGIN_WORDS`, within 60 characters before or 40 after), and a
+    value shaped like a password: with a digit or a symbol other than ":", or letters of both cases in a random
+    order ("Google/GitHub", "/user:Administrator" are not)."""
+    text = match.string
+    slash = match.start()
+    if _PAIR_USER.search(text, max(0, slash - 42), slash) is None:
+        return False
+    line_start = text.rfind("\n", 0, slash) + 1
+    line_end = text.find("\n", match.end())
+    line_end = len(text) if line_end < 0 else line_end
+    user_start = text.rfind(" ", 0, slash - 1) + 1  # the pair itself says nothing ("feature/login-2fa")
+    around = text[max(line_start, slash - 60):max(line_start, user_start)] + " " + text[match.end():min(
+        line_end, match.end() + 40)]
+    value = match.group(1)
+    return (_LOGIN_WORDS.search(around) is not None and _strong_password(value) and ":" not in value
+            and (not value.isalpha() or not _WORD_PART.fullmatch(value) and _switches(value) >= 4))
 
 
 def _spaced_base32(value: str) -> bool:
@@ -401,8 +560,14 @@ def _dsn_user_key(value: str) -> bool:
 
 
 # Four to eight groups of four base32 characters of one case: an authenticator's setup key, typed by hand.
-_TOTP_GROUPS = (r"(?<![\w-])((?-i:[A-Z2-7]{4}(?:[ -][A-Z2-7]{4}){3,7}|[a-z2-7]{4}(?:[ -][a-z2-7]{4}){3,7}))"
-                r"(?![\w-])")
+# Named, it may be shown unspaced: 16 to 64 of one case, with a digit (`_totp_key`).
+_TOTP_GROUPS = (r"(?<![\w-])((?-i:[A-Z2-7]{4}(?:[ -][A-Z2-7]{4}){3,7}|[a-z2-7]{4}(?:[ -][a-z2-7]{4}){3,7}|"
+                r"[A-Z2-7]{16,64}|[a-z2-7]{16,64}))(?![\w-])")
+
+
+def _totp_key(value: str) -> bool:
+    """Groups with six letters or more; unspaced, a digit too (16 capitals in a row may be a word in capitals)."""
+    return sum(c.isalpha() for c in value) >= 6 and (" " in value or "-" in value or _has_digit(value))
 
 
 _BIP39 = frozenset((Path(__file__).with_name("bip39_english.txt")).read_text(encoding="ascii").split())
@@ -448,25 +613,29 @@ def _seed_phrase(match: re.Match[str]) -> bool:
     """Twelve or more words of the BIP-39 list in a row: a wallet's recovery phrase when the first or the last 12,
     15, 18, 21 or 24 of them carry the list's checksum (a real phrase does; a list of words by chance, 1 time in
     16), or when the text names seed, recovery, wallet, words… before them."""
-    words = match.group().split()
+    words = _SEED_LETTERS.findall(match.group())  # the words, without a numbered list's numbers
     if _SEED_CONTEXT.search(match.string, max(0, match.start() - 80), match.start()):
         return True
     return any(_bip39_checksum(window) for n in (12, 15, 18, 21, 24) if n <= len(words)
                for window in (words[:n], words[-n:]))
 
 
-# Lower-case letters and blanks made "a", anything else a bar: a run of words is a run of "a".
-_IN_A_RUN = bytes(97 if 97 <= code <= 122 or code in (9, 10, 32) else 124 for code in range(256))
-# Lower-case letters and blanks kept, anything else a bar (which ends a run of words).
-_WORD_MARKS = bytes(code if 97 <= code <= 122 or code in (9, 10, 32) else 124 for code in range(256))
+_SEED_LETTERS = re.compile(r"[a-z]+")
+# What may stand between two seed words: blanks, and a numbered or comma-separated list's digits and marks.
+_BETWEEN_WORDS = frozenset(b" \t\n,.):0123456789")
+# Lower-case letters and what may stand between words made "a", anything else a bar: a run of words is a run of "a".
+_IN_A_RUN = bytes(97 if 97 <= code <= 122 or code in _BETWEEN_WORDS else 124 for code in range(256))
+# Lower-case letters kept, what may stand between words a blank, anything else a bar (which ends a run of words).
+_WORD_MARKS = bytes(code if 97 <= code <= 122 else 32 if code in _BETWEEN_WORDS else 124 for code in range(256))
 
 
 _WORDS_RUN = b"a" * 47
 
 
 def _many_blanks(data: bytes) -> bool:
-    """Twelve words of the list in a row, split by blanks (a necessary condition of the rule's pattern). A run lies
-    within one stretch of lower-case letters and blanks (anything else ends it), of 47 characters or more (twelve
+    """Twelve words of the list in a row, split by blanks, commas or a list's numbers (a necessary condition of the
+    rule's pattern). A run lies within one stretch of lower-case letters and those (anything else ends it), of 47
+    characters or more (twelve
     words of three letters and their blanks): those stretches are found by `translate` and `split`, and only their
     words are looked up."""
     if len(data) < 47 or data.translate(_IN_A_RUN).find(_WORDS_RUN) < 0:
@@ -501,9 +670,16 @@ def _readable_base64(value: str) -> bool:
 # a content id, a document id in a link.
 _PUBLIC_BEFORE = re.compile(
     r"(?i)(?:sha(?:1|256|384|512)[-:]|md5:|ssh-(?:ed25519|rsa|dss)[ \t]+|ecdsa-sha2-nistp\d+[ \t]+|"
-    r"ipfs:/*|/ipfs/|google\.com/(?:file/)?d?/?|public[_-]?key[\"']?[ \t]*[:=][ \t]*[\"']?|pk_(?:live|test)_)$"
+    r"ipfs:/*|/ipfs/|google\.com/(?:file/)?d?/?|public[_-]?key(?:[\"']?[ \t]*[:=][ \t]*[\"']?|>[ \t]*)|pk_(?:live|test)_)$"
 )
-_PUBLIC_SHAPES = re.compile(r"sha(?:1|256|384|512)-|Qm[1-9A-HJ-NP-Za-km-z]{44}$|AAAA[BCE]3|pk_(?:live|test)_")
+# Ids of a known shape name a request, a message or an object, and grant nothing: OpenAI's completions, responses,
+# runs and files; Anthropic's messages and tool calls; Stripe's objects (their secrets are sk_/rk_/whsec_).
+_ID_PREFIXES = ("chatcmpl-", "cmpl-", "resp_", "msg_", "toolu_", "srvtoolu_", "req_", "call_", "run_", "asst_",
+                "thread_", "file-", "batch_", "ftjob-", "step_", "cus_", "in_", "pi_", "ch_", "evt_", "sub_", "prod_",
+                "price_", "txn_", "acct_", "cs_live_", "cs_test_", "seti_", "src_", "card_", "po_", "tr_", "re_",
+                "ii_", "il_", "si_", "py_", "pm_", "inv_")
+_PUBLIC_SHAPES = re.compile(r"sha(?:1|256|384|512)-|Qm[1-9A-HJ-NP-Za-km-z]{44}$|AAAA[BCE]3|pk_(?:live|test)_|"
+                            + "|".join(map(re.escape, _ID_PREFIXES)))
 
 
 def _inside_public_block(text: str, start: int) -> bool:
@@ -520,7 +696,8 @@ def _random_token(match: re.Match[str]) -> bool:
     value = match.group()
     start = match.start()
     text = match.string
-    if _PUBLIC_SHAPES.match(value) or _PUBLIC_BEFORE.search(text, max(0, start - 40), start):
+    if (_PUBLIC_SHAPES.match(value) and "_secret_" not in value) or _PUBLIC_BEFORE.search(
+            text, max(0, start - 40), start):  # a payment intent's client secret is "pi_…_secret_…"
         return False
     if "/" in value:  # a path: its longest part is what looks random, and what comes before it says what it is
         value = max(value.split("/"), key=len)
@@ -530,6 +707,72 @@ def _random_token(match: re.Match[str]) -> bool:
     if _inside_public_block(text, start):
         return False
     return not _readable_base64(value)
+
+
+# A token's name before its random body: 2 to 12 letters and digits, a letter first, in up to three parts
+# ("oauth:", "lsv2_pt_", "AstraCS:"), standing alone.
+_TOKEN_PREFIX = re.compile(r"(?<![A-Za-z0-9_.:/+~=%-])[A-Za-z][A-Za-z0-9]{1,11}(?:[_.:-][A-Za-z0-9]{1,11}){0,2}\Z")
+# Prefixes that name a hash, a commit or an id, whose hex or random body is public.
+_HASH_WORDS = frozenset("""
+sha sha1 sha224 sha256 sha384 sha512 md5 blake2b blake2s blake3 crc crc32 xxh64 hash digest checksum sum commit rev
+revision ref oid object tree blob build etag id uuid guid request req trace span txid tx block ipfs cid content
+version ver image tag
+""".split())
+_BODY_PART = re.compile(r"[A-Za-z0-9]+")
+
+
+def _prefixed_token(match: re.Match[str]) -> bool:
+    """A random body after a name and a separator, the shape most vendors give a token, whatever the vendor: 32+
+    hex digits after "_" or "-", or a part of 24+ small letters (or capitals) and digits, 3 digits or more and six
+    turns between letters and digits (random ones of 30 fail this 1.6 times in 100; "ubuntu2204jammyamd64lts1"
+    turns 5 times), or 24+ of mixed cases and 2+ digits with six turns (shorter than the random-token rule's 32:
+    the name says token). Not after a hash's or an id's name, nor a public value's."""
+    text = match.string
+    start = match.start()
+    prefix = _TOKEN_PREFIX.search(text, max(0, start - 40), start)
+    if prefix is None:
+        return False
+    name = prefix.group()
+    words = [w.lower() for w in re.split(r"[_.:-]", name)]
+    if _HASH_WORDS.intersection(words) or _PUBLIC_SHAPES.match(name + text[start]) or _PUBLIC_BEFORE.search(
+            text, max(0, prefix.start() - 40), prefix.start()):
+        return False
+    body = match.group("body")
+    for found in _BODY_PART.finditer(body):
+        # hex alone after ":" or "." is an image's tag or a hash's label ("app:9f86d0…"); after "_" or "-", a
+        # vendor's key ("lsv2_pt_…"): the separator is the match's first character or the body's before the part
+        before = match.group()[0] if found.start() == 0 else body[found.start() - 1]
+        part = found.group()
+        if _random_hex(part):
+            if before in "_-":
+                return True
+            continue
+        if len(part) < 24 or _HEX.fullmatch(part) or _WORD_PART.fullmatch(part) and not _has_digit(part):
+            continue
+        letters = sum(c.isalpha() for c in part)
+        digits = len(part) - letters
+        if (part.islower() or part.isupper()) and letters >= 4 and digits >= 3 and _switches(part) >= 6:
+            return True
+        if (not (part.islower() or part.isupper()) and digits >= 2 and _switches(part) >= 6
+                and not _WORD_PART.fullmatch(part)):
+            return True
+    return False
+
+
+def _encoded_private_key(value: str) -> bool:
+    """Base64 of a PEM private key (kubeconfig's `client-key-data`, a secret's `tls.key`): "-----BEGIN" encoded,
+    and "PRIVATE KEY" in what the first 120 characters decode to."""
+    head = value[:120]
+    try:
+        decoded = base64.b64decode(head[: len(head) // 4 * 4], validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b"PRIVATE KEY" in decoded
+
+
+def _wifi_password(value: str) -> bool:
+    """A Wi-Fi QR code's `P:` field: not empty, not a placeholder."""
+    return _password_value(value.replace("\\;", ";"))
 
 
 def _wrapped_key(value: str) -> bool:
@@ -617,6 +860,9 @@ _KEY_STEMS_ANY = ("key", "secret", "token", "passw", "passphrase", "passcode", "
 _KEY_WORDS_ALONE = ("pass", "pw", "auth", "cred", "creds", "sig", "sid", "salt", "otp")
 _KEY_STEMS = _KEY_STEMS_ANY + tuple(word + char for word in _KEY_WORDS_ALONE for char in "0123456789_.-\"' \t:=")
 _KEY_NAME = "(?:" + trie(_KEY_STEMS_ANY) + "|" + trie(_KEY_WORDS_ALONE) + "(?![a-z]))"
+# What every value `_strong_password` takes holds: a character no letter, or a small letter then a capital, or two
+# capitals (so that a lazy gap runs on past "password to unlock" to the verb that says the value).
+_MAY_BE_STRONG = r"(?-i:(?=[^\s\"'`]*[^A-Za-z\s\"'`]|[^\s\"'`]*[a-z][^\s\"'`]*[A-Z]|[^\s\"'`]*[A-Z][^\s\"'`]*[A-Z]))"
 _STRONG_VALUE = r"(?!\[REDACTED)([^\s\"'`]{5,62}[^\s\"'`.,;:!?)\]])"
 
 
@@ -630,17 +876,43 @@ _PASSWORD_WORDS = (
     "wachtwoord", "has[łŁl]", "l[öÖo]senord", "adgangskode", "passord", "salasan", "hesl", "[şŞs]ifre", "parol",
     "jelsz", "palavra-passe", "contrasenya", "kata sandi", "kata laluan", "m[ậẬa]t kh[ẩẨa]u", "[пП]арол",
     "[κΚ]ωδικ", "パスワード", "暗証番号", "密码", "密碼", "비밀번호", "סיסמ", "كلمة المرور", "पासवर्ड", "lozink",
-    "gesl", "salasõn", "slaptažod", "wi-?fi", "wlan",
+    "gesl", "salasõn", "slaptažod", "contrase[ñÑn]", "clave", "passwort", "kennwort", "mot de passe", "mdp", "senha",
+    "lykilor", "wagwoord", "cyfrinair", "pasfhocal", "fjal[ëËe]kalim", "pasahitz", "contrasinal", "pasvort",
+    "nenosiri", "[лЛ]озинк", "รหัสผ่าน", "رمز عبور", "كلمة السر", "كلمة مرور", "암호", "口令", "পাসওয়ার্ড",
+    "கடவுச்சொல்", "wi-?fi", "wlan",
 )
+# English words, whole (no inflection but a plural: "passage", "passenger" are no password; "pass" has none).
+_PASSWORD_WORDS_EN = ("password", "passwd", "passcode", "passphrase", "pwd", "pw")
+# What may follow the word (a blank, ":", "=", a question mark, a comma, a dash, a parenthesis): "pass" is a
+# needle only with one of them after it, so "passes" and "passed" do not bring the rule into play.
+_AFTER_PASS = " \t:=?,—–-("
 _PASSWORD_WORDS_NEEDLES = (
     "wachtwoord", "hasł", "hasl", "lösenord", "losenord", "adgangskode", "passord", "salasan", "hesl", "şifre",
     "sifre", "parol", "jelsz", "palavra-passe", "contrasenya", "kata sandi", "kata laluan", "mật khẩu",
     "mat khau", "mật khau", "mat khẩu", "парол", "κωδικ", "パスワード", "暗証番号", "密码", "密碼",
     "비밀번호", "סיסמ", "كلمة المرور", "पासवर्ड", "lozink", "gesl", "salasõn", "slaptažod", "wifi", "wi-fi", "wlan",
+    "contrase", "clave", "passwort", "kennwort", "mot de passe", "mdp", "senha", "lykilor", "wagwoord",
+    "cyfrinair", "pasfhocal", "kalim", "pasahitz", "contrasinal", "pasvort", "siri", "лозинк",
+    "รหัสผ่าน", "رمز عبور", "كلمة السر", "كلمة مرور", "암호", "口令", "পাসওয়ার্ড", "கடவுச்சொல்",
 )
 _INFLECTION = r"(?u:[^\W\d_]){0,6}"  # letters of any script, within the rules' ASCII mode
 _COPULAS = ("is", "es", "est", "ist", "lautet", "è", "é", "to", "jest", "är", "er", "on", "je", "este", "adalah",
-            "ialah", "là", "это", "είναι", "olur", "je", "ir", "yra", "van", "al")
+            "ialah", "là", "это", "είναι", "olur", "ir", "yra", "van", "al", "was", "are", "were", "c'est", "era",
+            "foi", "était", "war", "var", "oli", "było", "bylo", "был", "была", "була", "е", "heißt", "sono", "são",
+            "هي", "هو", "היא", "הוא", "คือ", "ni", "yw")
+# Between the word for password and its value, up to six words or a parenthesis of any but an end of sentence
+# ("the password i gave the landlord was X", "parola mea de la email este X", "temporary password (change at
+# login): X", a clause between commas), then ":" or "=", a verb, a dash or an arrow, or a question answered
+# ("password? it's X"), and an adverb ("is still X", "lautet jetzt X").
+_GAP = r"(?:[ \t]*(?:\([^()\n]{1,40}\)|,?[ \t]+[^\s:=\[.!?;(),]{1,20}),?){0,6}?"
+_SAYS = (r"(?:[ \t]*[:=]|[ \t]+(?:[—–→-]|" + "|".join(_COPULAS) + r")(?=[ \t])"
+         r"|[ \t]*[?:,—–-][ \t]*(?:it['’]?s|it[ \t]+is|it[ \t]+was|that['’]?s)(?=[ \t]))"
+         r"(?:[ \t]+(?:still|now|just|actually|probably|currently|always|simply|literally|jetzt|noch|nun|immer|"
+         r"ahora|todavía|aún|maintenant|toujours|ancora|ora|adesso|agora|ainda|nu|nog|teraz|nadal|şimdi|hala|"
+         r"сейчас|теперь|всё|ещё))?")
+
+_SAID_VALUE = (r"(?:(?P<gap>" + _GAP + ")" + _SAYS + r"|(?P<direct>(?=[ \t]+[^\s:=\[]+(?!\S))))[ \t]*[\"'`]?"
+               + _MAY_BE_STRONG + _STRONG_VALUE)
 
 _HIGH_ENTROPY = "high-entropy"
 _PHRASE_LEAD = r"(?:\s+(?:for|to|on|of|at)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w.@-]{1,40}(?:\s+[\w.@-]{1,40})?)?"
@@ -657,6 +929,26 @@ _RULES: tuple[_Rule, ...] = (
             r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
             r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:,-]*)"
         ),
+    ),
+    _Rule(  # a PEM private key in base64 ("-----BEGIN" encoded is "LS0tLS1CRUdJTi")
+        "private-key",
+        ("LS0tLS1CRUdJTi",),
+        re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}"),
+        accept=_encoded_private_key,
+    ),
+    _Rule(  # a PuTTY key file's private lines
+        "private-key",
+        ("Private-Lines:",),
+        re.compile(r"Private-Lines:[ \t]*[0-9]+[ \t]*\r?\n[ \t]*([A-Za-z0-9+/=]{8,}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/=]{8,})*)"),
+        group=1,
+    ),
+    _Rule(  # a Wi-Fi QR code's payload: WIFI:T:WPA;S:name;P:password;;
+        "password-phrase",
+        ("wifi:",),
+        re.compile(r"(?ai)\bWIFI:(?:[^;\n]*;){0,6}?P:(?!\[REDACTED)((?:\\.|[^;\\\n]){4,128});"),
+        group=1,
+        accept=_wifi_password,
+        ignore_case=True,
     ),
     _Rule("anthropic-key", ("sk-ant-",), re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9_-]{20,}")),
     _Rule("openrouter-key", ("sk-or-v",), re.compile(r"(?<![\w-])sk-or-v\d-[A-Za-z0-9]{32,}")),
@@ -758,6 +1050,58 @@ _RULES: tuple[_Rule, ...] = (
         group=1,
         accept=_flag_password,
     ),
+    # The credential arguments of a command line: a user flag's `user%pass` or `user:pass` (smbclient, curl, wget,
+    # git…), Windows' `/user:NAME pass` and `/pass:X`, a `…passwd` tool's last argument in batch mode, and the
+    # positional password after a subcommand that creates a user or sets a password (rabbitmqctl add_user ops X,
+    # net user bob X, redis AUTH X). Long flags that name a secret (`--db-password`, `-storepass`) are the
+    # key-assignment flag rule's.
+    # Needles that heed case here: sought by the anchored search, which already skips to "-".
+    _Rule(
+        "command-line-password",
+        ("-u", "-U", "--cred", "-auth"),
+        re.compile(r"(?a)-(?<![\w-]-)(?:[uU][ \t]*|-(?:user(?:name)?|creds?|credentials?|auth|basic-auth)(?:=|[ \t]+))"
+                   r"[\"']?\w[\w.@\\-]{0,63}[:%](?!//)(?!\[REDACTED)([^\s\"']{4,128})"),
+        check=_flag_user_password,
+    ),
+    _Rule(  # needles the index already holds ("pass:", "passw", "pwd") or one under a letter it skips to ("ser:")
+        "command-line-password",
+        ("ser:", "pass:", "passw", "pwd"),
+        re.compile(r"(?ai)/(?<![\w/:]/)(?:user:[^\s/]{1,64}[ \t]+(?![/-])|(?:pass(?:word)?|pwd):[\"']?)"
+                   r"(?!\[REDACTED)([^\s\"']{4,128})"),  # not /p: (msbuild's properties)
+        ignore_case=True,
+        check=_flag_user_password,
+    ),
+    _Rule(
+        "command-line-password",
+        ("passwd",),
+        # its arguments: a file (none with -n, which prints the line), a user, the password
+        re.compile(r"(?ai)passwd(?:\.exe)?(?=(?:[ \t]+-[a-z]+)*?[ \t]+-[a-z]*n[a-z]*(?![a-z])(?P<n>))?"
+                   r"(?P<flags>(?:[ \t]+-[a-z]+)+)[ \t]+(?(n)|[^\s-][^\s;|&]*[ \t]+)[^\s-][^\s;|&]*[ \t]+"
+                   r"[\"']?(?!\[REDACTED)([^\s\"'`;|]{4,128})"),
+        ignore_case=True,
+        check=_batch_flags,
+    ),
+    _Rule(
+        "command-line-password",
+        ("add_user", "adduser", "add-user", "seradd", "create_user", "createuser", "create-user",
+         "change_password", "changepassword", "change-password", "set_password", "setpassword", "set-password",
+         "ser add", "ser create", "t user", "auth ", "auth\t"),  # "ser add", "t user": letters the index skips to
+        re.compile(r"(?ai)\b(?:add[_-]?user|useradd|create[_-]?user|change[_-]?password|set[_-]?password|"
+                   r"user (?:add|create)|net user|(?-i:AUTH))"
+                   r"(?:[ \t]+--?[\w-]+(?:=\S+)?)*[ \t]+(?:[^\s\"'`;|&-][^\s;|&]{0,63}[ \t]+)?"
+                   r"[\"']?(?!\[REDACTED)([^\s\"'`;|]{4,128})"),
+        ignore_case=True,
+        check=_flag_user_password,
+    ),
+    _Rule(  # a password piped into a command that reads it from its input (`echo X | docker login
+        # --password-stdin`, `echo 'bob:X' | chpasswd`, `printf X | passwd --stdin bob`)
+        "command-line-password",
+        ("stdin", "passwd"),
+        re.compile(r"(?ai)\b(?:echo|printf)[ \t]+(?:-[a-z]+[ \t]+)*[\"']?(?:[\w.@-]{1,64}:)?(?!\[REDACTED)"
+                   r"([^\s\"'`|;&]{4,128})[\"']?[ \t]*\|[ \t]*[^\n|;&]{0,80}?(?:password-stdin|--stdin|passwd)\b"),
+        ignore_case=True,
+        check=_flag_user_password,
+    ),
     _Rule(
         "auth-header",
         ("bearer",),
@@ -822,6 +1166,23 @@ _RULES: tuple[_Rule, ...] = (
         ignore_case=True,
         possible=_has_dash,
         check=_flag_secret,
+    ),
+    _Rule(  # markup: an element named for a secret around its value
+        "key-assignment",
+        ("</",),
+        # the name holds a key word (`_key_name` takes no other): the engine leaves other tags at once
+        re.compile(r"<(?=[\w.:-]{0,40}?(?i:key|secret|token|pass|pw|cred|auth|sig|sas|sess|sid|cookie|salt|pepper|otp|"
+                   r"jwt|bearer|mnemonic))(?P<name>[A-Za-z_][\w.:-]{0,40})(?:[ \t][^<>\n]{0,200})?>[ \t]*(?!\[REDACTED)"
+                   r"([^<>\s][^<>\n]{2,298}[^<>\s])[ \t]*</(?P=name)>"),
+        check=_element_secret,
+    ),
+    _Rule(  # a name/value pair: the value, named by the pair's name
+        "key-assignment",
+        ("alue",),  # not "v", a letter the needle index would skip to for this rule alone
+        re.compile(r"(?ai)(?<![A-Za-z])value[\"']?[ \t]*(?:=>|[:=])[ \t]*" + _ASSIGNED_VALUE),
+        ignore_case=True,
+        possible=_assigns,
+        check=_pair_secret,
     ),
     _Rule(
         "key-phrase",
@@ -929,35 +1290,48 @@ _RULES: tuple[_Rule, ...] = (
         accept=_strong_password,
         ignore_case=True,
     ),
+    # The word for password in ~45 languages, a bounded gap, what says "is", the value: English first, sought at
+    # its "p" (a rule of its own: its needles are common, and the engine skips to that letter), then the others.
     _Rule(
         "password-phrase",
-        ("contrase", "clave", "passwort", "kennwort", "mot de passe", "mdp", "senha", "passw"),
-        re.compile(r"(?ai)(?=[cpkms])(?<![A-Za-z])"
-                   r"(?:contraseña|clave|passwort|kennwort|mot de passe|mdp|senha|password)"
-                   r"(?:[ \t]+[\w'-]{1,20}){0,2}?[ \t]+(?:es|ist|lautet|est|c'est|è|é|:)[ \t]+[\"'`]?"
-                   + _STRONG_VALUE),
-        group=1,
+        ("passw", "passc", "passp", "pw", *("pass" + char for char in _AFTER_PASS)),
+        re.compile(r"(?ai)(?=[pP])(?<![A-Za-z])(?P<noun>(?:(?:" + "|".join(_PASSWORD_WORDS_EN) + r")s?|pass)"
+                   r"(?![A-Za-z]))"
+                   + _SAID_VALUE),
+        group=4,
         accept=_strong_password,
         ignore_case=True,
+        check=_said_password,
     ),
     _Rule(
         "password-phrase",
         _PASSWORD_WORDS_NEEDLES,
-        re.compile(r"(?ai)(?<![A-Za-z])(?:" + "|".join(_PASSWORD_WORDS) + r")" + _INFLECTION
-                   + r"(?:(?:[ \t]+[^\s:=\[]{1,20}){0,3}?"
-                   r"(?:[ \t]*[:=]|[ \t]+(?:[—–→-]|" + "|".join(_COPULAS) + r")(?=[ \t]))|(?=[ \t]+[^\s:=\[]+(?!\S)))"
-                   r"[ \t]*[\"'`]?"
-                   + _STRONG_VALUE),
-        group=1,
+        re.compile(r"(?ai)(?=[" + "".join(sorted({c for w in _PASSWORD_WORDS_NEEDLES for c in (w[0], w[0].upper())}))
+                   + r"])(?<![A-Za-z])(?P<noun>(?:(?:wi-?fi|wlan)[ \t-]?)?(?:" + "|".join(_PASSWORD_WORDS) + r")"
+                   + _INFLECTION + ")" + _SAID_VALUE),
+        group=4,
         accept=_strong_password,
         ignore_case=True,
+        check=_said_password,
     ),
-    _Rule(
+    _Rule(  # a user's (or a network's) name, a slash, a password: "creds are admin / X", "admin/X for the router"
+        "password-phrase",
+        # "sername", "outer": each needle starts with a letter the needle index already skips to
+        ("cred", "login", "log in", "log-in", "logon", "sign in", "sign-in", "signin", "sername", "admin", "wifi",
+         "wi-fi", "wlan", "outer", "ssid", "pn"),
+        re.compile(r"(?a)/(?:(?<=[\w.@+-] /)|(?<=[\w.@+-]/))[ \t]?[\"'`]?(?!\[REDACTED)"
+                   r"([^\s/\"'`]{5,62}[^\s/\"'`.,;:!?)\]])(?![^\s.,;:!?)\]\"'`])"),
+        group=1,
+        ignore_case=True,
+        check=_login_pair,
+    ),
+    _Rule(  # the value first: "X as my password", "typed X into the password field"
         "password-phrase",
         ("passw", "passc", "passp", "pin", "login"),  # not " as ": a blank first would be tried at every blank
-        re.compile(r"(?ai)(?<![^\s\"'`(])[\"'`]?(?!\[REDACTED)([^\s\"'`]{6,63})[\"'`]?[ \t]* as [ \t]*"
+        re.compile(r"(?ai)(?<![^\s\"'`(])[\"'`]?(?!\[REDACTED)([^\s\"'`]{6,63})[\"'`]?[ \t]* (?:as|into|in) [ \t]*"
                    r"(?:the|my|your|our|a|his|her|their)[ \t]+(?:new[ \t]+|login[ \t]+|account[ \t]+)?"
-                   r"(?:password|passcode|passphrase|passwd|pin|login)\b"),
+                   r"(?:password|passcode|passphrase|passwd|pin|login)\b"
+                   r"(?![ \t]+(?:managers?|vaults?|apps?|generators?|policy|policies|files?|hints?)\b)"),
         group=1,
         accept=_strong_password,
         ignore_case=True,
@@ -974,8 +1348,9 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "seed-phrase",
-        _BLANKS,
-        re.compile(r"(?<![A-Za-z])" + _SEED_WORD + r"(?:(?:[ \t]+|[ \t]*\n[ \t]*)" + _SEED_WORD + "){11,23}"),
+        (*_BLANKS, ","),
+        re.compile(r"(?<![A-Za-z])" + _SEED_WORD + r"(?:(?:[ \t]+|[ \t]*[\n,][ \t]*)(?:[0-9]{1,2}[.):][ \t]*)?"
+                   + _SEED_WORD + "){11,23}"),  # blanks, a comma or a line between words; a list's numbers
         possible=_many_blanks,
         check=_seed_phrase,
     ),
@@ -984,7 +1359,7 @@ _RULES: tuple[_Rule, ...] = (
         ("2fa", "mfa", "otp", "authenticator", "setup key", "two-factor"),
         re.compile(r"(?ai)\b(?:2fa|mfa|t?otp|authenticator|setup key|two-factor)\b[^\n]{0,40}?" + _TOTP_GROUPS),
         group=1,
-        accept=lambda v: sum(c.isalpha() for c in v) >= 6,
+        accept=_totp_key,
         ignore_case=True,
     ),
     _Rule(  # unnamed: six to eight groups of four capitals of base32, as shown to be typed
@@ -1013,6 +1388,22 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(_HIGH_ENTROPY, _DIGITS,
           re.compile(r"(?<![A-Za-z0-9+/=_~.-])[A-Za-z0-9+/_~-][A-Za-z0-9+/_~.-]{30,}[A-Za-z0-9+/_~-]={0,2}"),
           accept=_looks_random, possible=_TOKEN_RUN, check=_random_token),
+    # After the random-token rule: what it took stays its. Sought at the separator after the name (`_prefixed_token`
+    # reads the name back), where a digit and a run of 24 token characters are.
+    _Rule("vendor-token", _DIGITS,
+          re.compile(r"[_.:-](?P<body>[A-Za-z0-9]{23,}(?:[_.:-][A-Za-z0-9]{4,})*)(?![A-Za-z0-9_.:/+~=-])"),
+          group=1, possible=_run_of(_KEY_CHARS, 24), check=_prefixed_token),
+    # After those, whose kinds are the more telling for a random value.
+    _Rule(  # a key, secret, token, seed, code or PIN said in words, with a bounded gap (`_said_secret`)
+        "key-phrase",
+        ("key", "secret", "token", "seed", "code", "combination", "pin"),
+        re.compile(r"(?ai)(?=[kstcp])(?<![A-Za-z0-9_-])(?P<noun>keys?|secrets?|tokens?|seeds?|codes?|combination|pins?)"
+                   r"(?![A-Za-z0-9_-])(?P<gap>" + _GAP + ")" + _SAYS
+                   + r"[ \t]*[\"'`]?(?!\[REDACTED)" + _MAY_BE_STRONG + r"([^\s\"'`,;]{3,298}[^\s\"'`.,;:!?)\]])"),
+        group=3,
+        ignore_case=True,
+        check=_said_secret,
+    ),
 )
 
 
@@ -1229,6 +1620,8 @@ def _spans(text: str, rules: tuple[_Rule, ...]) -> Iterator[tuple[int, int, str]
         for match in rule.pattern.finditer(text):
             group = _value_group(rule, match)
             value = match.group(group)
+            if "[REDACTED:" in value:  # what it held of a secret is gone: redacting again changes nothing
+                continue
             if rule.accept is not None and not rule.accept(value):
                 continue
             if rule.check is not None and not rule.check(match):
@@ -1343,9 +1736,13 @@ _REDACTION_END = re.compile(r"\[REDACTED:([a-z0-9-]+)\Z")
 def _key_piece(run: str) -> bool:
     """A piece of a random key: 12 to 47 characters with capitals, small letters, and digits or four turns of case
     (hex, capitals and digits, lower case and digits are hashes, tracking numbers, addresses, which end and start
-    messages alone), no word ("1Password")."""
+    messages alone), no word ("1Password") nor words joined ("Google/GitHub")."""
     return (12 <= len(run) < 48 and any(c.isupper() for c in run) and any(c.islower() for c in run)
-            and not _WORD_PART.fullmatch(run) and (_has_digit(run) or _switches(run) >= 4))
+            and not all(_WORD_PART.fullmatch(part) for part in _PIECE_JOINS.split(run) if part)  # "Google/GitHub"
+            and (_has_digit(run) or _switches(run) >= 4))
+
+
+_PIECE_JOINS = re.compile(r"[+/_~=-]")
 
 
 def _head_piece(text: str) -> tuple[int, int] | None:
@@ -1357,11 +1754,19 @@ def _head_piece(text: str) -> tuple[int, int] | None:
         run = match.group()
         if run.isalpha() and (run.islower() or run.isupper() or run.istitle()):  # a word
             continue
+        start = match.start()
+        if run.startswith("-") and not _FLAG_WORD.fullmatch(run):  # a key's rest, cut before a dash
+            start += len(run) - len(run.lstrip("-"))
+            run = run.lstrip("-")
         if (_TOKEN_START.match(run) or not _key_piece(run)
                 or _PUBLIC_BEFORE.search(text, max(0, match.start() - 40), match.start())):
             return None
-        return match.span()
+        return start, match.end()
     return None
+
+
+# A flag: a dash or two and a word of small letters and digits ("--verbose", "-rf"), or a letter and one more.
+_FLAG_WORD = re.compile(r"-{1,2}[a-z][a-z0-9-]*|-{1,2}[a-z][A-Z0-9]")
 
 
 @dataclass(frozen=True, slots=True)

@@ -111,7 +111,29 @@ SPLITS = (T, H, H2, H3, H4)
 # "held-out until round 3" in place).
 PROMOTED = frozenset({"discord bot", "databricks dapi", "pulumi pul-", "azure ad Q~", "user name alice, password X",
                       "X is my password", "my router's admin password → X", "il codice del wifi è X",
-                      "salasanani on X", "şifrem X", "a jelszavam X"})
+                      "salasanani on X", "şifrem X", "a jelszavam X",
+                      "airtable pat."})  # held-out-2 until round 5 (found by shape: a high-entropy token)
+# Held-out-2 and held-out-3 forms that slipped in round 4 and had general mechanisms written for them in round 5:
+# train since (the others marked "held-out-N until round 5" in place).
+PROMOTED_5 = frozenset({
+    "twitch oauth:", "creds are admin / X", "my gmail pass is still X", "password? it's X", "the passphrase I chose: X",
+    "wifi: HomeNet5G / X", "the password i gave the landlord was X", "parola mea de la email este X",  # held-out-2
+    "datastax AstraCS:", "langsmith lsv2_pt_", "rabbitmqctl add_user", "remember: admin/X for the router",  # held-out-3
+    "I typed X into the password field and it worked", "temporary password (change at login): X",
+    "the shared account's secret is X btw", "login ops, pass X", "the code to unlock the laptop is X",
+    "wifi şifresi X"})
+
+
+# Forms of held-out-3 made train: they still draw from held-out-3's stream, so that no other value changes.
+DRAWN_AS_H3 = {"xml <password> element", "PuTTY key private lines"}
+
+
+def _split(name: str, split: str) -> str:
+    if name in PROMOTED or name in PROMOTED_5:
+        if split == H3:
+            DRAWN_AS_H3.add(name)
+        return T
+    return split
 
 
 def _forms() -> dict[str, list[Form]]:
@@ -577,7 +599,7 @@ def _forms() -> dict[str, list[Form]]:
 
     # --- held-out-2: fresh shapes, written in round 3 before any rule of that round (none was looked at while
     # writing rules; the figures for them say how the rules generalise to shapes nobody has seen)
-    @add("command-line", "smbclient -U user%pass", H2)
+    @add("command-line", "smbclient -U user%pass", T)  # held-out-2 until round 5
     def _(r):
         p = password(r).replace("%", "")
         return _one(f"smbclient //nas/media -U alice%{p} -c 'ls'", p)
@@ -587,17 +609,17 @@ def _forms() -> dict[str, list[Form]]:
         p = password(r)
         return _one(f"wget --user=backup --password={p} https://files.example.org/dump.tgz", p)
 
-    @add("command-line", "net use /user: pass", H2)
+    @add("command-line", "net use /user: pass", T)  # held-out-2 until round 5
     def _(r):
         p = password(r)
         return _one(f"net use Z: \\\\fileserver\\share /user:CORP\\bob {p} /persistent:yes", p)
 
-    @add("command-line", "htpasswd -b", H2)
+    @add("command-line", "htpasswd -b", T)  # held-out-2 until round 5
     def _(r):
         p = password(r)
         return _one(f"htpasswd -b -c /etc/nginx/.htpasswd admin {p}", p)
 
-    @add("command-line", "keytool -storepass", H2)
+    @add("command-line", "keytool -storepass", T)  # held-out-2 until round 5
     def _(r):
         p = password(r)
         return _one(f"keytool -list -keystore app.jks -storepass {p}", p)
@@ -622,7 +644,7 @@ def _forms() -> dict[str, list[Form]]:
             v = make(r)
             return _one(r.choice(["my token is {} fyi", "ok: {}", "swap in {} and redeploy", "{} (rotated monday)"])
                         .format(v), v)
-        add("vendor-prefix", name, H2)(draw2)
+        add("vendor-prefix", name, _split(name, H2))(draw2)
 
     @add("session-cookie", "laravel_session", H2)
     def _(r):
@@ -661,7 +683,7 @@ def _forms() -> dict[str, list[Form]]:
         def draw3(r, phrase=phrase):
             p = password(r)
             return _one(phrase.format(p), p)
-        add("password-words", phrase.format("X"), H2)(draw3)
+        add("password-words", phrase.format("X"), _split(phrase.format("X"), H2))(draw3)
 
     languages_held2 = ["lösenordet till wifi är {}", "das WLAN-Passwort lautet {}", "パスワードは {} です",
                        "密码是 {}", "parola mea de la email este {}", "hasłem do konta jest {}",
@@ -670,7 +692,7 @@ def _forms() -> dict[str, list[Form]]:
         def draw4(r, phrase=phrase):
             p = password(r)
             return _one(phrase.format(p), p)
-        add("password-other-language", phrase.format("X"), H2)(draw4)
+        add("password-other-language", phrase.format("X"), _split(phrase.format("X"), H2))(draw4)
 
     @add("ssn-words", "SSN: nine digits", H2)
     def _(r):
@@ -682,18 +704,18 @@ def _forms() -> dict[str, list[Form]]:
         v = ssn(r)
         return _one(f"social security no. {v} (don't share)", v)
 
-    @add("totp-seed", "authenticator secret unspaced", H2)
+    @add("totp-seed", "authenticator secret unspaced", T)  # held-out-2 until round 5
     def _(r):
         v = token(r, 32, B32)
         return _one(f"secret for google authenticator: {v}", v)
 
-    @add("seed-phrase", "numbered list", H2)
+    @add("seed-phrase", "numbered list", T)  # held-out-2 until round 5
     def _(r):
         words = mnemonic(r, 12).split()
         numbered = "\n".join(f"{i}. {w}" for i, w in enumerate(words, 1))
         return _one("wallet backup:\n" + numbered, numbered.split("\n5.")[0])
 
-    @add("ethereum-key", "prose key no 0x", H2)
+    @add("ethereum-key", "prose key no 0x", T)  # held-out-2 until round 5
     def _(r):
         v = hexstr(r, 64)
         return _one(f"export the key from the wallet, it's {v}", v)
@@ -731,7 +753,7 @@ def _forms() -> dict[str, list[Form]]:
         def draw5(r, shape=shape):
             p = password(r).replace('"', "").replace("'", "")
             return _one(shape.format(p), p)
-        add("command-line", name, H3)(draw5)
+        add("command-line", name, _split(name, H3))(draw5)
 
     vendors_held3: list[tuple[str, Callable[[random.Random], str]]] = [
         ("sentry sntrys_", lambda r: "sntrys_" + token(r, 64)),
@@ -748,7 +770,7 @@ def _forms() -> dict[str, list[Form]]:
             v = make(r)
             return _one(r.choice(["here's the new one: {}", "{}", "I rotated it to {} this morning",
                                   "paste {} into the settings page"]).format(v), v)
-        add("vendor-prefix", name, H3)(draw6)
+        add("vendor-prefix", name, _split(name, H3))(draw6)
 
     phrasing_held3 = ["for the vpn use username jdoe and {} as the password", "remember: admin/{} for the router",
                       "I typed {} into the password field and it worked", "temporary password (change at login): {}", "the shared account's secret is {} btw", "login ops, pass {}",
@@ -757,7 +779,7 @@ def _forms() -> dict[str, list[Form]]:
         def draw7(r, phrase=phrase):
             p = password(r)
             return _one(phrase.format(p), p)
-        add("password-words", phrase.format("X"), H3)(draw7)
+        add("password-words", phrase.format("X"), _split(phrase.format("X"), H3))(draw7)
 
     languages_held3 = ["la parola d'ordine è {}", "moje heslo je {}", "minha senha do banco é {}", "мой пароль: {}",
                        "wifi şifresi {}", "ο κωδικός μου είναι {}", "kata sandinya {}", "a jelszó: {}"]
@@ -765,7 +787,7 @@ def _forms() -> dict[str, list[Form]]:
         def draw8(r, phrase=phrase):
             p = password(r)
             return _one(phrase.format(p), p)
-        add("password-other-language", phrase.format("X"), H3)(draw8)
+        add("password-other-language", phrase.format("X"), _split(phrase.format("X"), H3))(draw8)
 
     @add("structured-config", "yaml nested pass:", H3)
     def _(r):
@@ -777,7 +799,7 @@ def _forms() -> dict[str, list[Form]]:
         p = password(r)
         return _one(f"[smtp]\nhost = mail.example.com\nuser = mailer\nauth_pass = {p}\n", p)
 
-    @add("structured-config", "xml <password> element", H3)
+    @add("structured-config", "xml <password> element", T)  # held-out-3 until round 5
     def _(r):
         p = password(r).replace("<", "").replace("&", "")
         return _one(f"<server>\n  <id>nexus</id>\n  <username>deploy</username>\n  <password>{p}</password>\n"
@@ -846,7 +868,7 @@ def _forms() -> dict[str, list[Form]]:
         p = password(r).replace("@", "").replace("/", "")
         return _one(f"ftp://backup:{p}@files.example.net/nightly/", p)
 
-    @add("private-key", "PuTTY key private lines", H3)
+    @add("private-key", "PuTTY key private lines", T)  # held-out-3 until round 5
     def _(r):
         v = b64(r, 48)
         return _one("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: ops\nPublic-Lines: 2\n"
@@ -868,7 +890,7 @@ def cases(seed: int, invisible: bool = False) -> list[Case]:
     out = []
     for cls, (name, split, draw) in [f for f in forms if f[1][1] != H4] + [f for f in forms if f[1][1] == H4]:
         stream = r4 if split == H4 else r
-        text, secrets = draw(r3 if split == H3 else stream)
+        text, secrets = draw(r3 if split == H3 or name in DRAWN_AS_H3 else stream)
         if invisible and len(secrets[0]) > 8 and secrets[0] in text:
             cut = stream.randrange(2, len(secrets[0]) - 2)
             hidden = secrets[0][:cut] + stream.choice(INVISIBLE) + secrets[0][cut:]
@@ -894,7 +916,8 @@ class SplitKey:
 
 def split_across_messages(seed: int) -> list[SplitKey]:
     """Keys pasted in two consecutive messages. The train shapes are those the cross-message check was written
-    from; the held-out-2 ones were added after it, and no rule was tuned on them."""
+    from; the two held-out-2 ones were added after it and are train since round 5 (a rest that starts with a dash
+    is a key's rest unless it reads as a flag)."""
     r = random.Random(f"split-{seed}")  # a stream of its own: no value of cases() or lookalikes() comes back
     out = []
     for make in (lambda: "ghp_" + token(r, 36), lambda: token(r, 48), lambda: "sk-proj-" + token(r, 48)):
@@ -902,9 +925,10 @@ def split_across_messages(seed: int) -> list[SplitKey]:
         cut = len(v) // 2
         out.append(SplitKey(f"here is the key, first half: {v[:cut]}", f"and the rest: {v[cut:]}", v, cut, T))
     v = "xoxb-" + token(r, 11, string.digits) + "-" + token(r, 13, string.digits) + "-" + token(r, 24)
-    out.append(SplitKey(f"bot token (1/2): {v[:30]}", f"(2/2) {v[30:]}", v, 30, H2))
+    # held-out-2 until round 5 (both below)
+    out.append(SplitKey(f"bot token (1/2): {v[:30]}", f"(2/2) {v[30:]}", v, 30, T))
     v = b64(r, 36)
-    out.append(SplitKey(f"the secret access key, line 1: {v[:20]}", f"{v[20:]}   <- line 2", v, 20, H2))
+    out.append(SplitKey(f"the secret access key, line 1: {v[:20]}", f"{v[20:]}   <- line 2", v, 20, T))
     return out + _split_held_out_4(seed)
 
 
@@ -986,6 +1010,48 @@ def _lookalike_forms() -> list[tuple[str, str, Callable[[random.Random], str]]]:
         ("password policy", H3, lambda r: "password policy: at least 12 characters, one digit, no reuse"),
         ("env var named, not set", H3, lambda r: "export DB_PASSWORD before running (it's in the vault)"),
         ("yaml secret ref", H3, lambda r: "password:\n  valueFrom:\n    secretKeyRef:\n      name: db-creds"),
+        # round 5: written with its mechanisms, the false positives each is likely to make (train: the rules must
+        # keep them)
+        ("command lines without a credential", T, lambda r: r.choice([
+            "date -u +%Y-%m-%dT%H:%M:%SZ", f"docker run -u {r.randrange(1000, 1999)}:{r.randrange(1000, 1999)} app",
+            "sudo -u postgres psql -c 'select 1'", "git push -u origin feature/login-2fa",
+            "msbuild App.sln /p:Configuration=Release /p:Platform=x64", "runas /user:Administrator cmd.exe",
+            "net use Z: \\\\fileserver\\share /persistent:yes", "htpasswd -c /etc/nginx/.htpasswd admin",
+            "rabbitmqctl add_user_tags ops administrator", "ffmpeg -i in.mp4 -pass 1 -f null /dev/null",
+            'curl -u "$API_USER:$API_PASS" https://api.example.com', "keytool -list -keystore app.jks -storetype PKCS12"])),
+        ("prefixed ids and tags", T, lambda r: r.choice([
+            f"docker pull registry.example.com/team/app:{hexstr(r, 40)}", f"image: app:{hexstr(r, 40)}",
+            f"commit:{hexstr(r, 40)}", f"trace-{hexstr(r, 32)}", f"sha1:{hexstr(r, 40)}",
+            f"see request req_{token(r, 24)}", f"id: ipfs:bafybei{token(r, 40, 'abcdefghijklmnopqrstuvwxyz234567')}",
+            f"build-{r.randrange(20240101, 20251231)}t{r.randrange(100000, 999999)}z"])),
+        ("password words in prose", T, lambda r: r.choice([
+            "my password manager is 1Password", "the password is in the vault, ask Sam",
+            "the password must be at least 12 characters long", "the passphrase I chose is in my notes",
+            "the password reset link: https://example.com/reset?t=abc123", "password length: 16",
+            f"the test pass rate is {r.randrange(90, 99)}.{r.randrange(10, 99)}%",
+            "the password for the router is printed on the sticker", "I'll pass Python3 to the build script",
+            "my bus pass is valid until 2026-06-30", "passwords: see the team vault (1Password)"])),
+        ("key, code and token in prose", T, lambda r: r.choice([
+            "the code is in main.py", "the code for this is in utils/helpers.py, line 42", "key points: speed, cost",
+            f"the token limit is {r.choice([4096, 8192, 128000])}", "the key to the storage unit is under the mat",
+            "the secret to good bread is time", "the api key name is prod-billing-2024",
+            f"the token count is {r.randrange(1000, 99999)}", f"random seed = {r.randrange(1, 99999)}",
+            "the error code is 404", f"the zip code is {r.randrange(10000, 99999)}",
+            f"the cache key is user:{r.randrange(99)}:profile-v2", "the secret santa budget is $25",
+            f"the key was rotated at 2026-0{r.randrange(1, 9)}-12T10:00:00Z"])),
+        ("slashes in prose", T, lambda r: r.choice([
+            "TCP/IP and read/write access for the admin", "login/logout buttons live in src/App2.tsx",
+            "the admin panel is at /admin/v2024", "the wifi runs at 2.4GHz/5.8GHz", "login with username/email",
+            "router: 192.168.1.1 / admin", "vpn: wg0/10.0.0.2/24", "sign in with Google/GitHub"])),
+        ("markup naming keys", T, lambda r: r.choice([
+            "<key>CFBundleVersion</key>\n<string>2.4.1</string>", "<passwordPolicy>Strong2024</passwordPolicy>",
+            "<password>${DB_PASSWORD}</password>", "<tokenExpiry>3600s</tokenExpiry>",
+            '<add key="ApiKeyName" value="billing-prod-2024" />', '{"name": "token_limit", "value": 4096}',
+            "- name: API_KEY_FILE\n  value: /run/secrets/api_key",
+            f"<PublicKey>MIIBIjANBgkq{b64(r, 40)}</PublicKey>"])),
+        ("2fa without a key", T, lambda r: r.choice([
+            "2FA is enabled for ACCOUNTSETTINGS", "the authenticator app shows 6 digits every 30 seconds",
+            f"MFA device: arn:aws:iam::{r.randrange(10**11, 10**12)}:mfa/ops-phone"])),
     ]
     return out
 

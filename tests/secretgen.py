@@ -140,12 +140,16 @@ def _form(cls: str, name: str) -> st.SearchStrategy[str]:
     return st.integers(0, 2**32 - 1).map(lambda seed: draw(random.Random(seed))[0])
 
 
+# A secret and a code said in words are the key-phrase rule's, not a password's.
+_SAID_KEYS = ("the shared account's secret is X btw", "the code to unlock the laptop is X")
+
 # The rules of issue 22 (context and shape), each from the train forms it was written for.
 SECRETS.update({
     # The vendors' tokens found by shape (PROMOTED) are high-entropy ones; the listed ones are sought where a digit
     # is (redact._VENDOR_TOKENS): a random part with none (1 Docker token in 100) is a known miss unless named.
+    # Twitch's lower-case body is judged by its shape (redact._prefixed_token): tests/test_redact.py draws those.
     "vendor-token": st.one_of(*[_form("vendor-prefix", name) for name, split, _ in FORMS["vendor-prefix"]
-                                if split == "train" and name not in PROMOTED]).filter(
+                                if split == "train" and name not in PROMOTED and name != "twitch oauth:"]).filter(
         lambda t: any(c.isdigit() for c in t)),
     "key-assignment": st.one_of(_form("no-space-assignment", "ENV=value"),
                                 _form("caps-key-context", "LICENSE_KEY=CAPS"),
@@ -159,7 +163,9 @@ SECRETS.update({
         # (`_flag_password`): capitals and digits alone ("3WJCTBYCQF4") are a known miss, not sought here
         _form("command-line", name).filter(lambda t: not re.search(r" -[aw] -", t) and _flag_kinds(t))
         for name in ("redis-cli -a", "ldapsearch -w")]),
-    "key-phrase": st.one_of(_form("ethereum-key", "prose metamask key"), _form("ethereum-key", "wallet key: 0x")),
+    "key-phrase": st.one_of(_form("ethereum-key", "prose metamask key"), _form("ethereum-key", "wallet key: 0x"),
+                            _form("ethereum-key", "prose key no 0x"),
+                            *[_form("password-words", name) for name in _SAID_KEYS]),
     "card-cvv": _form("card-cvv", "CVV: before exp"),
     "seed-phrase": _form("seed-phrase", "bare 24 in a fence"),
     "totp-key": st.one_of(_form("totp-seed", "setup key spaced caps"),
@@ -172,7 +178,7 @@ SECRETS.update({
 SECRETS["url-credentials"] = st.one_of(SECRETS["url-credentials"], _form("dsn-user-key", "Sentry DSN"))
 SECRETS["password-phrase"] = st.one_of(SECRETS["password-phrase"], *[
     _form(cls, name) for cls in ("password-words", "password-other-language") for name, split, _ in FORMS[cls]
-    if split == "train" and name != "login: jdoe / pass: X"])
+    if split == "train" and name not in ("login: jdoe / pass: X", *_SAID_KEYS)])
 SECRETS["ssn"] = st.one_of(SECRETS["ssn"], _form("ssn-words", "my social is"), _form("ssn-words", "soc sec #"))
 SECRETS["high-entropy"] = st.one_of(SECRETS["high-entropy"], *[_form("vendor-prefix", name) for name in sorted(
     PROMOTED) if any(form == name for form, _, _ in FORMS["vendor-prefix"])])  # vendors' tokens found by shape

@@ -1,4 +1,6 @@
+import base64
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import duckdb
@@ -12,6 +14,7 @@ from secretgen import SECRETS, prose, texts_with_secrets
 from distiller.redact import (
     _RULES,
     Redacted,
+    _many_blanks,
     _rules_in_play,
     _spans,
     find_secret,
@@ -409,4 +412,112 @@ def test_a_secret_split_across_turns_leaves_no_piece_in_what_the_pipeline_shows(
         for pair in pairs:
             assert not any(piece in text for piece in pair.pieces for text in texts), (pair, texts)
         assert all("[REDACTED:" in text for text in texts)
-        assert all(text.startswith(("here is the key, first half: ", "and the rest: ")) for text in texts)
+        # the words before each piece are kept ("here is the key, first half: ", "(2/2) ")
+        heads = tuple(text[:text.index(piece)] for pair in pairs for text, piece in zip(
+            (pair.first, pair.second), pair.pieces, strict=True))
+        assert all(text.startswith(heads[n % len(heads)]) for n, text in enumerate(texts))
+
+
+# --- round 5: general mechanisms for the held-out-2/3 slips (command lines' credential arguments, passwords said
+# with a bounded gap in ~45 languages, markup and name/value pairs, a vendor-free prefix + random body, numbered
+# seed lists, unspaced TOTP keys in a 2FA context, user/password pairs)
+
+_ROUND_5_NEAR = ("-u ", "-U ", " -U alice%", "%", "/user:CORP\\bob ", "/pass:", "htpasswd -b ", " add_user ops ",
+                 "AUTH ", "net user ", "<password>", "</password>", "<ns:apiKey>", "value: ", "- name: DB_PASSWORD\n",
+                 '"name": "token", ', "oauth:", "lsv2_pt_", "AstraCS:", "1. ", "\n2. ", ", ", "authenticator: ",
+                 " / ", "admin/", "router", "the code to unlock the laptop is ", "? it's ", " was ", " still ",
+                 " (change at login)", "secret", " -storepass ", "parola mea ", " este ", "wifi şifresi ", "GHz")
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts_with_secrets(_ROUND_5_NEAR))
+def test_the_needle_shortcut_equals_every_rule_beside_round_5_words(text):
+    assert redact(text) == redact_every_rule(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["abandon", "ability", "about", "zoo", "1.", "2)", "10:", ",", ", ", "\n", "\n3. ",
+                                 " ", "x", "12", "wallet:"]), min_size=12, max_size=48))
+def test_the_seed_phrase_shortcut_holds_for_numbered_and_comma_separated_lists(pieces):
+    text = " ".join(pieces) + "\n" + "".join(pieces)
+    assert redact(text) == redact_every_rule(text)
+    for match in next(rule for rule in _RULES if rule.kind == "seed-phrase").pattern.finditer(text):
+        assert _many_blanks(match.group().encode())
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("smbclient //nas/backup -U ops%Tr0ub4dor&3 -c ls", "command-line-password"),
+        ("git clone --user deploy:Zq8v!x92LmK https://git.example.com/a.git", "command-line-password"),
+        ("cmdkey /generic:srv01 /user:ops /pass:Wint3r!Sun", "command-line-password"),
+        ("mosquitto_passwd -b /etc/mosquitto/passwd sensor Kx9#mQ2vL", "command-line-password"),
+        ("run htpasswd -nb ops Kx9#mQ2vL and paste the line into the file", "command-line-password"),
+        ("echo 'Kx9#mQ2vL' | docker login registry.example.com -u ops --password-stdin", "command-line-password"),
+        ("echo 'ops:Kx9#mQ2vL' | sudo chpasswd", "command-line-password"),
+        ("كلمة المرور هي Kx9#mQ2vL", "password-phrase"),
+        ("scan it: WIFI:T:WPA;S:Guest Net;P:Kx9#mQ2vL;H:false;;", "password-phrase"),
+        ("tls.key: " + base64.b64encode(b"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIO3kJ8x9Zq2LmP0vN7tR5wY1aB3cD6eF\n"
+                                        b"-----END EC PRIVATE KEY-----\n").decode(), "private-key"),
+        ("Private-Lines: 1\nAAAAIKyyUdPG+TjcEe5oTwzIMKqFGEq0//JPWUVSQQCJ4Z2T\nPrivate-MAC: 0a1b", "private-key"),
+        ("rabbitmqctl change_password ops Kx9#mQ2vL", "command-line-password"),
+        ("redis-cli -h cache AUTH default Kx9#mQ2vL", "command-line-password"),
+        ("jarsigner -keystore k.jks -keypass Kx9#mQ2vL app.jar alias", "key-assignment"),
+        ("<config><db><Password>Kx9#mQ2vL</Password></db></config>", "key-assignment"),
+        ('{"name": "STRIPE_SECRET", "value": "Zq8vX92LmKp3Rt7w"}', "key-assignment"),
+        ("env:\n  - name: DB_PASS\n    value: Kx9#mQ2vL", "key-assignment"),
+        ("glsa_" + "k3j9x8c7v6b5n4m2q1w0e9r8t7y6u5i4" + " rotated", "vendor-token"),
+        ("bot:" + "a8f3k2m9x7q1w5e4r6t0y2u8i3o7p9l1" + " in the bot config", "vendor-token"),
+        ("seed words, in order: 1) abandon 2) abandon 3) abandon 4) abandon 5) abandon 6) abandon 7) abandon"
+         + " 8) abandon 9) abandon 10) abandon 11) abandon 12) about", "seed-phrase"),
+        ("type it into Google Authenticator: JBSWY3DPEHPK3PXPJBSWY3DP", "totp-key"),
+        ("das Kennwort, das ich dem Vermieter gab, ist Kx9#mQ2vL", "password-phrase"),
+        ("Kennwort für das Büro lautet jetzt Kx9#mQ2vL", "password-phrase"),
+        ("mi contraseña de siempre era Kx9#mQ2vL", "password-phrase"),
+        ("lykilorðið mitt er Kx9#mQ2vL", "password-phrase"),
+        ("the pin to open the garage is 482913", "key-phrase"),
+        ("the combination for the bike lock is 0417", "key-phrase"),
+        ("the signing secret we share with them is Kx9#mQ2vL7", "key-phrase"),
+        ("login for the nas: backup / Kx9#mQ2vL", "password-phrase"),
+        ("I pasted Kx9#mQ2vL into the password box", "password-phrase"),
+    ],
+)
+def test_round_5_mechanisms_redact_unseen_phrasings_of_their_classes(text, kind):
+    result = redact(text)
+    assert kind in dict(result.counts), result.text
+    assert redact(text) == redact_every_rule(text)
+    assert redact(result.text) == Redacted(result.text, ())
+
+
+@pytest.mark.parametrize("text", [
+    "chatcmpl-" + "AbCdEfGh1234IjKlMnOp5678QrStU", "request id msg_01" + "XyZaBcDeFgHiJkLmNoPqRs", "toolu_01" + "A" * 22,
+    "the code review is at 3pm", "the pin is on the map", "my password manager is 1Password", "key points: cost, speed",
+    "the token limit is 4096", "pass the salt", "I'll pass Python3 to the script", "pass rate is 98.52%",
+    "the secret to good bread is time", "msbuild App.sln /p:Configuration=Release",
+    "date -u +%Y-%m-%dT%H:%M:%SZ", "docker run -u 1000:1000 app", "git push -u origin feature/login-2fa",
+    "<key>LSMinimumSystemVersion10</key>", "<tokenExpiry>3600s</tokenExpiry>", "image: app:" + "9f86d081" * 5,
+    "sign in with Google/GitHub", "the wifi runs at 2.4GHz/5.8GHz", "runas /user:Administrator cmd.exe",
+    "echo $TOKEN | docker login -u ops --password-stdin", "cat /etc/passwd | grep root",
+    "ca.crt: " + base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKC\n"
+                                  b"-----END CERTIFICATE-----\n").decode(),
+])
+def test_round_5_look_alikes_are_kept(text):
+    assert redact(text).text == text
+
+
+def _turns(value):
+    kinds = [c.isdigit() for c in value]
+    return sum(a != b for a, b in pairwise(kinds))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["oauth:", "bot_", "lsv2_pt_", "AstraCS:", "acme-live-", "tok.v1."]),
+       st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=24, max_size=64).filter(
+           lambda v: sum(c.isdigit() for c in v) >= 3 and sum(c.isalpha() for c in v) >= 4 and _turns(v) >= 6),
+       st.sampled_from(["", " and redeploy", ", rotated monday", "\n"]))
+def test_a_random_body_after_any_name_is_a_token(prefix, body, after):
+    """The vendor-free detector: a name, a separator, a body of small letters and digits in a random order (its
+    documented shape: 3+ digits, 4+ letters, six turns between them), whatever the vendor."""
+    text = f"new key: {prefix}{body}{after}"
+    assert body not in redact(text).text
+    assert redact(text) == redact_every_rule(text)
