@@ -1,5 +1,8 @@
 import base64
 import json
+import random
+import re
+import signal
 from itertools import pairwise
 from pathlib import Path
 
@@ -13,6 +16,7 @@ from secretgen import SECRETS, prose, texts_with_secrets
 
 from distiller.redact import (
     _RULES,
+    _WORDS,
     Redacted,
     _many_blanks,
     _rules_in_play,
@@ -521,3 +525,66 @@ def test_a_random_body_after_any_name_is_a_token(prefix, body, after):
     text = f"new key: {prefix}{body}{after}"
     assert body not in redact(text).text
     assert redact(text) == redact_every_rule(text)
+
+
+# --- no text makes redaction hang: a pattern that can split one run of letters many ways backtracks exponentially
+# on a value that fails at its end (a `secret: "…"` of nine words and one digit took minutes before _WORDS was
+# rewritten). Texts built from every rule's needles, a separator and one short unit repeated, ended by what makes
+# a match fail late; each must be redacted within 2 s (they take microseconds: a limit for a hang, not a speed).
+
+_UNITS = ["a", "ab", "abc", "Ab", "1", "12", " ", "-", "_", ".", ":", "=", '"', "'", "/", "\t", "x1", "é", ",", "(",
+          "word", "Word", "%2B", "+", "\n"]
+
+
+def _backtracking_texts(seed: int, count: int) -> list[str]:
+    r = random.Random(seed)
+    needles = sorted({needle for rule in _RULES for needle in rule.needles})
+    texts = []
+    for _ in range(count):
+        unit = "".join(r.choice(_UNITS) for _ in range(r.randint(1, 4)))
+        texts.append(r.choice(["", "my ", "the ", "export "]) + r.choice(needles)
+                     + r.choice([": ", ":", "=", " is ", ' = "', ': "', " ", "='", " -> "])
+                     + unit * r.randint(8, 40) + r.choice(["1", "!", "é", "", '"', "' x"]))
+    return texts
+
+
+def _redacted_within(texts: list[str], seconds: float) -> list[str]:
+    """The texts redact() did not finish within `seconds` each (an interval timer interrupts it)."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise TimeoutError
+
+    hung = []
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        for text in texts:
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+            try:
+                redact(text)
+            except TimeoutError:
+                hung.append(text)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    return hung
+
+
+def test_no_text_makes_redaction_backtrack_for_ever():
+    assert _redacted_within(['her secret: "nobody knows that grandma baked these cookies with 3 eggs and butter"',
+                             'mnemonic: "disagree mean spend ramp shallow gl1ide over the lazy dog again"',
+                             *_backtracking_texts(0, 3_000)], 2.0) == []
+
+
+@pytest.mark.slow  # 200,000 texts; CI runs it with the other slow tests
+def test_no_text_makes_redaction_backtrack_for_ever_at_length():
+    assert _redacted_within(_backtracking_texts(1, 200_000), 2.0) == []
+
+
+_PLAIN_WORDS = re.compile(r"[A-Za-z][a-z]*(?:[_\-. ]?[A-Za-z][a-z]*)*")  # the plain form: exponential on a late miss
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="aAbZ_-. 1é", max_size=14))
+def test_words_shape_matches_the_plain_form(value):
+    assert (_WORDS.fullmatch(value) is None) == (_PLAIN_WORDS.fullmatch(value) is None)
