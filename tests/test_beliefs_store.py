@@ -39,8 +39,9 @@ def belief(statement: str, *, session: str = "s1", message: str = "m1", ts: str 
 
 
 @pytest.fixture
-def db(tmp_path):
-    return tmp_path / "state" / "distill.duckdb"
+def db(tmp_path, migrated_store):
+    """A new store (a copy of the session's migrated one: its creation is not what these tests test)."""
+    return migrated_store(tmp_path / "state" / "distill.duckdb")
 
 
 def upsert(db, beliefs, run="r1", **kwargs) -> store.UpsertResult:

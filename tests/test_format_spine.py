@@ -27,11 +27,28 @@ def _replace_in_place(path: Path) -> None:
     os.replace(temp, path)
 
 
+# Each example runs the pipeline up to six times (about 0.5 s): the quick set draws 2 sequences per format, the slow
+# set (CI) 25.
+_SPINE_SETTINGS = {"deadline": None,
+                   "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]}
+
+
 @pytest.mark.parametrize("name", sorted(TRANSCRIPTS))
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.function_scoped_fixture])
+@settings(max_examples=2, **_SPINE_SETTINGS)
 @given(data=st.data())
 def test_any_sequence_of_runs_reads_each_message_exactly_once(name, migrated_store, data):
+    _reads_each_message_exactly_once(name, migrated_store, data)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(TRANSCRIPTS))
+@settings(max_examples=25, **_SPINE_SETTINGS)
+@given(data=st.data())
+def test_any_sequence_of_runs_reads_each_message_exactly_once_at_length(name, migrated_store, data):
+    _reads_each_message_exactly_once(name, migrated_store, data)
+
+
+def _reads_each_message_exactly_once(name, migrated_store, data) -> None:
     turns = data.draw(st.integers(1, 4))
     sub, filename, content = TRANSCRIPTS[name](turns)
     cuts = sorted(set(data.draw(st.lists(st.integers(1, len(content) - 1), max_size=4))))
@@ -133,11 +150,22 @@ _JSON = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4) | st.di
                      max_leaves=25)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(entries=st.lists(_JSON, min_size=1, max_size=6))
 def test_hostile_lines_never_raise_in_any_format(entries):
     """Whatever JSON a line holds, every format answers a Message or a skip (and its other functions an answer):
-    transcripts are input."""
+    transcripts are input. (100 examples here, about 0.6 s; 1,000 in the slow set.)"""
+    _never_raise(entries)
+
+
+@pytest.mark.slow
+@settings(max_examples=1000, deadline=None)
+@given(entries=st.lists(_JSON, min_size=1, max_size=6))
+def test_hostile_lines_never_raise_in_any_format_at_length(entries):
+    _never_raise(entries)
+
+
+def _never_raise(entries) -> None:
     import orjson
 
     from distiller import sources
