@@ -4,7 +4,8 @@ Each class of issue 22's section 3 has several *forms* (a phrasing, a command, a
 `train` (the rules were written looking at these) or held-out (never looked at while writing the rules: the
 figures for them say how the rules generalise): `held-out`, `held-out-2` and `held-out-3`, each set written before
 the round of rules that followed it (a held-out form whose slip got a rule became a train form), and `held-out-4`,
-written from outside by someone who never read the rules (the block at the end of this file). Every call draws
+written from outside by someone who never read the rules, and `held-out-5`, a second such set (the two blocks at
+the end of this file, each drawn from streams of its own and listed last). Every call draws
 fresh values from its seed: nothing here is a fixed example to tune on.
 
     cases(seed)       -> [Case]        one case per form, values fresh per seed
@@ -38,7 +39,7 @@ INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\u00ad", "\ufeff", "\u202e
 class Case:
     cls: str
     form: str
-    split: str  # train | held-out | held-out-2 | held-out-3 | held-out-4
+    split: str  # train | held-out | held-out-2 | held-out-3 | held-out-4 | held-out-5
     text: str
     secrets: tuple[str, ...]
 
@@ -105,8 +106,8 @@ def _one(text: str, *secrets: str) -> tuple[str, tuple[str, ...]]:
     return text, secrets
 
 
-T, H, H2, H3, H4 = "train", "held-out", "held-out-2", "held-out-3", "held-out-4"
-SPLITS = (T, H, H2, H3, H4)
+T, H, H2, H3, H4, H5 = "train", "held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5"
+SPLITS = (T, H, H2, H3, H4, H5)
 # Held-out forms that slipped in round 2 and had rules written for them in round 3: train since (the others marked
 # "held-out until round 3" in place).
 PROMOTED = frozenset({"discord bot", "databricks dapi", "pulumi pul-", "azure ad Q~", "user name alice, password X",
@@ -886,10 +887,14 @@ def cases(seed: int, invisible: bool = False) -> list[Case]:
     r3 = random.Random(f"held-out-3-{seed}")  # a stream of its own: adding the set changed no other value
     r4 = random.Random(f"held-out-4-{seed}")  # held-out-4's own stream, its invisible characters too; its cases
     # come last, so every other case keeps its value and its index (the e2e report places a case by its index)
+    r5 = random.Random(f"held-out-5-{seed}")  # and held-out-5's, its cases after held-out-4's: nothing older moved
+    streams = {H4: r4, H5: r5}
     forms = [(cls, form) for cls, listed in FORMS.items() for form in listed]
+    last = (H4, H5)  # the outside sets, each after the ones before it
+    ordered = [f for f in forms if f[1][1] not in last] + [f for split in last for f in forms if f[1][1] == split]
     out = []
-    for cls, (name, split, draw) in [f for f in forms if f[1][1] != H4] + [f for f in forms if f[1][1] == H4]:
-        stream = r4 if split == H4 else r
+    for cls, (name, split, draw) in ordered:
+        stream = streams.get(split, r)
         text, secrets = draw(r3 if split == H3 or name in DRAWN_AS_H3 else stream)
         if invisible and len(secrets[0]) > 8 and secrets[0] in text:
             cut = stream.randrange(2, len(secrets[0]) - 2)
@@ -929,7 +934,7 @@ def split_across_messages(seed: int) -> list[SplitKey]:
     out.append(SplitKey(f"bot token (1/2): {v[:30]}", f"(2/2) {v[30:]}", v, 30, T))
     v = b64(r, 36)
     out.append(SplitKey(f"the secret access key, line 1: {v[:20]}", f"{v[20:]}   <- line 2", v, 20, T))
-    return out + _split_held_out_4(seed)
+    return out + _split_held_out_4(seed) + _split_held_out_5(seed)
 
 
 def _lookalike_forms() -> list[tuple[str, str, Callable[[random.Random], str]]]:
@@ -1062,7 +1067,9 @@ LOOKALIKE_FORMS = _lookalike_forms()
 def lookalikes(seed: int) -> list[Lookalike]:
     r = random.Random(f"lookalike-{seed}")  # a stream of its own: a look-alike never repeats a planted secret
     r4 = random.Random(f"lookalike-held-out-4-{seed}")  # and held-out-4's of its own: no other value moved
-    return [Lookalike(name, split, draw(r4 if split == H4 else r)) for name, split, draw in LOOKALIKE_FORMS]
+    r5 = random.Random(f"lookalike-held-out-5-{seed}")  # held-out-5's too, listed after held-out-4's
+    streams = {H4: r4, H5: r5}
+    return [Lookalike(name, split, draw(streams.get(split, r))) for name, split, draw in LOOKALIKE_FORMS]
 
 
 # --- held-out-4: shapes written from outside, as an attacker would, by someone who never read the rules, their
@@ -1665,4 +1672,699 @@ LOOKALIKE_FORMS.extend((name, H4, draw) for name, draw in [
                                                     "the secret to good bread is a long, cold proof"])),
     ("song key", lambda r: "the song's key: Bb major, capo on 3"),
     ("amazon order number", lambda r: f"order #11{r.randrange(2, 5)}-{_digits(r, 7)}-{_digits(r, 7)} shipped"),
+])
+
+
+# --- held-out-5: a second set written from outside, by someone who read neither the rules, their tests nor their
+# data, and never changed a form after seeing what the rules catch. Shapes no form above has: other tools'
+# credential flags and config files (rclone, restic, borg, ansible, terraform, pulumi, .netrc, .npmrc, .pypirc, git's
+# credential store, docker's config.json, gradle, composer, NuGet, AWS/gcloud/Azure files), other vendors' formats
+# (from gitleaks' published rule set), secrets in SQL, logs, stack traces, query strings and source code (Python,
+# JS, Go, Java, C#, PHP), chat in many languages and registers, recovery codes, card data, other countries' ids,
+# wrapped and split keys. Values come from streams of their own (`held-out-5-{seed}`, `lookalike-held-out-5-{seed}`,
+# `split-held-out-5-{seed}`) and the cases come after held-out-4's: no older value or index moved.
+
+def _url_safe(p: str) -> str:
+    return "".join(c for c in _shell_safe(p) if c not in "@:/?#%&+ ")
+
+
+def _b64url(r: random.Random, nbytes: int) -> str:
+    return base64.urlsafe_b64encode(r.randbytes(nbytes)).decode().rstrip("=")
+
+
+def _uuid(r: random.Random) -> str:
+    return f"{hexstr(r, 8)}-{hexstr(r, 4)}-4{hexstr(r, 3)}-a{hexstr(r, 3)}-{hexstr(r, 12)}"
+
+
+def _held_out_5_forms() -> dict[str, list[Form]]:
+    f: dict[str, list[Form]] = {}
+
+    def add(cls: str, name: str):
+        def wrap(draw):
+            f.setdefault(cls, []).append((name, H5, draw))
+            return draw
+        return wrap
+
+    # --- a value right after = or : with no space, in code and dumps
+    @add("no-space-assignment", "JS object literal apiSecret:'v'")
+    def _(r):
+        v = token(r, 38)
+        return _one(f"const cfg={{region:'eu',apiSecret:'{v}',retries:3}};", v)
+
+    @add("no-space-assignment", "docker inspect Env array")
+    def _(r):
+        v = token(r, 36, ALNUM + "_-")
+        return _one(f'"Env": [\n    "PATH=/usr/local/sbin:/usr/local/bin",\n    "SIGNUP_HMAC={v}",\n    "LANG=C.UTF-8"\n],', v)
+
+    @add("no-space-assignment", "kubectl describe pod Environment")
+    def _(r):
+        v = token(r, 44)
+        return _one(f"    Environment:\n      NODE_ENV:          production\n      PARTNER_SHARED:    {v}\n"
+                    "    Mounts:\n      /var/run/secrets from kube-api-access (ro)", v)
+
+    @add("no-space-assignment", "node error config dump")
+    def _(r):
+        p = _shell_safe(password(r))
+        return _one("Error: connect ECONNREFUSED 10.0.3.7:3306\n    at TCPConnectWrap.afterConnect [as oncomplete] "
+                    f"(node:net:1555:16) {{\n  errno: -111,\n  config: {{ host: 'db', user: 'app', password: '{p}' }}\n}}",
+                    p)
+
+    # --- hex and ALL-CAPS where a name says what they are
+    @add("hex-key-context", "rails secret_key_base hex128")
+    def _(r):
+        v = hexstr(r, 128)
+        return _one(f"production:\n  secret_key_base: {v}\n", v)
+
+    @add("hex-key-context", "flask app.secret_key hex48")
+    def _(r):
+        v = hexstr(r, 48)
+        return _one(f"app = Flask(__name__)\napp.secret_key = '{v}'", v)
+
+    @add("hex-key-context", "cloudflare X-Auth-Key hex37")
+    def _(r):
+        v = hexstr(r, 37)
+        return _one(f'curl https://api.cloudflare.com/client/v4/zones -H "X-Auth-Email: me@example.com" '
+                    f'-H "X-Auth-Key: {v}"', v)
+
+    @add("caps-key-context", "1Password Secret Key A3-")
+    def _(r):
+        caps = string.ascii_uppercase + string.digits
+        v = "A3-" + "-".join(token(r, n, caps) for n in (6, 6, 5, 5, 5, 5))
+        return _one(f"my 1password secret key (emergency kit): {v}", v)
+
+    @add("caps-key-context", "license .ini Serial=")
+    def _(r):
+        v = token(r, 30, string.ascii_uppercase + string.digits)
+        return _one(f"[License]\nOwner=Dana Smith\nSerial={v}\nSeats=1", v)
+
+    # --- query strings and URL-encoded values
+    @add("url-encoded", "router login ?password= encoded")
+    def _(r):
+        v = urllib.parse.quote(password(r) + r.choice("&=+ "), safe="")
+        return _one(f"http://192.168.0.1/login.cgi?username=admin&password={v}&remember=1", v)
+
+    @add("url-encoded", "X-Amz-Security-Token=")
+    def _(r):
+        v = urllib.parse.quote("IQoJb3JpZ2luX2VjE" + b64(r, 180), safe="")
+        return _one(f"https://bkt.s3.eu-west-1.amazonaws.com/a.csv?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+                    f"&X-Amz-Security-Token={v}&X-Amz-Expires=300", v)
+
+    @add("url-encoded", "access log ?apikey= hex")
+    def _(r):
+        v = hexstr(r, 32)
+        return _one(f'203.0.113.9 - - [03/Mar/2026:08:00:01 +0000] "GET /v2/weather?q=Lisbon&apikey={v} HTTP/1.1" 200 512',
+                    v)
+
+    @add("url-encoded", "datadog ?dd-api-key=")
+    def _(r):
+        v = hexstr(r, 32)
+        return _one(f"POST https://http-intake.logs.datadoghq.eu/api/v2/logs?dd-api-key={v}&ddsource=nodejs", v)
+
+    # --- credentials on other tools' command lines
+    cli = [
+        ("restic RESTIC_PASSWORD= inline", "RESTIC_PASSWORD='{}' restic -r s3:s3.amazonaws.com/bkp-home backup ~/"),
+        ("borg BORG_PASSPHRASE= inline", "BORG_PASSPHRASE='{}' borg create ::home-{{now}} ~/"),
+        ("ansible-playbook -e ansible_become_pass=", "ansible-playbook site.yml -i prod -e ansible_become_pass={}"),
+        ("ansible-vault password file echo", ("echo '{}' > ~/.vault_pass && ansible-vault view group_vars/all/vault.yml"
+                                              " --vault-password-file ~/.vault_pass")),
+        ("terraform -var db_password=", "terraform apply -var 'db_password={}' -auto-approve"),
+        ("pulumi config set --secret", "pulumi config set --secret dbPassword {}"),
+        ("docker login --password-stdin echo", 'echo "{}" | docker login ghcr.io -u octo --password-stdin'),
+        ("wp config create --dbpass=", "wp config create --dbname=wp --dbuser=wp --dbpass={} --dbhost=127.0.0.1"),
+        ("ssh-keygen -N", "ssh-keygen -t ed25519 -N '{}' -f ~/.ssh/deploy_key"),
+        ("gpg --passphrase", "gpg --batch --pinentry-mode loopback --passphrase '{}' -d secrets.tar.gpg | tar x"),
+        ("expect send password", 'spawn ssh root@10.0.0.7\nexpect "password:"\nsend "{}\\r"\ninteract'),
+        ("PowerShell ConvertTo-SecureString", '$pw = ConvertTo-SecureString "{}" -AsPlainText -Force'),
+        ("twine upload -p", "twine upload --repository-url https://pypi.internal/ -u deploy -p {} dist/*"),
+    ]
+    for name, shape in cli:
+        def draw_cli(r, shape=shape):
+            p = _shell_safe(password(r))
+            return _one(shape.format(p), p)
+        add("command-line", name)(draw_cli)
+
+    @add("command-line", "aws configure set aws_secret_access_key")
+    def _(r):
+        v = token(r, 40, ALNUM + "/+")
+        return _one(f"aws configure set aws_secret_access_key {v} --profile prod", v)
+
+    @add("command-line", "az storage --account-key")
+    def _(r):
+        v = b64(r, 64)
+        return _one(f"az storage blob upload --account-name acme --account-key {v} -c backups -f db.bak", v)
+
+    @add("command-line", "rclone config create b2 key")
+    def _(r):
+        v = "K00" + token(r, 28, ALNUM + "/+")
+        return _one(f"rclone config create b2remote b2 account {hexstr(r, 12)} key {v}", v)
+
+    @add("command-line", "npm config set _authToken space")
+    def _(r):
+        v = token(r, 36)
+        return _one(f"npm config set //npm.pkg.github.com/:_authToken {v}", v)
+
+    # --- config files of other tools
+    @add("structured-config", ".netrc multi-line")
+    def _(r):
+        v = token(r, 40)
+        return _one(f"$ cat ~/.netrc\nmachine git.example.com\n  login octocat\n  password {v}\n", v)
+
+    @add("structured-config", ".npmrc _auth base64")
+    def _(r):
+        v = base64.b64encode(f"ci:{password(r)}".encode()).decode()
+        return _one(f"registry=https://npm.internal/\n_auth={v}\nemail=ci@example.com\nalways-auth=true", v)
+
+    @add("structured-config", ".pypirc private index")
+    def _(r):
+        p = password(r)
+        return _one(f"[distutils]\nindex-servers = internal\n\n[internal]\nrepository = https://pypi.internal/\n"
+                    f"username = deploy\npassword = {p}\n", p)
+
+    @add("structured-config", "git credential store line")
+    def _(r):
+        p = _url_safe(password(r))
+        return _one(f"$ cat ~/.git-credentials\nhttps://alice:{p}@git.example.com", p)
+
+    @add("structured-config", "docker config.json auths auth")
+    def _(r):
+        v = base64.b64encode(f"octo:{password(r)}".encode()).decode()
+        return _one(f'{{\n  "auths": {{\n    "registry.example.com": {{\n      "auth": "{v}"\n    }}\n  }}\n}}', v)
+
+    @add("structured-config", "gradle.properties ossrhPassword")
+    def _(r):
+        p = password(r)
+        return _one(f"org.gradle.jvmargs=-Xmx2g\nossrhUsername=dana\nossrhPassword={p}\nsigning.keyId=0A1B2C3D", p)
+
+    @add("structured-config", "composer auth.json github-oauth")
+    def _(r):
+        v = hexstr(r, 40)
+        return _one(f'{{\n  "github-oauth": {{\n    "github.com": "{v}"\n  }}\n}}', v)
+
+    @add("structured-config", "nuget.config ClearTextPassword")
+    def _(r):
+        p = password(r).replace('"', "").replace("<", "").replace("&", "")
+        return _one('<packageSourceCredentials>\n  <internal>\n    <add key="Username" value="ci" />\n'
+                    f'    <add key="ClearTextPassword" value="{p}" />\n  </internal>\n</packageSourceCredentials>', p)
+
+    @add("structured-config", "aws credentials named profile")
+    def _(r):
+        v = token(r, 40, ALNUM + "/+")
+        return _one(f"[client-acme]\naws_access_key_id = AKIA{token(r, 16, string.ascii_uppercase + string.digits)}\n"
+                    f"aws_secret_access_key = {v}\nregion = us-east-2", v)
+
+    @add("structured-config", "gcloud adc refresh_token")
+    def _(r):
+        v = "1//0" + token(r, 100, ALNUM + "-_")
+        return _one('{\n  "account": "",\n  "client_id": "764086051850-6qr4p6gpi6hn506pt8ejuq83di341hur.apps.'
+                    f'googleusercontent.com",\n  "refresh_token": "{v}",\n  "type": "authorized_user"\n}}', v)
+
+    @add("structured-config", "az ad sp create-for-rbac output")
+    def _(r):
+        v = token(r, 3) + "8Q~" + token(r, 34, ALNUM + "_~.-")
+        return _one(f'{{\n  "appId": "{_uuid(r)}",\n  "displayName": "ci-deploy",\n  "password": "{v}",\n'
+                    f'  "tenant": "{_uuid(r)}"\n}}', v)
+
+    @add("structured-config", "rclone.conf b2 key")
+    def _(r):
+        v = "K00" + token(r, 28, ALNUM + "/+")
+        return _one(f"[b2]\ntype = b2\naccount = {hexstr(r, 12)}\nkey = {v}\nhard_delete = true", v)
+
+    @add("structured-config", "ansible inventory ansible_password=")
+    def _(r):
+        p = _shell_safe(password(r))
+        return _one(f"[windows]\nwin01 ansible_host=10.0.0.9 ansible_user=Administrator ansible_password={p} "
+                    "ansible_connection=winrm", p)
+
+    @add("structured-config", "terraform.tfstate attributes password")
+    def _(r):
+        p = password(r).replace('"', "")
+        return _one('      "instances": [\n        {\n          "attributes": {\n            "engine": "postgres",\n'
+                    f'            "password": "{p}",\n            "username": "app"\n          }}\n        }}\n      ]', p)
+
+    @add("env-unlisted", "printenv grep output")
+    def _(r):
+        v = token(r, 42)
+        return _one(f"$ printenv | grep ACME\nACME_REGION=eu\nACME_INGEST_CRED={v}", v)
+
+    @add("env-unlisted", ".envrc export with quotes")
+    def _(r):
+        v = token(r, 36, ALNUM + "-_")
+        return _one(f'# .envrc\nexport FEATUREFLAGS_SDK="{v}"\nlayout python3', v)
+
+    # --- SQL
+    sql = [
+        ("CREATE USER IDENTIFIED BY", "CREATE USER 'report'@'%' IDENTIFIED BY '{}';"),
+        ("ALTER ROLE WITH PASSWORD", "ALTER ROLE app WITH LOGIN PASSWORD '{}' VALID UNTIL 'infinity';"),
+        ("CREATE LOGIN WITH PASSWORD =", "CREATE LOGIN etl WITH PASSWORD = N'{}', CHECK_POLICY = OFF;"),
+        ("slow query log SET PASSWORD", "# Query_time: 0.000211\nSET PASSWORD FOR 'svc'@'localhost' = '{}';"),
+    ]
+    for name, shape in sql:
+        def draw_sql(r, shape=shape):
+            p = password(r).replace("'", "")
+            return _one(shape.format(p), p)
+        add("sql", name)(draw_sql)
+
+    @add("sql", "INSERT INTO api_keys VALUES")
+    def _(r):
+        v = token(r, 40)
+        return _one(f"INSERT INTO api_keys (owner, value, created) VALUES ('billing', '{v}', now());", v)
+
+    # --- source code literals
+    @add("code-literal", "java static final String")
+    def _(r):
+        v = token(r, 40)
+        return _one(f'    private static final String PARTNER_SECRET = "{v}";', v)
+
+    @add("code-literal", "C# NetworkCredential")
+    def _(r):
+        p = password(r).replace('"', "").replace("\\", "")
+        return _one(f'var client = new SmtpClient("smtp.example.com") {{ Credentials = new NetworkCredential("alerts", "{p}") }};',
+                    p)
+
+    @add("code-literal", "go SetBasicAuth")
+    def _(r):
+        p = password(r).replace('"', "").replace("\\", "")
+        return _one(f'req, _ := http.NewRequest("GET", url, nil)\nreq.SetBasicAuth("admin", "{p}")', p)
+
+    @add("code-literal", "python requests auth tuple")
+    def _(r):
+        p = password(r).replace('"', "").replace("\\", "")
+        return _one(f'resp = requests.get("https://jira.example.com/rest/api/2/myself", auth=("dana", "{p}"))', p)
+
+    @add("code-literal", "php define DB_PASSWORD")
+    def _(r):
+        p = password(r).replace("'", "").replace("\\", "")
+        return _one(f"define( 'DB_NAME', 'wordpress' );\ndefine( 'DB_USER', 'wp' );\ndefine( 'DB_PASSWORD', '{p}' );", p)
+
+    @add("code-literal", "JS fetch Authorization Bearer")
+    def _(r):
+        v = token(r, 40)
+        return _one(f"await fetch(url, {{ headers: {{ 'Authorization': 'Bearer {v}', 'Content-Type': 'application/json' }} }});",
+                    v)
+
+    @add("code-literal", "C# Ocp-Apim-Subscription-Key header")
+    def _(r):
+        v = hexstr(r, 32)
+        return _one(f'client.DefaultRequestHeaders.Add("Ocp-Apim-Subscription-Key", "{v}");', v)
+
+    @add("code-literal", "java setRequestProperty X-API-KEY")
+    def _(r):
+        v = token(r, 32)
+        return _one(f'conn.setRequestProperty("X-API-KEY", "{v}");', v)
+
+    @add("code-literal", "sqlalchemy create_engine url")
+    def _(r):
+        p = _url_safe(password(r))
+        return _one(f'engine = create_engine("mysql+pymysql://etl:{p}@10.0.0.4/warehouse")', p)
+
+    # --- connection strings and DSNs
+    @add("connection-string", "jdbc oracle thin user/pass@")
+    def _(r):
+        p = _url_safe(password(r))
+        return _one(f"spring.datasource.url=jdbc:oracle:thin:scott/{p}@db.example.com:1521/ORCL", p)
+
+    @add("connection-string", "filebeat cloud.auth user:pass")
+    def _(r):
+        v = token(r, 24)
+        return _one(f'cloud.id: "prod:{b64(r, 40)}"\ncloud.auth: "elastic:{v}"', v)
+
+    @add("dsn-user-key", "legacy sentry DSN public:secret@")
+    def _(r):
+        v = hexstr(r, 32)
+        return _one(f"raven.Client('https://{hexstr(r, 32)}:{v}@sentry.example.com/3')", v)
+
+    @add("dsn-user-key", "discord webhook URL token in path")
+    def _(r):
+        v = token(r, 68, ALNUM + "_-")
+        return _one(f"https://discord.com/api/webhooks/{r.randrange(10**17, 10**18)}/{v}", v)
+
+    # --- cookies
+    @add("session-cookie", "wordpress_logged_in cookie")
+    def _(r):
+        t, h = token(r, 43), hexstr(r, 64)
+        return _one(f"Cookie: wordpress_logged_in_{hexstr(r, 32)}=admin%7C{r.randrange(10**9, 2 * 10**9)}%7C{t}%7C{h}",
+                    t, h)
+
+    @add("session-cookie", "document.cookie assignment")
+    def _(r):
+        v = token(r, 40, ALNUM + "-_")
+        return _one(f'document.cookie = "auth_token={v}; path=/; secure";', v)
+
+    @add("session-cookie", "cookies.txt netscape line")
+    def _(r):
+        v = token(r, 48, ALNUM + "-_")
+        return _one(f"# Netscape HTTP Cookie File\n.example.com\tTRUE\t/\tTRUE\t1798761600\tsid\t{v}", v)
+
+    # --- vendors' tokens (formats from gitleaks' published rules)
+    vendors: list[tuple[str, Callable[[random.Random], str]]] = [
+        ("figma figd_", lambda r: "figd_" + token(r, 40, ALNUM + "_-")),
+        ("buildkite bkua_", lambda r: "bkua_" + hexstr(r, 40)),
+        ("circleci CCIPAT_", lambda r: "CCIPAT_" + token(r, 22) + "_" + hexstr(r, 40)),
+        ("openrouter sk-or-v1-", lambda r: "sk-or-v1-" + hexstr(r, 64)),
+        ("pinecone pcsk_", lambda r: "pcsk_" + token(r, 5) + "_" + token(r, 62)),
+        ("sourcegraph sgp_", lambda r: "sgp_" + hexstr(r, 16) + "_" + hexstr(r, 40)),
+        ("gitlab trigger glptt-", lambda r: "glptt-" + hexstr(r, 40)),
+        ("gitlab deploy gldt-", lambda r: "gldt-" + token(r, 20, ALNUM + "_-")),
+        ("jfrog AKCp", lambda r: "AKCp" + token(r, 69)),
+        ("hubspot pat-na1-", lambda r: "pat-na1-" + _uuid(r)),
+        ("contentful CFPAT-", lambda r: "CFPAT-" + token(r, 43, ALNUM + "_-")),
+        ("typeform tfp_", lambda r: "tfp_" + token(r, 59, ALNUM + "_-")),
+        ("adafruit aio_", lambda r: "aio_" + token(r, 28)),
+        ("supabase sbp_", lambda r: "sbp_" + hexstr(r, 40)),
+        ("harness pat.", lambda r: "pat." + token(r, 22) + "." + hexstr(r, 24) + "." + token(r, 20)),
+        ("1password ops_eyJ", lambda r: "ops_eyJ" + token(r, 240, ALNUM + "_-")),
+        ("duffel duffel_live_", lambda r: "duffel_live_" + token(r, 43, ALNUM + "_-")),
+        ("scalingo tk-us-", lambda r: "tk-us-" + token(r, 48, ALNUM + "_-")),
+    ]
+    vendor_prose = ["new one from the dashboard → {}",
+                    "requests.exceptions.HTTPError: 403 Client Error: Forbidden (key {})",
+                    "{} <- this one is the prod one, don't mix them up",
+                    "Assistant: I stored {} in the repo secrets for you.",
+                    "lmk if {} still works for you"]
+    for name, make in vendors:
+        def draw_vendor(r, make=make):
+            v = make(r)
+            return _one(r.choice(vendor_prose).format(v), v)
+        add("vendor-prefix", name)(draw_vendor)
+
+    # --- crypto keys
+    @add("private-key", "EC PRIVATE KEY in yaml block scalar")
+    def _(r):
+        body = "MHcCAQEEI" + b64(r, 110)
+        lines = "\n".join("    " + body[i:i + 64] for i in range(0, len(body), 64))
+        return _one(f"data:\n  tls.key: |\n    -----BEGIN EC PRIVATE KEY-----\n{lines}\n    -----END EC PRIVATE KEY-----",
+                    body[:64], body[64:128])
+
+    @add("private-key", "PGP PRIVATE KEY BLOCK")
+    def _(r):
+        body = "lQOYBF" + b64(r, 300)
+        lines = "\n".join(body[i:i + 64] for i in range(0, len(body), 64))
+        return _one(f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{lines}\n-----END PGP PRIVATE KEY BLOCK-----",
+                    body[64:128], body[-50:])
+
+    @add("ethereum-key", "ethers new Wallet('0x')")
+    def _(r):
+        v = hexstr(r, 64)
+        return _one(f'const wallet = new ethers.Wallet("0x{v}", provider);', v)
+
+    @add("ethereum-key", "web3 from_key no 0x")
+    def _(r):
+        v = hexstr(r, 64)
+        return _one(f'acct = w3.eth.account.from_key("{v}")', v)
+
+    @add("ethereum-key", "metamask export output")
+    def _(r):
+        v = hexstr(r, 64)
+        return _one(f"Show private key\nThis is your private key (click to copy)\n{v}\nDone", v)
+
+    # --- TOTP and recovery codes
+    @add("totp-seed", "pyotp.TOTP literal")
+    def _(r):
+        v = token(r, 32, B32)
+        return _one(f'totp = pyotp.TOTP("{v}")\nprint(totp.now())', v)
+
+    @add("totp-seed", "otpauth secret lower after issuer")
+    def _(r):
+        v = token(r, 26, B32.lower())
+        return _one(f"otpauth://totp/GitHub%3Adana?issuer=GitHub&algorithm=SHA1&digits=6&period=30&secret={v}", v)
+
+    @add("totp-seed", "KeePassXC otp field")
+    def _(r):
+        v = token(r, 32, B32)
+        return _one(f"otp: otpauth://totp/x?secret={v}&period=30&digits=6\nor in the old field: key={v}&step=30&size=6",
+                    v)
+
+    @add("totp-seed", "google backup codes 8 digits")
+    def _(r):
+        codes = [f"{_digits(r, 4)} {_digits(r, 4)}" for _ in range(10)]
+        return _one("BACKUP VERIFICATION CODES\n" + "\n".join(f"{i}. {c}" for i, c in enumerate(codes, 1)), *codes[:3])
+
+    @add("totp-seed", "BitLocker recovery key")
+    def _(r):
+        v = "-".join(_digits(r, 6) for _ in range(8))
+        return _one(f"BitLocker recovery key for C: {v}", v)
+
+    @add("totp-seed", "Apple recovery key groups")
+    def _(r):
+        v = "-".join(token(r, 4, string.ascii_uppercase + string.digits) for _ in range(7))
+        return _one(f"apple id recovery key: {v} (printed, in the drawer)", v)
+
+    # --- passwords in chat
+    phrasing = ["same as the old one but with ! at the end, so {}",
+                "my passwrod is {} lol",
+                "wifi 📶 → {}",
+                "u: jdoe p: {}",
+                "for throwaway accounts i always use {}",
+                "Assistant: Got it — I'll remember that your Netflix login is {}.",
+                "is {} a strong enough password?",
+                "MY PASSWORD IS {} DONT FORGET",
+                "the pword for the shared drive: {}",
+                "Passwort fürs Gäste-WLAN steht an der Tafel: {}"]
+    for phrase in phrasing:
+        def draw_phrase(r, phrase=phrase):
+            p = password(r)
+            return _one(phrase.format(p), p)
+        add("password-words", phrase.format("X"))(draw_phrase)
+
+    @add("password-words", "list of logins")
+    def _(r):
+        a, b = password(r), password(r)
+        return _one(f"accounts:\n- netflix: {a}\n- spotify: {b}\n- (bank is in my head)", a, b)
+
+    @add("password-words", "SIM PIN and PUK")
+    def _(r):
+        pin, puk = _digits(r, 4), _digits(r, 8)
+        return _one(f"new sim card: PIN {pin}, PUK {puk}", pin, puk)
+
+    @add("password-words", "bike lock combo")
+    def _(r):
+        v = _digits(r, 4)
+        return _one(f"the combo for the bike lock is {v}", v)
+
+    @add("password-words", "alarm code with hash")
+    def _(r):
+        v = _digits(r, 5)
+        return _one(f"alarm code at mum's is {v}# (then wait for the beep)", v)
+
+    languages = ["我的密碼是 {}", "暗証番号は{}です", "mi pass del banco es {}", "meine PIN ist {}",
+                 "mon code de carte bleue c'est {}", "senha: {} (não compartilha)", "пароль от вайфая {}",
+                 "hasło do wifi: {}", "το password μου είναι {}", "parolam {}", "mera password {} hai",
+                 "আমার পাসওয়ার্ড {}", "என் கடவுச்சொல் {}", "moje geslo je {}", "minu parool on {}",
+                 "mana parole ir {}", "my wagwoord is {}", "fy nghyfrinair yw {}"]
+    pins = {"暗証番号は{}です", "meine PIN ist {}", "mon code de carte bleue c'est {}"}
+    for phrase in languages:
+        def draw_language(r, phrase=phrase):
+            p = _digits(r, 4) if phrase in pins else password(r)
+            return _one(phrase.format(p), p)
+        add("password-other-language", phrase.format("X"))(draw_language)
+
+    # --- seed phrases
+    @add("seed-phrase", "two-column numbered 12")
+    def _(r):
+        w = mnemonic(r, 12).split()
+        rows = "\n".join(f"{i + 1:>2}. {w[i]:<10} {i + 7:>2}. {w[i + 6]}" for i in range(6))
+        return _one("seed (write down in order):\n" + rows, *(f"{i + 1:>2}. {w[i]:<10} {i + 7:>2}. {w[i + 6]}"
+                                                               for i in range(3)))
+
+    @add("seed-phrase", "python to_seed literal")
+    def _(r):
+        v = mnemonic(r, 12)
+        return _one(f'seed = Mnemonic("english").to_seed("{v}", passphrase="")', v)
+
+    @add("seed-phrase", "upper-case 12")
+    def _(r):
+        v = mnemonic(r, 12).upper()
+        return _one(f"WORDS: {v}", v)
+
+    @add("seed-phrase", "18 words dash separated")
+    def _(r):
+        v = "-".join(mnemonic(r, 18).split())
+        return _one(f"backup {v}", v)
+
+    # --- cards
+    @add("card-cvv", "amex with CID")
+    def _(r):
+        n = luhn_complete("3" + r.choice("47") + _digits(r, 12))
+        spaced = f"{n[:4]} {n[4:10]} {n[10:]}"
+        cid = _digits(r, 4)
+        return _one(f"amex {spaced}, CID {cid}", cid, spaced)
+
+    @add("card-cvv", "checkout form body cvv2=")
+    def _(r):
+        n = luhn_complete("4" + _digits(r, 14))
+        cvv = f"{r.randrange(100, 1000)}"
+        return _one(f"POST /checkout card_number={n}&exp=0{r.randrange(1, 10)}{r.randrange(27, 33)}&cvv2={cvv}",
+                    cvv, n)
+
+    @add("card-cvv", "French cryptogramme")
+    def _(r):
+        cvv = f"{r.randrange(100, 1000)}"
+        return _one(f"carte expire fin {r.randrange(1, 13):02d}/{r.randrange(27, 33)}, cryptogramme {cvv}", cvv)
+
+    @add("card-cvv", "Spanish código de seguridad")
+    def _(r):
+        cvv = f"{r.randrange(100, 1000)}"
+        return _one(f"el código de seguridad de la tarjeta es {cvv}, vence {r.randrange(1, 13):02d}/{r.randrange(27, 33)}",
+                    cvv)
+
+    # --- US numbers and other countries' ids
+    @add("ssn-words", "SSN with dots")
+    def _(r):
+        v = f"{r.randrange(1, 666):03d}.{r.randrange(1, 100):02d}.{r.randrange(1, 10000):04d}"
+        return _one(f"ssn {v} for the W-9", v)
+
+    @add("ssn-words", "ITIN")
+    def _(r):
+        v = f"9{_digits(r, 2)}-{r.choice(['70', '78', '88', '93'])}-{_digits(r, 4)}"
+        return _one(f"my ITIN is {v}", v)
+
+    @add("national-id", "Dutch BSN")
+    def _(r):
+        while True:
+            body = str(r.randrange(1, 10)) + _digits(r, 7)
+            check = sum(int(d) * w for d, w in zip(body, range(9, 1, -1), strict=True)) % 11
+            if check < 10:
+                v = body + str(check)
+                return _one(f"mijn BSN is {v}", v)
+
+    @add("national-id", "Polish PESEL")
+    def _(r):
+        body = f"{r.randrange(50, 99)}{r.randrange(1, 13):02d}{r.randrange(1, 29):02d}{_digits(r, 4)}"
+        check = (10 - sum(int(d) * w for d, w in zip(body, [1, 3, 7, 9] * 3, strict=False)) % 10) % 10
+        v = body + str(check)
+        return _one(f"PESEL: {v}", v)
+
+    @add("national-id", "Swedish personnummer")
+    def _(r):
+        body = f"{r.randrange(50, 99)}{r.randrange(1, 13):02d}{r.randrange(1, 29):02d}{_digits(r, 3)}"
+        v = luhn_complete(body)
+        v = f"{v[:6]}-{v[6:]}"
+        return _one(f"personnummer {v}", v)
+
+    @add("national-id", "Danish CPR")
+    def _(r):
+        v = f"{r.randrange(1, 29):02d}{r.randrange(1, 13):02d}{r.randrange(50, 99)}-{_digits(r, 4)}"
+        return _one(f"mit CPR-nummer er {v}", v)
+
+    @add("national-id", "Singapore NRIC")
+    def _(r):
+        body = _digits(r, 7)
+        total = sum(int(d) * w for d, w in zip(body, [2, 7, 6, 5, 4, 3, 2], strict=True))
+        v = "S" + body + "JZIHGFEDCBA"[total % 11]
+        return _one(f"NRIC {v}, please keep it private", v)
+
+    @add("national-id", "Chinese resident id")
+    def _(r):
+        body = f"{r.randrange(110000, 660000)}19{r.randrange(50, 99)}{r.randrange(1, 13):02d}{r.randrange(1, 29):02d}{_digits(r, 3)}"
+        weights = [7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2]
+        v = body + "10X98765432"[sum(int(d) * w for d, w in zip(body, weights, strict=True)) % 11]
+        return _one(f"身份证号 {v}", v)
+
+    @add("national-id", "Korean RRN")
+    def _(r):
+        body = f"{r.randrange(50, 99)}{r.randrange(1, 13):02d}{r.randrange(1, 29):02d}{r.choice('12')}{_digits(r, 5)}"
+        check = (11 - sum(int(d) * w for d, w in zip(body, [2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5], strict=True)) % 11) % 10
+        v = f"{body[:6]}-{body[6:]}{check}"
+        return _one(f"주민등록번호 {v}", v)
+
+    @add("national-id", "Mexican CURP")
+    def _(r):
+        up = string.ascii_uppercase
+        v = (token(r, 4, up) + f"{r.randrange(50, 99)}{r.randrange(1, 13):02d}{r.randrange(1, 29):02d}"
+             + r.choice("HM") + r.choice(["DF", "JC", "NL", "PL", "YN"]) + token(r, 3, "BCDFGHJKLMNPQRSTVWXYZ")
+             + r.choice(up + string.digits) + str(r.randrange(10)))
+        return _one(f"mi CURP es {v}", v)
+
+    @add("national-id", "Italian codice fiscale")
+    def _(r):
+        up = string.ascii_uppercase
+        v = (token(r, 6, up) + f"{r.randrange(50, 99)}" + r.choice("ABCDEHLMPRST") + f"{r.randrange(1, 72):02d}"
+             + r.choice(up) + _digits(r, 3) + r.choice(up))
+        return _one(f"il mio codice fiscale: {v}", v)
+
+    # --- keys wrapped over lines
+    @add("wrapped-key", "python triple-quoted wrapped")
+    def _(r):
+        v = token(r, 80, ALNUM + "+/")
+        return _one(f'SIGNING_KEY = """\n{v[:40]}\n{v[40:]}\n"""', v[:40], v[40:])
+
+    @add("wrapped-key", "email quote wrapped")
+    def _(r):
+        v = token(r, 90)
+        pieces = [v[i:i + 30] for i in range(0, 90, 30)]  # a reader joins them, the quote marks aside
+        return _one("> the new token is\n" + "\n".join("> " + piece for piece in pieces), *pieces)
+
+    @add("wrapped-key", "json string with escaped newlines")
+    def _(r):
+        v = b64(r, 90)
+        pieces = [v[i:i + 40] for i in range(0, len(v), 40)]  # a JSON reader joins them with newlines
+        return _one('{"license_blob": "' + "\\n".join(pieces) + '"}', *pieces)
+
+    return f
+
+
+for _cls, _forms5 in _held_out_5_forms().items():
+    FORMS.setdefault(_cls, []).extend(_forms5)
+
+
+def _split_held_out_5(seed: int) -> list[SplitKey]:
+    """held-out-5's keys pasted over two messages, from a stream of their own."""
+    r = random.Random(f"split-held-out-5-{seed}")
+    out = []
+    p = password(r) + token(r, 5)
+    cut = len(p) // 2
+    out.append(SplitKey(f"wifi pw is {p[:cut]}", f"oops hit enter, rest: {p[cut:]}", p, cut, H5))
+    v = hexstr(r, 64)
+    out.append(SplitKey(f"secret: {v[:32]}", f"{v[32:]}", v, 32, H5))
+    v = "figd_" + token(r, 40, ALNUM + "_-")
+    out.append(SplitKey(f"```\n{v[:22]}", f"{v[22:]}\n```\n^ figma token", v, 22, H5))
+    return out
+
+
+LOOKALIKE_FORMS.extend((name, H5, draw) for name, draw in [
+    ("python os.environ read", lambda r: 'api_key = os.environ["OPENAI_API_KEY"]\nclient = OpenAI(api_key=api_key)'),
+    ("JS process.env read", lambda r: 'const secret = process.env.JWT_SECRET ?? "";\nif (!secret) throw new Error("set it")'),
+    ("go os.Getenv read", lambda r: 'token := os.Getenv("GITHUB_TOKEN")\nif token == "" { log.Fatal("no token") }'),
+    ("C# configuration lookup", lambda r: 'var key = builder.Configuration["Stripe:SecretKey"];'),
+    ("SQL user without a password", lambda r: "CREATE USER report WITH LOGIN;\n"
+     "GRANT SELECT ON ALL TABLES IN SCHEMA public TO report;"),
+    ("SQL password NULL", lambda r: "ALTER ROLE app PASSWORD NULL;  -- use peer auth instead"),
+    ("AWS docs example keys", lambda r: "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n"
+     "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("terraform sensitive output", lambda r: '  + password = (sensitive value)\n  + username = "app"'),
+    ("vault kv path", lambda r: f"vault kv get -field=password secret/data/prod/db-{r.randrange(1, 9)}"),
+    ("git describe", lambda r: f"v2.{r.randrange(20)}.{r.randrange(9)}-{r.randrange(1, 99)}-g{hexstr(r, 7)}-dirty"),
+    ("PGP fingerprint", lambda r: "Key fingerprint = " + "  ".join(" ".join(hexstr(r, 4).upper() for _ in range(5))
+                                                                   for _ in range(2))),
+    ("known_hosts ecdsa line", lambda r: "github.com ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABB"
+     + b64(r, 65)),
+    ("TLS certificate", lambda r: "-----BEGIN CERTIFICATE-----\nMIID" + "\n".join(b64(r, 48) for _ in range(4))
+     + "\n-----END CERTIFICATE-----"),
+    ("solidity role constant", lambda r: 'bytes32 public constant MINTER_ROLE = keccak256("MINTER_ROLE");'),
+    ("ISBN", lambda r: f"ISBN 978-0-{r.randrange(100, 999)}-{r.randrange(10000, 99999)}-{r.randrange(10)}"),
+    ("password rules in other languages", lambda r: r.choice([
+        "la contraseña debe tener al menos 12 caracteres", "das Passwort muss mindestens 12 Zeichen haben",
+        "le mot de passe doit contenir un chiffre", "パスワードを忘れました"])),
+    ("password meter output", lambda r: "Password strength: weak (8 chars, no symbols). Try a longer passphrase."),
+    ("PIN and code prose", lambda r: r.choice(["the PIN pad at the door is broken again", "I forgot my PIN, locked out",
+                                               "the alarm code changed last week, ask Sam",
+                                               "enter the 6-digit code we sent you"])),
+    ("recovery prose", lambda r: r.choice(["I printed the recovery codes and put them in the safe",
+                                           "write your 24 seed words on paper, never in a cloud note"])),
+    ("sentence of common BIP-39 words", lambda r: r.choice([
+        "I need to buy a new phone and a coffee table before the winter trip",
+        "the kitchen door is open so the cat can walk around the garden in the morning"])),
+    ("card last four", lambda r: f"visa ending in {_digits(r, 4)}, expires {r.randrange(1, 13):02d}/{r.randrange(27, 33)}"),
+    ("yarn.lock resolved sha1", lambda r: f'  resolved "https://registry.yarnpkg.com/ms/-/ms-2.1.3.tgz#{hexstr(r, 40)}"'),
+    ("Azure resource id", lambda r: f"/subscriptions/{_uuid(r)}/resourceGroups/rg-prod/providers/Microsoft.Web/sites/api"),
+    ("Slack mention ids", lambda r: f"<@U0{token(r, 9, string.ascii_uppercase + string.digits)}> please look at "
+     f"<#C0{token(r, 9, string.ascii_uppercase + string.digits)}|general>"),
+    ("x-filled placeholder token", lambda r: "GITHUB_TOKEN=ghp_" + "x" * 36 + "\nOPENAI_API_KEY=sk-..."),
+    ("masked values", lambda r: "password: ********\ntoken=[REDACTED]\napi_key: <hidden>"),
+    ("base64 of a settings json", lambda r: "localStorage.settings = "
+     + base64.b64encode(f'{{"theme":"dark","lang":"en","fontSize":{r.randrange(10, 20)}}}'.encode()).decode()),
+    ("hex of English text", lambda r: "payload: " + r.choice(["Hello, world! See you tomorrow.",
+                                                             "meeting moved to thursday"]).encode().hex()),
+    ("COM GUID attribute", lambda r: f'[Guid("{_uuid(r).upper()}")]\npublic class Exporter {{ }}'),
+    ("Apple team identifier", lambda r: f"TeamIdentifier={token(r, 10, string.ascii_uppercase + string.digits)}"),
 ])
