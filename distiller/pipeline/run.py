@@ -257,8 +257,9 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
     waiting = [] if dry_run else batches.load_all(settings.state_dir)
     store = Store.of(settings, defer_checkpoints=not dry_run)
     try:
-        if not dry_run and extractor.offline and not waiting:
-            store.open()  # a quick run (offline, nothing to resume) holds it from its start through its first chunk
+        if not dry_run and not waiting:
+            # Held from the run's start through its first chunk: let go before a model call, a fork or a long scan.
+            store.open()
         _read_and_distill(_Run(settings, store, roots, extractor, tally, run_id, dry_run, show, progress), waiting)
     finally:
         try:
@@ -388,6 +389,7 @@ def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> 
 def _finish(store: Store, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:
     """Record how a run ended early; bookkeeping must never hide the error that ended it."""
     try:
+        store.open()  # held until the run closes it, whose checkpoint then needs no open of its own
         with store.connect() as con:
             runs.update(con, run_id, tally.as_dict(), status, error)
     except Exception as inner:  # noqa: BLE001  the fault that ended the run is likely this one too: said once

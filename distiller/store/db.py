@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 _HOLDER = re.compile(r"Conflicting lock is held in (.+?) \(PID (\d+)\)")
 MEMORY_LIMIT = "128MB"  # with the run's own buffers, keeps a first run over any corpus under 200 MB RSS
-# The block size of a new database file (DuckDB's default is 262,144; see `_new_file`).
+# The block size of a new database file (DuckDB's default is 262,144; see `_create`).
 BLOCK_SIZE = 16_384
 # The WAL a run's store lets grow before DuckDB checkpoints it (its default is 16 MB; see `Store`).
 RUN_CHECKPOINT_THRESHOLD = "32MB"
@@ -47,7 +47,10 @@ def _open(path: Path, read_only: bool, wait_seconds: float, *,
     delay = 0.05
     while True:
         try:
-            con = duckdb.connect(str(path), read_only=read_only, config={"memory_limit": MEMORY_LIMIT})
+            # `default_block_size` applies to a file this open creates only (see `_create`); every open passes the
+            # same config, as DuckDB requires of connections sharing one open database.
+            con = duckdb.connect(str(path), read_only=read_only,
+                                 config={"memory_limit": MEMORY_LIMIT, "default_block_size": str(BLOCK_SIZE)})
             # A UTC session: every timestamp read back is RFC 3339 with a `Z`, whatever the host's zone.
             con.execute("SET TimeZone = 'UTC'")
             # No progress bar: DuckDB draws one on stdout during a long query, which would corrupt `--json`.
@@ -129,30 +132,19 @@ def _mark_migrated(path: Path) -> None:
         _MIGRATED.add(identity)
 
 
-def _new_file(path: Path) -> None:
-    """An empty database file of `BLOCK_SIZE` blocks: 16 kB, not DuckDB's 256 kB.
-
-    A checkpoint writes each table's column segments into whole blocks, and the store's tables are many and
-    small: the persona corpus's first run left 9.7 MB at 256 kB blocks (37 blocks, most of them part empty) and
-    5.6 MB at 16 kB, the same rows (`tests/bench/bench_writes.py`). The block size is the file's for good (an
-    existing store keeps its 256 kB); DuckDB reads it from the file's header on every open. Another process
-    creating the file at the same moment holds its lock: it is left to finish, and `_open` waits for it."""
-    quoted = str(path).replace("'", "''")
-    try:
-        with duckdb.connect() as con:
-            con.execute(f"ATTACH '{quoted}' AS new_store (BLOCK_SIZE {BLOCK_SIZE})")
-    except duckdb.Error as exc:
-        if not _is_lock_error(exc):
-            raise
-
-
 def _create(path: Path, wait_seconds: float, defer_checkpoint: bool = False) -> duckdb.DuckDBPyConnection:
-    """The new database, migrated, and its connection still open for writing (opening one costs ~11 ms)."""
+    """The new database, migrated, and its connection still open for writing (opening one costs ~11 ms).
+
+    Its blocks are `BLOCK_SIZE`, 16 kB, not DuckDB's 256 kB (the `default_block_size` every open passes). A
+    checkpoint writes each table's column segments into whole blocks, and the store's tables are many and small:
+    the persona corpus's first run left 9.7 MB at 256 kB blocks (37 blocks, most of them part empty) and 5.6 MB at
+    16 kB, the same rows (`tests/bench/bench_writes.py`). The block size is the file's for good (an existing store
+    keeps its 256 kB); DuckDB reads it from the file's header on every open. (It was set by a first open of its
+    own, an in-memory database that ATTACHed the file: a second DuckDB instance, ~12 ms, per new store.)"""
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
         raise os_fault("create the state dir", path.parent, exc) from exc
-    _new_file(path)
     con = _open(path, False, wait_seconds, defer_checkpoint=defer_checkpoint)
     try:
         migrate(con)
@@ -263,7 +255,7 @@ class Store:
     whole each time). A run that opens the store once per chunk wrote its ledger many times over: 83 MB for a
     16 MB corpus of conversations. Deferred, each commit only appends to the WAL (DuckDB still checkpoints
     it when it grows past 32 MB), and `close` checkpoints what is left once: 38 MB then, 18 MB now with the
-    narrower ledger (m023), the later threshold below and smaller blocks (`_new_file`; `tests/bench/bench_writes.py`).
+    narrower ledger (m023), the later threshold below and smaller blocks (`_create`; `tests/bench/bench_writes.py`).
     A run killed before `close` leaves the WAL, which the next open replays (as after any crash).
 
     At 32 MB of WAL, not DuckDB's 16 (`RUN_CHECKPOINT_THRESHOLD`): a checkpoint rewrites every row group a commit
@@ -334,9 +326,11 @@ class Store:
                 con.execute("CHECKPOINT")
 
     def close(self) -> None:
-        """Let go, and checkpoint what is still in the WAL (nothing to do when it is empty, or when the store was
-        never opened: it may be busy, and the run already said so)."""
-        self.let_go()
-        wal = self.path.with_name(self.path.name + ".wal")
-        if self.defer_checkpoints and self._opened and wal.exists() and wal.stat().st_size > 0:
-            self.checkpoint()
+        """Checkpoint what is still in the WAL, through the held store when it is held (nothing to do when the WAL
+        is empty, or when the store was never opened: it may be busy, and the run already said so), and let go."""
+        try:
+            wal = self.path.with_name(self.path.name + ".wal")
+            if self.defer_checkpoints and self._opened and wal.exists() and wal.stat().st_size > 0:
+                self.checkpoint()
+        finally:
+            self.let_go()
