@@ -23,6 +23,9 @@ _HOLDER = re.compile(r"Conflicting lock is held in (.+?) \(PID (\d+)\)")
 MEMORY_LIMIT = "128MB"  # with the run's own buffers, keeps a first run over any corpus under 200 MB RSS
 # The block size of a new database file (DuckDB's default is 262,144; see `_create`).
 BLOCK_SIZE = 16_384
+# What every open passes: DuckDB refuses a second connection in one process to an open database with another
+# config. `default_block_size` applies only to a file the open creates (see `_create`).
+CONFIG: dict[str, str | bool | int | float | list[str]] = {"memory_limit": MEMORY_LIMIT, "default_block_size": str(BLOCK_SIZE)}
 # The WAL a run's store lets grow before DuckDB checkpoints it (its default is 16 MB; see `Store`).
 RUN_CHECKPOINT_THRESHOLD = "32MB"
 
@@ -47,10 +50,7 @@ def _open(path: Path, read_only: bool, wait_seconds: float, *,
     delay = 0.05
     while True:
         try:
-            # `default_block_size` applies to a file this open creates only (see `_create`); every open passes the
-            # same config, as DuckDB requires of connections sharing one open database.
-            con = duckdb.connect(str(path), read_only=read_only,
-                                 config={"memory_limit": MEMORY_LIMIT, "default_block_size": str(BLOCK_SIZE)})
+            con = duckdb.connect(str(path), read_only=read_only, config=CONFIG)
             # A UTC session: every timestamp read back is RFC 3339 with a `Z`, whatever the host's zone.
             con.execute("SET TimeZone = 'UTC'")
             # No progress bar: DuckDB draws one on stdout during a long query, which would corrupt `--json`.
