@@ -21,7 +21,7 @@ from distiller.storable import unsafe
 from distiller.store import clock, lifecycle, migrations
 from distiller.store import keys as normalization
 from distiller.store import writes as store
-from distiller.store.db import MEMORY_LIMIT, connect, transaction
+from distiller.store.db import CONFIG, connect, transaction
 from distiller.store.forget import forget_beliefs, forget_source
 from distiller.store.keys import normalize
 
@@ -346,7 +346,7 @@ def test_the_near_duplicate_index_of_an_earlier_version_is_dropped_with_its_fing
 def test_a_reader_sees_the_committed_state_only(db):
     upsert(db, [belief("User likes tea")])
     with connect(db) as writer:
-        reader = duckdb.connect(str(db), config={"memory_limit": MEMORY_LIMIT})
+        reader = duckdb.connect(str(db), config=CONFIG)
         try:
             writer.execute("BEGIN TRANSACTION")
             store.upsert(writer, [belief("User likes coffee", message="m2")], "r2", now=NOW)

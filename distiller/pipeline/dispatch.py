@@ -70,7 +70,8 @@ class Dispatcher:
         return nullcontext()
 
     def let_go_of_start(self) -> None:
-        """The store held since the run started is let go: after the first chunk, or before workers fork."""
+        """The store held since the run started is let go: after the first chunk, before workers fork, or before a
+        model call (other processes may read it meanwhile)."""
         if self.store is not None:
             self.store.let_go()
 
@@ -108,18 +109,22 @@ class Dispatcher:
             self.commit(built, final, gone)
         else:
             status, error = self.ending if final else ("running", None)
-            commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone, status=status,
-                         error=error, store=self.store)
-            if final and self.store is not None:
-                try:
-                    self.store.checkpoint()  # while the last chunk may still hold it open
-                except (DistillError, duckdb.Error) as exc:  # committed all the same: the WAL keeps it
-                    log.warning("the store was not checkpointed: %s", exc)
+            # The last commit and the checkpoint after it open the database once.
+            with nullcontext() if self.store is None else self.store.hold():
+                commit_batch(self.settings, built, self.run_id, self.tally, final=final, gone=gone, status=status,
+                             error=error, store=self.store)
+                if final and self.store is not None:
+                    try:
+                        self.store.checkpoint()
+                    except (DistillError, duckdb.Error) as exc:  # committed all the same: the WAL keeps it
+                        log.warning("the store was not checkpointed: %s", exc)
 
     def record_end(self, status: str) -> None:
         """The run's record when its final batch is not committed by this run (staged, submitted): `status`, or
         how it ends when that is not ok."""
         ended, error = self.ending if self.ending[0] != "ok" else (status, None)
+        if self.store is not None:
+            self.store.open()  # held until the run closes it, whose checkpoint then needs no open of its own
         with (self.store or Store.of(self.settings)).connect() as con:
             runs.update(con, self.run_id, self.tally.as_dict(), ended, error)
 
@@ -148,6 +153,8 @@ class Synchronous(Dispatcher):
         allowance = distill.Allowance()
         if built.requests:
             allowance = self.check_budget(built)
+            if not self.extractor.offline:
+                self.let_go_of_start()
             built = distill.extract(self.files_dir, built, self.extractor, allowance,  # pending first
                                     pacer=self.pacer)
             distill.note_pace(self.tally, self.pacer, self.extractor)
@@ -171,6 +178,7 @@ class BatchApi(Synchronous):
             super().deliver(built, fresh, final=final, gone=gone)
             return
         self.check_budget(built)
+        self.let_go_of_start()  # an upload
         self.tally.submitted.append(distill.submit(self.files_dir, built, self.extractor).batch_id)
         self.counted(fresh)
         if final:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+import duckdb
 import orjson
 
 from distiller import extract, prices, stop
@@ -46,7 +47,7 @@ from distiller.records import Cursor
 from distiller.screen import Screened, echo
 from distiller.screen.prefilter import KEEP
 from distiller.store import batch_rows, jobs, runs
-from distiller.store.db import connect_for, transaction
+from distiller.store.db import Store, connect_for, transaction
 from distiller.tail import complete_lines_end, open_regular
 from distiller.track import ReadPlan, observe
 
@@ -144,13 +145,14 @@ def _once(tally: Tally) -> Callable[[list[tuple[Screened, str]]], Fresh]:
 
 
 def commit_job_batch(settings: Settings, job_id: str, built: Batch, run_id: str, tally: Tally, batch_dir: Path,
-                     *, final: bool = False) -> None:
+                     *, final: bool = False, store: Store | None = None) -> None:
     """The batch's cursor moves are the job's progress: recorded with it, never applied to the live cursors."""
     moves = [(cursor.file_id, cursor.path, cursor.offset) for cursor, _ in built.cursors]
     kept = [(row.verdict.message.session_id, row.verdict.message.message_id) for row in built.ledger
             if row.verdict.decision == KEEP]
     commit_batch(settings, replace(built, cursors=()), run_id, tally, final=final, batch_dir=batch_dir,
-                 also=lambda con, done: jobs.record_batch(con, job_id, moves, kept, done.beliefs.belief_ids))
+                 also=lambda con, done: jobs.record_batch(con, job_id, moves, kept, done.beliefs.belief_ids),
+                 store=store)
 
 
 def job_id_of(scope: Scope, extractor: Extractor) -> str:
@@ -193,23 +195,25 @@ def _plans(settings: Settings, scope: Scope, done: dict[str, int], tally: Tally)
 
 def _pass(settings: Settings, scope: Scope, extractor: Extractor, *, dry_run: bool, job_id: str, run_id: str,
           done: dict[str, int], tally: Tally, progress: Progress | None = None,
-          pacer: pace.Pace | None = None, spent_today: tuple[int, float] = (0, 0.0), label: str = "") -> None:
+          pacer: pace.Pace | None = None, spent_today: tuple[int, float] = (0, 0.0), label: str = "",
+          store: Store | None = None) -> None:
+    """Read, screen and dispatch everything in scope; through the job's `store` (None for an estimate)."""
     plans, session_keys = _plans(settings, scope, done, tally)
     batch_dir = _job_dir(settings, job_id)
 
     def commit(built: Batch, final: bool, gone: Sequence[str]) -> None:
-        commit_job_batch(settings, job_id, built, run_id, tally, batch_dir, final=final)
+        commit_job_batch(settings, job_id, built, run_id, tally, batch_dir, final=final, store=store)
 
     dispatcher = mode(settings, extractor, dry_run=dry_run)(settings, run_id, tally, extractor, batch_dir=batch_dir,
                                                             spent_today=spent_today, progress=progress,
-                                                            commit=commit,
+                                                            commit=commit, store=store,
                                                             pacer=pacer or pace.Pace(settings.concurrency))
     if progress is not None:
         progress.begin(tally, sum(plan.stop - plan.start for plan in plans), label)
     window = Window(scope.since, scope.until) if scope.since or scope.until else None
     echoes = echo.EMPTY
-    if settings.db_path.exists():
-        with connect_for(settings, read_only=True) as con:
+    if store is not None or settings.db_path.exists():
+        with (connect_for(settings, read_only=True) if store is None else store.connect(read_only=True)) as con:
             echoes = echo_index(con)  # as run loads them: a recall line pasted back is never evidence again
     distill_plans(plans, session_keys, settings, tally, Chunk(settings, echoes), _once(tally), dispatcher,
                   window=window)
@@ -294,9 +298,25 @@ def reprocess(settings: Settings, sources: Sequence[Path] | None = None, *, sinc
 
 def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str, plan: Estimate | None, *,
              keep_old: bool, progress: Progress | None, collect: bool = False) -> ReprocessSummary:
+    """The job, through one `Store`, as a run uses its own: held from the start and across quick steps, let go
+    before a model call or a fork, checkpointed once at the end."""
+    store = Store.of(settings, defer_checkpoints=True)
+    store.open()
+    try:
+        return _job(settings, store, scope, extractor, job_id, plan, keep_old=keep_old, progress=progress,
+                    collect=collect)
+    finally:
+        try:
+            store.close()
+        except (DistillError, duckdb.Error, OSError) as exc:  # the WAL keeps it all: the next open replays it
+            log.warning("the store was not checkpointed: %s", exc)
+
+
+def _job(settings: Settings, store: Store, scope: Scope, extractor: Extractor, job_id: str, plan: Estimate | None,
+         *, keep_old: bool, progress: Progress | None, collect: bool) -> ReprocessSummary:
     run_id = uuid.uuid4().hex
     tally = Tally(extractor=extractor.name, model=extractor.model)
-    with connect_for(settings) as con:
+    with store.connect() as con:
         resumed = jobs.find(con, job_id) is not None
         spent = batch_rows.spent_today(con)  # the day budgets count what every run and job spent today
         with transaction(con):
@@ -306,40 +326,45 @@ def _run_job(settings: Settings, scope: Scope, extractor: Extractor, job_id: str
         pacer = pace.Pace(settings.concurrency)
         collected = Collected()
         try:
-            _resume(settings, job_id, run_id, extractor, tally, pacer, collected, spent)
-            with connect_for(settings, read_only=True) as con:
+            _resume(settings, store, job_id, run_id, extractor, tally, pacer, collected, spent)
+            with store.connect(read_only=True) as con:
                 done = jobs.progress(con, job_id)
             unread = collect and bool(_plans(settings, scope, done, Tally())[0])  # only collecting: never read
             if not collected.waiting and not unread:
                 _pass(settings, scope, extractor, dry_run=False, job_id=job_id, run_id=run_id, done=done,
-                      tally=tally, progress=progress, pacer=pacer, spent_today=spent)
+                      tally=tally, progress=progress, pacer=pacer, spent_today=spent, store=store)
                 collected.submitted = len(tally.submitted)
                 collected.waiting += len(tally.submitted)
         except BudgetReached as reached:
             tally.budget_stop = str(reached)
-            with connect_for(settings) as con:
+            store.open()  # held until the job closes it, whose checkpoint then needs no open of its own
+            with store.connect() as con:
                 runs.update(con, run_id, tally.as_dict(), "budget")
             return ReprocessSummary(job_id, "budget", plan, resumed, 0, run_id, tally, collected)
         if collected.waiting or unread:
             # Batches still at the API, or (only collecting) files not read to the end: the job goes on later.
             status = "submitted" if collected.waiting else "partial"
-            with connect_for(settings) as con:
+            store.open()
+            with store.connect() as con:
                 runs.update(con, run_id, tally.as_dict(), status)
             return ReprocessSummary(job_id, status, plan, resumed, 0, run_id, tally, collected)
-        with connect_for(settings) as con, transaction(con):
+        store.open()
+        with store.connect() as con, transaction(con):
             retired = 0 if keep_old else jobs.retire(con, job_id, extractor.name, extractor.model,
                                                       extractor.prompt_version, datetime.now(UTC))
             jobs.finish(con, job_id, retired)
             runs.update(con, run_id, tally.as_dict(), "ok")
     except BaseException as exc:
         # bookkeeping must never hide the error that ended the job
-        with contextlib.suppress(Exception), connect_for(settings) as con:
-            runs.update(con, run_id, tally.as_dict(), ended_as(exc), f"{type(exc).__name__}: {exc}")
+        with contextlib.suppress(Exception):
+            store.open()
+            with store.connect() as con:
+                runs.update(con, run_id, tally.as_dict(), ended_as(exc), f"{type(exc).__name__}: {exc}")
         raise
     return ReprocessSummary(job_id, "done", plan, resumed, retired, run_id, tally, collected)
 
 
-def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, tally: Tally,
+def _resume(settings: Settings, store: Store, job_id: str, run_id: str, extractor: Extractor, tally: Tally,
             pacer: pace.Pace, collected: Collected, spent_today: tuple[int, float]) -> None:
     """Finish the batches a killed job left (what was paid for is in them) and those submitted to the Message
     Batches API, in order, up to the first the API has not ended yet, counting into `collected`. A pending batch
@@ -348,12 +373,13 @@ def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, 
     left = batches.load_all(batch_dir)
     for n, waiting in enumerate(left):
         stop.check()
-        with connect_for(settings, read_only=True) as con:
+        with store.connect(read_only=True) as con:
             committed = batch_rows.is_committed(con, waiting.batch_id)
         if committed:
             batches.remove(batch_dir, waiting.batch_id)
             continue
         if waiting.status == SUBMITTED:
+            store.let_go()
             ended = distill.collect(batch_dir, waiting, extractor)
             if ended is None:  # still being processed: it and every later batch wait for the next invocation
                 collected.waiting = sum(b.status == SUBMITTED for b in left[n:])
@@ -365,10 +391,13 @@ def _resume(settings: Settings, job_id: str, run_id: str, extractor: Extractor, 
             log.warning("quarantined %s", distill.may_be_billed(waiting.batch_id))
             waiting = distill.set_aside_unsubmitted(waiting)
         elif waiting.status == PENDING:
+            if not extractor.offline:
+                store.let_go()
             waiting = distill.extract(batch_dir, waiting, extractor, allowance, pacer=pacer)
             distill.note_pace(tally, pacer, extractor)
         tally.resumed += 1
-        commit_job_batch(settings, job_id, waiting, run_id, tally, batch_dir)
+        store.open()
+        commit_job_batch(settings, job_id, waiting, run_id, tally, batch_dir, store=store)
         collected.committed += 1
         if allowance.stopped:
             raise budget.stopped(allowance)

@@ -153,12 +153,12 @@ def read_plan(plan: ReadPlan, session_keys: dict[str, str], settings: Settings, 
         chunk.move(reading.cursor(offset))
 
 
-def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally: Tally,
+def resume_batches(settings: Settings, store: Store, run_id: str, extractor: Extractor, tally: Tally,
                    waiting: list[Batch], spent_today: tuple[int, float] = (0, 0.0),
-                   pacer: pace.Pace | None = None, store: Store | None = None) -> None:
+                   pacer: pace.Pace | None = None) -> None:
     """Finish what an earlier run left: commit distilled batches, extract pending ones (within the budgets),
-    quarantine the ones it may have submitted without recording it, before reading anything."""
-    store = store or Store.of(settings)
+    quarantine the ones it may have submitted without recording it, before reading anything. The run's store is
+    let go across each model call, and held again from each commit on."""
     for batch in waiting:
         stop.check()
         with store.connect(read_only=True) as con:
@@ -177,6 +177,7 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
             batch = distill.set_aside_unsubmitted(batch)
         log.warning("resuming %s batch %s", batch.status, batch.batch_id)
         if batch.status == SUBMITTED:
+            store.let_go()
             collector = extractor if extractor.model == batch.model else make_extractor(
                 replace(settings, extractor="anthropic", model=batch.model or settings.model))
             collected = distill.collect(settings.state_dir, batch, collector)
@@ -186,10 +187,13 @@ def resume_batches(settings: Settings, run_id: str, extractor: Extractor, tally:
             batch = collected
         allowance = budget.allowance(settings, tally, budget.with_journaled(spent_today, batch))
         if batch.status == PENDING:
+            if not extractor.offline:
+                store.let_go()
             pacer = pacer or pace.Pace(settings.concurrency)
             batch = distill.extract(settings.state_dir, batch, extractor, allowance, pacer=pacer)
             distill.note_pace(tally, pacer, extractor)
         tally.resumed += 1
+        store.open()
         try:
             commit_batch(settings, batch, run_id, tally, store=store)
         except duckdb.OutOfMemoryException:
@@ -257,8 +261,9 @@ def _run(settings: Settings, roots: list[str], extractor: Extractor, *, dry_run:
     waiting = [] if dry_run else batches.load_all(settings.state_dir)
     store = Store.of(settings, defer_checkpoints=not dry_run)
     try:
-        if not dry_run and extractor.offline and not waiting:
-            store.open()  # a quick run (offline, nothing to resume) holds it from its start through its first chunk
+        if not dry_run:
+            # Held from the run's start through its first chunk: let go before a model call, a fork or a long scan.
+            store.open()
         _read_and_distill(_Run(settings, store, roots, extractor, tally, run_id, dry_run, show, progress), waiting)
     finally:
         try:
@@ -305,7 +310,7 @@ def _read_and_distill(run: _Run, waiting: list[Batch]) -> None:
     started = None
     try:
         if waiting:
-            resume_batches(settings, run_id, extractor, tally, waiting, spent, pacer, store)
+            resume_batches(settings, store, run_id, extractor, tally, waiting, spent, pacer)
             with store.connect(read_only=True) as con:
                 tracked = load_cursors(con)  # the resumed batches moved them
         discovery = registry.discover([Path(r) for r in roots], settings.excluded_agents,
@@ -388,6 +393,7 @@ def _name_unrecognised(roots: list[str], discovery: Discovery, tally: Tally) -> 
 def _finish(store: Store, run_id: str, tally: Tally, status: str, error: str | None = None) -> None:
     """Record how a run ended early; bookkeeping must never hide the error that ended it."""
     try:
+        store.open()  # held until the run closes it, whose checkpoint then needs no open of its own
         with store.connect() as con:
             runs.update(con, run_id, tally.as_dict(), status, error)
     except Exception as inner:  # noqa: BLE001  the fault that ended the run is likely this one too: said once

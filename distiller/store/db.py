@@ -21,8 +21,11 @@ if TYPE_CHECKING:
 
 _HOLDER = re.compile(r"Conflicting lock is held in (.+?) \(PID (\d+)\)")
 MEMORY_LIMIT = "128MB"  # with the run's own buffers, keeps a first run over any corpus under 200 MB RSS
-# The block size of a new database file (DuckDB's default is 262,144; see `_new_file`).
+# The block size of a new database file (DuckDB's default is 262,144; see `_create`).
 BLOCK_SIZE = 16_384
+# What every open passes: DuckDB refuses a second connection in one process to an open database with another
+# config. `default_block_size` applies only to a file the open creates (see `_create`).
+CONFIG: dict[str, str | bool | int | float | list[str]] = {"memory_limit": MEMORY_LIMIT, "default_block_size": str(BLOCK_SIZE)}
 # The WAL a run's store lets grow before DuckDB checkpoints it (its default is 16 MB; see `Store`).
 RUN_CHECKPOINT_THRESHOLD = "32MB"
 
@@ -47,7 +50,7 @@ def _open(path: Path, read_only: bool, wait_seconds: float, *,
     delay = 0.05
     while True:
         try:
-            con = duckdb.connect(str(path), read_only=read_only, config={"memory_limit": MEMORY_LIMIT})
+            con = duckdb.connect(str(path), read_only=read_only, config=CONFIG)
             # A UTC session: every timestamp read back is RFC 3339 with a `Z`, whatever the host's zone.
             con.execute("SET TimeZone = 'UTC'")
             # No progress bar: DuckDB draws one on stdout during a long query, which would corrupt `--json`.
@@ -129,30 +132,19 @@ def _mark_migrated(path: Path) -> None:
         _MIGRATED.add(identity)
 
 
-def _new_file(path: Path) -> None:
-    """An empty database file of `BLOCK_SIZE` blocks: 16 kB, not DuckDB's 256 kB.
-
-    A checkpoint writes each table's column segments into whole blocks, and the store's tables are many and
-    small: the persona corpus's first run left 9.7 MB at 256 kB blocks (37 blocks, most of them part empty) and
-    5.6 MB at 16 kB, the same rows (`tests/bench/bench_writes.py`). The block size is the file's for good (an
-    existing store keeps its 256 kB); DuckDB reads it from the file's header on every open. Another process
-    creating the file at the same moment holds its lock: it is left to finish, and `_open` waits for it."""
-    quoted = str(path).replace("'", "''")
-    try:
-        with duckdb.connect() as con:
-            con.execute(f"ATTACH '{quoted}' AS new_store (BLOCK_SIZE {BLOCK_SIZE})")
-    except duckdb.Error as exc:
-        if not _is_lock_error(exc):
-            raise
-
-
 def _create(path: Path, wait_seconds: float, defer_checkpoint: bool = False) -> duckdb.DuckDBPyConnection:
-    """The new database, migrated, and its connection still open for writing (opening one costs ~11 ms)."""
+    """The new database, migrated, and its connection still open for writing (opening one costs ~11 ms).
+
+    Its blocks are `BLOCK_SIZE`, 16 kB, not DuckDB's 256 kB (the `default_block_size` every open passes). A
+    checkpoint writes each table's column segments into whole blocks, and the store's tables are many and small:
+    the persona corpus's first run left 9.7 MB at 256 kB blocks (37 blocks, most of them part empty) and 5.6 MB at
+    16 kB, the same rows (`tests/bench/bench_writes.py`). The block size is the file's for good (an existing store
+    keeps its 256 kB); DuckDB reads it from the file's header on every open. (It was set by a first open of its
+    own, an in-memory database that ATTACHed the file: a second DuckDB instance, ~12 ms, per new store.)"""
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
         raise os_fault("create the state dir", path.parent, exc) from exc
-    _new_file(path)
     con = _open(path, False, wait_seconds, defer_checkpoint=defer_checkpoint)
     try:
         migrate(con)
@@ -251,19 +243,23 @@ class Store:
     a span of quick steps, and checkpointed once, when the run closes it.
 
     Held (`hold`, `open`): DuckDB shares one open database among a process's connections to it, so each `connect`
-    inside costs microseconds instead of opening the file again (11-15 ms here). An hourly offline run spends 29 ms
-    opening it instead of 65 ms, and ends 54 ms sooner of 0.92 s (75 ms of 3.3 s on a loaded host; medians of 5
-    and 7, `tests/bench/bench_store_opens.py`): small, but it is a handful of lines now. Connections inside are
-    opened for writing, read-only ones included (one open database has one mode). Other processes wait for a
-    held store as for any connection: it is held only across quick steps, never across a model call, and let go
-    (`let_go`) before worker processes are forked (they must not inherit DuckDB's threads).
+    inside costs ~0.2 ms instead of opening the file again (a new DuckDB instance: 11-15 ms here). A run holds it
+    from its start (`pipeline/run.py`) and lets it go (`let_go`) only before a model call or an upload, before
+    worker processes are forked (they must not inherit DuckDB's threads), and before a scan long enough to spread
+    over them; each chunk's commit, with the checkpoint after the last one, holds it again. So an offline run opens
+    the file once, and a run that calls a model once more per chunk it sends: on the bundled sample, a first
+    offline run 2 opens -> 1 (136 -> 122 ms CPU in-process), an hourly run with one new message for the Anthropic
+    extractor (a fake API) 4 -> 2 (117 -> 86 ms); medians of 20, paired. Connections inside are opened for
+    writing, read-only ones included (one open database has one mode; the run holds the run lock). Other
+    processes wait for a held store as for any connection: it is held only across quick steps, never across a
+    model call.
 
     Checkpointed once (`defer_checkpoints`): DuckDB checkpoints a database when its last connection closes,
     writing every table a commit touched again (the ledger of messages read grows by each commit, and is rewritten
     whole each time). A run that opens the store once per chunk wrote its ledger many times over: 83 MB for a
     16 MB corpus of conversations. Deferred, each commit only appends to the WAL (DuckDB still checkpoints
     it when it grows past 32 MB), and `close` checkpoints what is left once: 38 MB then, 18 MB now with the
-    narrower ledger (m023), the later threshold below and smaller blocks (`_new_file`; `tests/bench/bench_writes.py`).
+    narrower ledger (m023), the later threshold below and smaller blocks (`_create`; `tests/bench/bench_writes.py`).
     A run killed before `close` leaves the WAL, which the next open replays (as after any crash).
 
     At 32 MB of WAL, not DuckDB's 16 (`RUN_CHECKPOINT_THRESHOLD`): a checkpoint rewrites every row group a commit
@@ -334,9 +330,11 @@ class Store:
                 con.execute("CHECKPOINT")
 
     def close(self) -> None:
-        """Let go, and checkpoint what is still in the WAL (nothing to do when it is empty, or when the store was
-        never opened: it may be busy, and the run already said so)."""
-        self.let_go()
-        wal = self.path.with_name(self.path.name + ".wal")
-        if self.defer_checkpoints and self._opened and wal.exists() and wal.stat().st_size > 0:
-            self.checkpoint()
+        """Checkpoint what is still in the WAL, through the held store when it is held (nothing to do when the WAL
+        is empty, or when the store was never opened: it may be busy, and the run already said so), and let go."""
+        try:
+            wal = self.path.with_name(self.path.name + ".wal")
+            if self.defer_checkpoints and self._opened and wal.exists() and wal.stat().st_size > 0:
+                self.checkpoint()
+        finally:
+            self.let_go()
