@@ -133,10 +133,32 @@ def _bearer_token(value: str) -> bool:
             or len(value) >= 24)
 
 
+# Card numbers the payment processors publish for tests (Stripe's, Braintree's, Adyen's and PayPal's docs): public
+# test data that no issuer gives a real card, quoted in every integration guide ("use the test card 4242 4242…").
+_TEST_CARDS = frozenset("""
+4242424242424242 4000056655665556 5555555555554444 2223003122003222 5200828282828210 5105105105105100
+378282246310005 371449635398431 6011111111111117 6011000990139424 3056930009020004 36227206271667
+3566002020360505 6200000000000005 4111111111111111 4012888888881881 4000000000000002 4000000000009995
+5431111111111111 4000000000000077 4000000000003220 4000002500003155 4000000000000069 4000000000000127
+4000000000000119 4000000000000101 378734493671000 6011000000000004 5425233430109903 2222420000001113
+""".split())
+
+
 def _card_number(value: str) -> bool:
     """A payment card's 15 or 16 digits pass the Luhn check; 13-digit millisecond timestamps are never taken."""
     digits = value.replace(" ", "").replace("-", "")
     return len(digits) in (15, 16) and digits[0] in "3456" and len(set(digits)) > 1 and _luhn(digits)
+
+
+_TEST_SAID = re.compile(r"(?i)\b(?:test(?:ing)?|sandbox|stripe|docs?|documentation|example)\b")
+
+
+def _real_card(match: re.Match[str]) -> bool:
+    """Not a processor's published test number said as one ("use the test card 4242…"): "my card is 4111…" is
+    taken, a test number quoted as a real one costs nothing to redact."""
+    digits = match.group().replace(" ", "").replace("-", "")
+    return digits not in _TEST_CARDS or _TEST_SAID.search(match.string, max(0, match.start() - 60),
+                                                           match.start()) is None
 
 
 def _iban(value: str) -> bool:
@@ -153,7 +175,7 @@ def _changed_password(value: str) -> bool:
 
 _PLACEHOLDER_VALUES = re.compile(
     r"(?i)^(?:\[REDACTED|\$|%\w+%$|%\(\w+\)|%[sd]$|<|\{|\*{3}|x{3}|\.{3}|your[_-]|changeme$|none$|null$|true$|"
-    r"false$|required$|"
+    r"false$|required$|\([a-z]+\)?$|"
     r"redacted$|example|placeholder|dummy$|secret$|password$|string$|undefined$)"
 )
 
@@ -361,11 +383,22 @@ def _secret_shape(value: str, password: bool) -> bool:
     return letters >= 2 and sum(c.isupper() for c in value) >= 2 and sum(c.islower() for c in value) >= 2
 
 
+def _name_start(match: re.Match[str]) -> int:
+    """Where the name that ends in the match's name group starts (the group may start at its key word)."""
+    start = match.start("name")
+    while start and match.string[start - 1] in _NAME_CHARS:
+        start -= 1
+    return start
+
+
 def _named_secret(match: re.Match[str]) -> bool:
     """An assignment whose name says key, secret, token, password… (its last part) and whose value has a
     secret's shape."""
+    value = match.group(match.lastindex or 0)
+    if value.startswith("?") and match.string.endswith("${", 0, _name_start(match)):
+        return False  # the shell's ${NAME:?message}: the message shown when NAME is unset, no value
     kind = _key_name(_name_before(match, match.end("name")))
-    return kind is not None and _secret_shape(match.group(match.lastindex or 0), kind == "password")
+    return kind is not None and _secret_shape(value, kind == "password")
 
 
 def _element_secret(match: re.Match[str]) -> bool:
@@ -674,7 +707,10 @@ def _readable_base64(value: str) -> bool:
 # What comes right before a public value of a random look: an integrity hash, an SSH public key or fingerprint,
 # a content id, a document id in a link.
 _PUBLIC_BEFORE = re.compile(
-    r"(?i)(?:sha(?:1|256|384|512)[-:]|md5:|ssh-(?:ed25519|rsa|dss)[ \t]+|ecdsa-sha2-nistp\d+[ \t]+|"
+    r"(?i)(?:sha(?:1|256|384|512)[-:]|md5:|(?<![\w-])h1:|"  # Go's module hashes (go.sum's "h1:")
+    # a header or field that names an id (a request's, a trace's, an object's: "x-amz-id-2:", "request_id=")
+    r"(?<![\w-])(?:x-amz-id-2|x-amz-cf-id|(?:[\w-]*[_-])?(?:request|trace|span|correlation|message|transaction|event|"
+    r"build|commit|object|etag)[_-]?id)[\"']?[ \t]*[:=][ \t]*[\"']?|ssh-(?:ed25519|rsa|dss)[ \t]+|ecdsa-sha2-nistp\d+[ \t]+|"
     r"ipfs:/*|/ipfs/|google\.com/(?:file/)?d?/?|public[_-]?key(?:[\"']?[ \t]*[:=][ \t]*[\"']?|>[ \t]*)|pk_(?:live|test)_)$"
 )
 # Ids of a known shape name a request, a message or an object, and grant nothing: OpenAI's completions, responses,
@@ -683,7 +719,10 @@ _ID_PREFIXES = ("chatcmpl-", "cmpl-", "resp_", "msg_", "toolu_", "srvtoolu_", "r
                 "thread_", "file-", "batch_", "ftjob-", "step_", "cus_", "in_", "pi_", "ch_", "evt_", "sub_", "prod_",
                 "price_", "txn_", "acct_", "cs_live_", "cs_test_", "seti_", "src_", "card_", "po_", "tr_", "re_",
                 "ii_", "il_", "si_", "py_", "pm_", "inv_")
+# An extended public key (BIP-32's xpub, SLIP-132's ypub/zpub and their testnet forms) is public by name: it
+# derives a wallet's addresses, not its keys, and is handed to watch-only wallets by design (its xprv is secret).
 _PUBLIC_SHAPES = re.compile(r"sha(?:1|256|384|512)-|Qm[1-9A-HJ-NP-Za-km-z]{44}$|AAAA[BCE]3|pk_(?:live|test)_|"
+                            r"[xyztuvXYZUV]pub[1-9A-HJ-NP-Za-km-z]{100,}$|"
                             + "|".join(map(re.escape, _ID_PREFIXES)))
 
 
@@ -709,9 +748,34 @@ def _random_token(match: re.Match[str]) -> bool:
         start = text.index(value, start)
         if _PUBLIC_SHAPES.match(value) or _PUBLIC_BEFORE.search(text, max(0, start - 40), start):
             return False
-    if _inside_public_block(text, start):
+    if _inside_public_block(text, start) or _public_jwk_member(text, start, match.end()):
         return False
-    return not _readable_base64(value)
+    return not _readable_base64(value) and not _address_paid_to(text, start, value)
+
+
+# A JSON Web Key's public members: RSA's modulus and exponent, an EC key's point ("n", "e", "x", "y"); its private
+# ones ("d", "p", "q", "dp", "dq", "qi", a symmetric "k") stay secret.
+_JWK_PUBLIC_MEMBER = re.compile(r"\"(?:n|e|x|y)\"[ \t]*:[ \t]*\"$")
+
+
+def _public_jwk_member(text: str, start: int, end: int) -> bool:
+    return (_JWK_PUBLIC_MEMBER.search(text, max(0, start - 12), start) is not None
+            and ('"kty"' in text[max(0, start - 2000):start] or '"kty"' in text[end:end + 2000]))
+
+
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_B58_SET = frozenset(_B58)
+# What says the value is where money goes: "send the SOL to X", "paid 2 ETH to X", "deposit address: X".
+_PAID_TO = re.compile(r"(?i)(?:\b(?:send|sent|sending|pay|paid|paying|transfer|transferred|airdrop|airdropped|"
+                      r"deposit|deposited|withdraw|withdrew|tip|tipped)\b[^\n]{0,40}[ \t]to|\baddress(?:es)?\b[ \t]*"
+                      r"(?:is|:|=)?)[ \t]*[\"'`]?$")
+
+
+def _address_paid_to(text: str, start: int, value: str) -> bool:
+    """A value in base58 of an address's length (a Solana address, an ed25519 public key: 32 to 44 characters)
+    where money is sent to it: an address is public. A keypair (87 or 88 characters) never is."""
+    return (32 <= len(value) <= 44 and _B58_SET.issuperset(value)
+            and _PAID_TO.search(text, max(0, start - 60), start) is not None)
 
 
 # A token's name before its random body: 2 to 12 letters and digits, a letter first, in up to three parts
@@ -740,7 +804,7 @@ def _prefixed_token(match: re.Match[str]) -> bool:
     name = prefix.group()
     words = [w.lower() for w in re.split(r"[_.:-]", name)]
     if _HASH_WORDS.intersection(words) or _PUBLIC_SHAPES.match(name + text[start]) or _PUBLIC_BEFORE.search(
-            text, max(0, prefix.start() - 40), prefix.start()):
+            text, max(0, prefix.start() - 40), prefix.start()) or _public_jwk_member(text, prefix.start(), start):
         return False
     body = match.group("body")
     for found in _BODY_PART.finditer(body):
@@ -1384,7 +1448,8 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule("card-number", _DIGITS, re.compile(r"(?<![0-9A-Za-z-])[0-9](?:[ -]?[0-9]){14,15}(?![0-9A-Za-z-])"),
           accept=_card_number,
-          possible=_CARD_DIGITS),
+          possible=_CARD_DIGITS,
+          check=_real_card),
     # A capital first, the word's start checked after it: the engine skips to capitals (\b first, it tried every
     # position).
     _Rule("iban", _DIGITS, re.compile(r"(?a)[A-Z](?<!\w[A-Z])[A-Z][0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b"),
@@ -1764,7 +1829,8 @@ def _head_piece(text: str) -> tuple[int, int] | None:
             start += len(run) - len(run.lstrip("-"))
             run = run.lstrip("-")
         if (_TOKEN_START.match(run) or not _key_piece(run)
-                or _PUBLIC_BEFORE.search(text, max(0, match.start() - 40), match.start())):
+                or _PUBLIC_BEFORE.search(text, max(0, match.start() - 40), match.start())
+                or _address_paid_to(text, match.start(), run) or _public_jwk_member(text, match.start(), match.end())):
             return None
         return start, match.end()
     return None
