@@ -485,10 +485,15 @@ rotation requirement requirements rule rules field fields box prompt expiry hist
 """.split())
 
 
+_NETWORK = re.compile(r"(?i)wi-?fi|wlan")
+
+
 def _said_password(match: re.Match[str]) -> bool:
     """No word of the gap makes the phrase about something else (`_ABOUT_PASSWORDS`); and "pass X" and "pw X",
     with no verb between, only after a login's name ("login ops, pass X")."""
     gap = match.group("gap")
+    if match.groupdict().get("bare") is not None and _NETWORK.fullmatch(match.group("noun")):
+        return False
     if gap and not _ABOUT_PASSWORDS.isdisjoint(re.sub(r"\([^)]*\)", " ", gap).lower().split()):
         return False
     if match.group("direct") is None or match.group("noun").lower() not in ("pass", "pw", "pws"):
@@ -964,17 +969,29 @@ _PASSWORD_WORDS_NEEDLES = (
     "cyfrinair", "pasfhocal", "kalim", "pasahitz", "contrasinal", "pasvort", "siri", "лозинк",
     "รหัสผ่าน", "رمز عبور", "كلمة السر", "كلمة مرور", "암호", "口令", "পাসওয়ার্ড", "கடவுச்சொல்",
 )
+
+
+def _first_letters(word: str) -> str:
+    """The letters a word of `_PASSWORD_WORDS` may start with, both cases: the class it opens with, or its first
+    ("nenosiri" was sought only at the "s" of its needle "siri", so never found)."""
+    first = word[1:word.index("]")] if word.startswith("[") else word[0]
+    return first + first.upper()
+
+
 _INFLECTION = r"(?u:[^\W\d_]){0,6}"  # letters of any script, within the rules' ASCII mode
 _COPULAS = ("is", "es", "est", "ist", "lautet", "è", "é", "to", "jest", "är", "er", "on", "je", "este", "adalah",
             "ialah", "là", "это", "είναι", "olur", "ir", "yra", "van", "al", "was", "are", "were", "c'est", "era",
             "foi", "était", "war", "var", "oli", "było", "bylo", "был", "была", "була", "е", "heißt", "sono", "são",
-            "هي", "هو", "היא", "הוא", "คือ", "ni", "yw")
+            "هي", "هو", "היא", "הוא", "คือ", "ni", "yw", "és", "ay")
 # Between the word for password and its value, up to six words or a parenthesis of any but an end of sentence
 # ("the password i gave the landlord was X", "parola mea de la email este X", "temporary password (change at
 # login): X", a clause between commas), then ":" or "=", a verb, a dash or an arrow, or a question answered
 # ("password? it's X"), and an adverb ("is still X", "lautet jetzt X").
 _GAP = r"(?:[ \t]*(?:\([^()\n]{1,40}\)|,?[ \t]+[^\s:=\[.!?;(),]{1,20}),?){0,6}?"
-_SAYS = (r"(?:[ \t]*[:=]|[ \t]+(?:[—–→-]|" + "|".join(_COPULAS) + r")(?=[ \t])"
+# Scripts written without blanks join "is" to the word ("รหัสผ่านคือ X", "密码是 X"), and English's "'s" joins it
+# too ("password's X").
+_JOINED_COPULAS = ("คือ", "是", "は", "['’]s")
+_SAYS = (r"(?:[ \t]*[:=]|(?:[ \t]+(?:[—–→-]|" + "|".join(_COPULAS) + r")|" + "|".join(_JOINED_COPULAS) + r")(?=[ \t])"
          r"|[ \t]*[?:,—–-][ \t]*(?:it['’]?s|it[ \t]+is|it[ \t]+was|that['’]?s)(?=[ \t]))"
          r"(?:[ \t]+(?:still|now|just|actually|probably|currently|always|simply|literally|jetzt|noch|nun|immer|"
          r"ahora|todavía|aún|maintenant|toujours|ancora|ora|adesso|agora|ainda|nu|nog|teraz|nadal|şimdi|hala|"
@@ -982,6 +999,14 @@ _SAYS = (r"(?:[ \t]*[:=]|[ \t]+(?:[—–→-]|" + "|".join(_COPULAS) + r")(?=[ 
 
 _SAID_VALUE = (r"(?:(?P<gap>" + _GAP + ")" + _SAYS + r"|(?P<direct>(?=[ \t]+[^\s:=\[]+(?!\S))))[ \t]*[\"'`]?"
                + _MAY_BE_STRONG + _STRONG_VALUE)
+# Languages that say "is" with no verb (Ukrainian, Russian, Arabic: "мій пароль від пошти X") or put it last
+# (Persian "رمز عبور من X است", Hindi "… X है"): after the word for password and a gap, a value that ends the line
+# or stands before that last verb. Only for the words of other languages: English's "the password for Server01"
+# names a server, and a network's name alone is no word for its password ("the wifi runs at 2.4GHz/5.8GHz").
+_LAST_VERBS = ("است", "هست", "है", "हैं", "da", "dir", "dır", "です", "입니다", "นะ", "ครับ", "ค่ะ")
+_SAID_VALUE_BARE = _SAID_VALUE.replace(
+    ")" + _SAYS + "|", ")(?:" + _SAYS + r"|(?P<bare>)(?=[ \t]+[^\s:=\[]+(?:[ \t]+(?:" + "|".join(_LAST_VERBS)
+    + r")(?![^\W\d_])|[ \t]*(?:\n|$))))|", 1)
 
 _HIGH_ENTROPY = "high-entropy"
 _PHRASE_LEAD = r"(?:\s+(?:for|to|on|of|at)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w.@-]{1,40}(?:\s+[\w.@-]{1,40})?)?"
@@ -1375,10 +1400,10 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "password-phrase",
         _PASSWORD_WORDS_NEEDLES,
-        re.compile(r"(?ai)(?=[" + "".join(sorted({c for w in _PASSWORD_WORDS_NEEDLES for c in (w[0], w[0].upper())}))
+        re.compile(r"(?ai)(?=[" + "".join(sorted({c for w in _PASSWORD_WORDS for c in _first_letters(w)}))
                    + r"])(?<![A-Za-z])(?P<noun>(?:(?:wi-?fi|wlan)[ \t-]?)?(?:" + "|".join(_PASSWORD_WORDS) + r")"
-                   + _INFLECTION + ")" + _SAID_VALUE),
-        group=4,
+                   + _INFLECTION + ")" + _SAID_VALUE_BARE),
+        group=5,
         accept=_strong_password,
         ignore_case=True,
         check=_said_password,

@@ -620,3 +620,15 @@ def test_public_values_stay_and_their_secret_neighbours_do_not():
     ]
     for text in taken:
         assert redact(text).counts != (), text
+
+
+def test_passwords_said_in_more_languages_and_ways():
+    said = ["รหัสผ่านคือ Gravel4692& นะ", "мій пароль від пошти Saffron.73283", "la meva contrasenya és iI_e#P38gzPv",
+            "ang password ko sa email ay 7JVamS7b%XAT", "nenosiri langu ni Kestrel_86200", "رمز عبور من Otter-67285 است",
+            "forgot to mention, password's 4J8V76Vvhfh-P", "密码是 Zq8vN3kLm2"]
+    for text in said:
+        assert redact(text).counts != (), text
+    kept = ["the password for Server01", "я забув пароль від пошти", "the password's length is 12",
+            "the wifi runs at 2.4GHz/5.8GHz", "la meva contrasenya és massa curta", "wifi upstairs Router5G"]
+    for text in kept:
+        assert redact(text).counts == (), text
