@@ -233,6 +233,42 @@ def _social_security_number(value: str) -> bool:
     return digits[:3] not in ("000", "666") and digits[3:5] != "00" and digits[5:] != "0000"
 
 
+# Other countries' numbers for a person (the US SSN is its own rule): the UK's NI number, Canada's SIN, India's
+# Aadhaar, Spain's DNI/NIE, Brazil's CPF, France's NIR, the Netherlands' BSN, Poland's PESEL, Mexico's CURP,
+# Australia's TFN, Italy's codice fiscale, Germany's Steuer-ID, the Nordics' personal numbers. Their acronyms
+# only in capitals ("SIN", not "sin").
+_NATIONAL_ID_NAMES = (
+    r"(?-i:NINO|NI|SIN|DNI|NIE|NIF|CPF|NIR|BSN|TFN|NSS|CURP|PESEL|PPSN|AHV|UID)|aadhaa?r|"
+    r"national[ \t]+(?:insurance|id(?:entity)?|identification)|social[ \t]+insurance|tax[ \t]+file|"
+    r"num[ée]ro[ \t]+de[ \t]+s[ée]cu(?:rit[ée][ \t]+sociale)?|s[ée]curit[ée][ \t]+sociale|carte[ \t]+vitale|"
+    r"personnummer|personnummeret|f[øo]dselsnummer|henkil[öo]tunnus|burgerservicenummer|codice[ \t]+fiscale|"
+    r"steuer-?id(?:entifikationsnummer)?|steueridentifikationsnummer|c[ée]dula|documento[ \t]+de[ \t]+identidad|"
+    r"identity[ \t]+card|id[ \t]+card|passport"
+)
+_NATIONAL_ID_NEEDLES = ("nino", "ni ", "sin", "dni", "nie", "nif", "cpf", "nir", "bsn", "tfn", "nss", "curp", "pesel",
+                        "ppsn", "ahv", "uid", "aadha", "national", "social insurance", "tax file", "cu", "vitale",
+                        "nummer", "tunnus", "fiscale", "steuer", "dula", "identidad", "card", "passport")
+
+
+def _national_id(value: str) -> bool:
+    """8 to 15 digits (a year, a price, a count are shorter), or the UK's two letters, six digits and a letter."""
+    digits = sum(c.isdigit() for c in value)
+    return 8 <= digits <= 15 or digits == 6 and value[:2].isalpha() and value[-1].isalpha()
+
+
+def _code_list(value: str) -> bool:
+    """Codes, not a list of words: two or more hold a digit."""
+    return sum(_has_digit(code) for code in value.split()) >= 2
+
+
+def _key_bytes(value: str) -> bool:
+    """32 or 64 numbers, each a byte, of a random key's spread (half of them distinct, one over 127), not a
+    histogram of counts."""
+    numbers = [int(n) for n in re.findall(r"\d+", value)]
+    return (len(numbers) in (32, 64) and max(numbers) <= 255 and max(numbers) > 127
+            and len(set(numbers)) * 2 >= len(numbers))
+
+
 _DIGITS = tuple("0123456789")
 _BLANKS = (" ", "\t", "\n")  # a run of words holds one
 
@@ -862,7 +898,14 @@ def _wrapped_key(value: str) -> bool:
 _KEY_LINE_RUN = _run_of(_KEY_CHARS, 16)  # a wrapped key's line
 
 
-_CVV_WORDS = ("cvv", "cvc", "csc", "cvn")
+# The card's code in other words: "the three digits on the back", "card verification value", German's
+# Prüfnummer, French's cryptogramme, Spanish's, Italian's and Portuguese's security code.
+_CVV_NAMES = (r"(?:the[ \t]+)?(?:three|3|four|4)[ \t-]+digits?[ \t]+(?:code[ \t]+)?on[ \t]+the[ \t]+back|"
+              r"card[ \t]+(?:verification|security)[ \t]+(?:code|value|number)|(?:karten)?prüf(?:nummer|ziffer|code)|"
+              r"sicherheitscode|cryptogramme(?:[ \t]+visuel)?|c[óo]digo[ \t]+de[ \t]+seguri(?:dad|dade|ança)|"
+              r"codice[ \t]+di[ \t]+sicurezza")
+_CVV_WORDS = ("cvv", "cvc", "csc", "cvn", "on the back", "verification", "card security", "prüf", "sicherheitscode",
+              "cryptogramme", "seguridad", "seguridade", "segurança", "sicurezza")
 
 
 # Vendors' own prefixes, as data: (the prefix, the token's pattern). From gitleaks' and trufflehog's published
@@ -907,6 +950,7 @@ _VENDOR_TOKENS: tuple[tuple[str, str], ...] = (
     ("shippo_", r"shippo_(?:live|test)_[0-9a-f]{40}"),  # Shippo
     ("EZAK", r"EZ[AT]K[0-9a-zA-Z]{54}"),  # EasyPost
     ("CFPAT-", r"CFPAT-[A-Za-z0-9_-]{43}"),  # Contentful
+    ("nsec1", r"nsec1[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{58}"),  # Nostr's private key (bech32; its npub is public)
 )
 
 def _vendor_pattern(tokens: tuple[tuple[str, str], ...]) -> str:
@@ -1293,7 +1337,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "card-cvv",
         _CVV_WORDS,
-        re.compile(r"(?ai)\b(?:cvv2?|cvc2?|csc|cvn)\b[ \t]*(?:[:=#-]|is|was|code)?[ \t]*(?:is[ \t]+)?(\d{3,4})(?!\d)"),
+        re.compile(r"(?ai)\b(?:cvv2?|cvc2?|csc|cvn|" + _CVV_NAMES + r")\b[\"']?[ \t]*(?:[:=#-]|is|was|are|code)?[ \t]*"
+                   r"(?:(?:is|are)[ \t]+)?[\"']?(\d{3,4})(?!\d)"),
         group=1,
         ignore_case=True,
     ),
@@ -1313,12 +1358,39 @@ _RULES: tuple[_Rule, ...] = (
         accept=_social_security_number,
         ignore_case=True,
     ),
+    _Rule(  # another country's number for a person, said with its name, in the shape that country writes it
+        "national-id",
+        _NATIONAL_ID_NEEDLES,
+        re.compile(r"(?ai)\b(?:" + _NATIONAL_ID_NAMES + r")(?:[ \t]+(?:number|no\.?|num(?:ber|[ée]ro)?|nr\.?|#))?"
+                   r"\b[^\d\n]{0,24}?(?<![\w.-])((?-i:[A-Z]{2})?[ \t]?\d+(?:[ ./-]\d+){0,7}(?:[ \t]?(?-i:[A-Z]))?)"
+                   r"(?![\w-])"),
+        group=1,
+        accept=_national_id,
+        ignore_case=True,
+    ),
+    _Rule(  # a list of one-time recovery codes under its title, one a line ("GitHub recovery codes:\nab12c-…")
+        "access-code",
+        ("codes",),
+        re.compile(r"(?ai)\b(?:recovery|backup|2fa|mfa|one-time|emergency|scratch)[ \t]+codes\b[^\n]{0,80}"
+                   r"((?:\n[ \t]*(?:[-*•][ \t]*|\d{1,2}[.)][ \t]+)?[A-Za-z0-9]{4,12}(?:[- ][A-Za-z0-9]{4,12})?[ \t]*)"
+                   r"{2,32})"),
+        group=1,
+        accept=_code_list,
+        ignore_case=True,
+    ),
+    _Rule(  # a key as a JSON array of its bytes (a Solana keypair's 64, a raw 32-byte key)
+        "private-key",
+        ("[",),
+        re.compile(r"\[[ \t\n]*\d{1,3}(?:[ \t]*,[ \t\n]*\d{1,3}){31,63}[ \t\n]*\]"),
+        accept=_key_bytes,
+    ),
     _Rule(
         "access-code",
         ("code",),
         re.compile(
             r"(?ai)\b(?:door|alarm|gate|garage|safe|lock|locker|entry|building|keypad|security|access|wi-?fi|"
-            r"recovery|backup|verification|2fa|one-time)[ \t]+codes?" + _PHRASE_LEAD + _PHRASE_SEPARATOR
+            r"recovery|backup|verification|2fa|one-time|activation|license|licence|product|serial|registration|"
+            r"redeem|redemption|unlock)[ \t]+codes?" + _PHRASE_LEAD + _PHRASE_SEPARATOR
             + r"(?!\[REDACTED)([A-Za-z0-9#*-]{2,39}[A-Za-z0-9#*])(?![\w-])"
         ),
         group=1,

@@ -632,3 +632,21 @@ def test_passwords_said_in_more_languages_and_ways():
             "the wifi runs at 2.4GHz/5.8GHz", "la meva contrasenya és massa curta", "wifi upstairs Router5G"]
     for text in kept:
         assert redact(text).counts == (), text
+
+
+def test_national_ids_card_codes_code_lists_and_key_bytes():
+    taken = ["my NI number is GZ 99 95 79 D if payroll asks", "my SIN is 559 693 296", "Aadhaar no. 4887 0656 7635",
+             "mi DNI es 46499469R", "meu CPF é 489.715.190-29", "mon numéro de sécu c'est 1 63 07 74 202 151 18",
+             '{"number": "5341520206738118", "cvc": "694"}', "the three digits on the back are 339",
+             "Kreditkarte gültig bis 01/27, Prüfnummer 852", "the activation code for my Pro license is 3S6C-HG1Q-EKR2",
+             "GitHub recovery codes (keep them safe):\n3kkin-dgyqh\nju80e-5ppd5\nltnzp-qphj4",
+             "my nostr login is nsec12jv6pauahj8lx845ljx604jwakw50x6qn623xe6rq4enjxns9qnuvegz8j",
+             "[" + ",".join(str((n * 97 + 13) % 256) for n in range(64)) + "]"]
+    for text in taken:
+        assert redact(text).counts != (), text
+    kept = ["sin 30 degrees is 0.5", "the SIN field is optional", "my passport expires 2031", "CPF: see the form",
+            "the three digits on the back are worn off", "recovery codes: regenerate them in settings\nDone\nThanks",
+            "[" + ",".join(str(n % 40) for n in range(64)) + "]", "[" + ",".join(["200"] * 32) + "]",
+            "the 2024 NI rates rose by 2 percent", "npub1" + "q" * 58]
+    for text in kept:
+        assert redact(text).counts == (), text
