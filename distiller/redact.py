@@ -324,7 +324,7 @@ def _assigns(data: bytes) -> bool:
 _KEY_HEADS = frozenset("""
 key secret secrets token password passwords passwd pass pwd pw passphrase passcode credential credentials cred creds
 auth authorization sig signature signing sas apikey accesskey secretkey privatekey sessionid sessid sid cookie
-salt pepper otp totp jwt bearer mnemonic session
+salt pepper otp totp jwt bearer mnemonic session hmac seed
 """.split())
 _JOINED_HEADS = ("password", "passwd", "secret", "token", "passphrase", "credentials", "sessionid", "sessid",
                  "apikey", "accesskey", "secretkey", "privatekey", "accountkey", "signingkey", "masterkey",
@@ -446,8 +446,10 @@ def _element_secret(match: re.Match[str]) -> bool:
 
 
 # The name of a name/value pair before its value: `<add key="ApiSecret" value="…"/>`, Kubernetes' `- name:
-# DB_PASSWORD` over `value: …`, `{"name": "token", "value": "…"}`.
-_PAIR_NAME = re.compile(r"(?i)\b(?:key|name)[\"']?[ \t]*(?:=>|[:=])[ \t]*[\"']?([\w.-]{1,60})[\"']?")
+# DB_PASSWORD` over `value: …`, `{"name": "token", "value": "…"}`, Terraform's `variable "db_password"` over its
+# `default = "…"`.
+_PAIR_NAME = re.compile(r"(?i)(?:\b(?:key|name)[\"']?[ \t]*(?:=>|[:=])[ \t]*[\"']?|\bvariable[ \t]+[\"'])"
+                        r"([\w.-]{1,60})[\"']?")
 
 
 def _pair_secret(match: re.Match[str]) -> bool:
@@ -974,8 +976,8 @@ _ASSIGNED_VALUE = _VALUE.replace("(?!-)", r"(?!-[-\s])")
 # short words that end where a letter does not follow ("pass=", not "passed"; "sig=", not "design"), whose needles
 # are the word with each character the patterns allow after it.
 _KEY_STEMS_ANY = ("key", "secret", "token", "passw", "passphrase", "passcode", "pwd", "sess", "cookie", "signature",
-                  "signing", "authorization", "credential", "pepper", "jwt", "bearer", "mnemonic")
-_KEY_WORDS_ALONE = ("pass", "pw", "auth", "cred", "creds", "sig", "sid", "salt", "otp")
+                  "signing", "authorization", "credential", "pepper", "jwt", "bearer", "mnemonic", "hmac")
+_KEY_WORDS_ALONE = ("pass", "pw", "auth", "cred", "creds", "sig", "sid", "salt", "otp", "seed")
 _KEY_STEMS = _KEY_STEMS_ANY + tuple(word + char for word in _KEY_WORDS_ALONE for char in "0123456789_.-\"' \t:=")
 _KEY_NAME = "(?:" + trie(_KEY_STEMS_ANY) + "|" + trie(_KEY_WORDS_ALONE) + "(?![a-z]))"
 # What every value `_strong_password` takes holds: a character no letter, or a small letter then a capital, or two
@@ -1198,14 +1200,16 @@ _RULES: tuple[_Rule, ...] = (
         "command-line-password",
         ("-u", "-U", "--cred", "-auth"),
         re.compile(r"(?a)-(?<![\w-]-)(?:[uU][ \t]*|-(?:user(?:name)?|creds?|credentials?|auth|basic-auth)(?:=|[ \t]+))"
-                   r"[\"']?\w[\w.@\\-]{0,63}[:%](?!//)(?!\[REDACTED)([^\s\"']{4,128})"),
+                   r"[\"']?\w[\w.@\\-]{0,63}[:%,](?!//)(?!\[REDACTED)([^\s\"']{4,128})"),
         check=_flag_user_password,
     ),
     _Rule(  # needles the index already holds ("pass:", "passw", "pwd") or one under a letter it skips to ("ser:")
         "command-line-password",
-        ("ser:", "pass:", "passw", "pwd"),
-        re.compile(r"(?ai)/(?<![\w/:]/)(?:user:[^\s/]{1,64}[ \t]+(?![/-])|(?:pass(?:word)?|pwd):[\"']?)"
-                   r"(?!\[REDACTED)([^\s\"']{4,128})"),  # not /p: (msbuild's properties)
+        ("ser:", "pass:", "passw", "pwd", "/u:"),
+        # /p: only after a /u: (FreeRDP's "/u:NAME /p:X"; msbuild's /p: sets a property)
+        re.compile(r"(?ai)/(?<![\w/:]/)(?:user:[^\s/]{1,64}[ \t]+(?![/-])|(?:pass(?:word)?|pwd):[\"']?|"
+                   r"u:[^\s/]{1,64}(?:[ \t]+/[a-z-]+(?::\S*)?)*?[ \t]+/p:[\"']?)"
+                   r"(?!\[REDACTED)([^\s\"']{4,128})"),
         ignore_case=True,
         check=_flag_user_password,
     ),
@@ -1231,12 +1235,21 @@ _RULES: tuple[_Rule, ...] = (
         ignore_case=True,
         check=_flag_user_password,
     ),
+    _Rule(  # Oracle's tools and a SQL*Plus CONNECT: user/password@database
+        "command-line-password",
+        ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl", "conn"),
+        re.compile(r"(?ai)\b(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn(?:ect)?)(?:[ \t]+-[a-z]+)*[ \t]+[\"']?"
+                   r"[\w$#.-]{1,64}/(?!\[REDACTED)([^\s/@\"']{4,128})@"),
+        ignore_case=True,
+        check=_flag_user_password,
+    ),
     _Rule(  # a password piped into a command that reads it from its input (`echo X | docker login
         # --password-stdin`, `echo 'bob:X' | chpasswd`, `printf X | passwd --stdin bob`)
         "command-line-password",
-        ("stdin", "passwd"),
+        ("stdin", "passwd", "sudo"),
         re.compile(r"(?ai)\b(?:echo|printf)[ \t]+(?:-[a-z]+[ \t]+)*[\"']?(?:[\w.@-]{1,64}:)?(?!\[REDACTED)"
-                   r"([^\s\"'`|;&]{4,128})[\"']?[ \t]*\|[ \t]*[^\n|;&]{0,80}?(?:password-stdin|--stdin|passwd)\b"),
+                   r"([^\s\"'`|;&]{4,128})[\"']?[ \t]*\|[ \t]*[^\n|;&]{0,80}?(?:password-stdin|--stdin|passwd|"
+                   r"\bsudo(?:[ \t]+-[a-zA-Z]+)*?[ \t]+-[a-zA-Z]*(?-i:S))\b"),
         ignore_case=True,
         check=_flag_user_password,
     ),
@@ -1254,6 +1267,15 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(r"(?ai)\bbasic[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"),
         group=1,
         accept=_is_basic_credential,
+        ignore_case=True,
+    ),
+    _Rule(  # any other scheme of an Authorization header: ApiKey, Token, SSWS, sso-key, HMAC…
+        "auth-header",
+        ("authorization",),
+        re.compile(r"(?ai)authorization[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z][\w-]{1,20}[ \t]+"
+                   r"(?!\[REDACTED)([A-Za-z0-9+/_.~:-]{12,}=*)"),
+        group=1,
+        accept=_secret_value,  # an encoded "id:key" reads as text, and is the credential
         ignore_case=True,
     ),
     _Rule(
@@ -1305,6 +1327,23 @@ _RULES: tuple[_Rule, ...] = (
         possible=_has_dash,
         check=_flag_secret,
     ),
+    _Rule(  # a call's default for a variable named for a secret: ENV.fetch("API_KEY", "…"), os.getenv("TOKEN", "…")
+        "key-assignment",
+        _KEY_STEMS,
+        re.compile(r"(?ai)(?<=[(,])[ \t]*[\"'](?P<name>[a-z0-9_.-]{0,30}?" + _KEY_NAME + r"[a-z0-9_.-]{0,30}?)[\"'][ \t]*,"
+                   r"[ \t]*(?:\"(?!\[REDACTED)([^\"\n]{4,300})\"|'(?!\[REDACTED)([^'\n]{4,300})')[ \t]*\)"),
+        ignore_case=True,
+        check=_named_secret,
+    ),
+    _Rule(  # a .pgpass line: host:port:database:user:password
+        "password-assignment",
+        (":",),
+        re.compile(r"(?m)^[ \t]*(?:[\w.-]+|\*):(?:\d{1,5}|\*):(?:[\w.-]+|\*):(?:[\w.@-]+|\*):(?!\[REDACTED)"
+                   r"([^\s:]{4,128})[ \t]*$"),
+        group=1,
+        accept=lambda v: _password_value(v) and not v.isdigit(),
+        possible=lambda data: data.count(b":") >= 4,
+    ),
     _Rule(  # markup: an element named for a secret around its value
         "key-assignment",
         ("</",),
@@ -1316,8 +1355,8 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(  # a name/value pair: the value, named by the pair's name
         "key-assignment",
-        ("alue",),  # not "v", a letter the needle index would skip to for this rule alone
-        re.compile(r"(?ai)(?<![A-Za-z])value[\"']?[ \t]*(?:=>|[:=])[ \t]*" + _ASSIGNED_VALUE),
+        ("alue", "default"),  # not "v", a letter the needle index would skip to for this rule alone
+        re.compile(r"(?ai)(?<![A-Za-z])(?:value|default)[\"']?[ \t]*(?:=>|[:=])[ \t]*" + _ASSIGNED_VALUE),
         ignore_case=True,
         possible=_assigns,
         check=_pair_secret,

@@ -650,3 +650,24 @@ def test_national_ids_card_codes_code_lists_and_key_bytes():
             "the 2024 NI rates rose by 2 percent", "npub1" + "q" * 58]
     for text in kept:
         assert redact(text).counts == (), text
+
+
+def test_command_lines_and_config_of_other_tools():
+    taken = ["echo 'lemontree9210%' | sudo -S systemctl restart nginx", "lftp -u backup,kL80KqMGoys4sV sftp://h.example",
+             "xfreerdp /v:10.1.2.3 /u:Administrator /p:TH7T*3cN7*RkHVG6! /cert:ignore",
+             "sqlplus scott/Tornado.8279@//db.example.com:1521/ORCLPDB1",
+             "$ docker run -d -e WEBHOOK_HMAC=HEFhRjINy6hP5tsATnBHriwwvUhoMipT -p 8080:8080 acme/api:1.4.2",
+             "    environment:\n      - BILLING_PORTAL_SEED=Wk0HkKZYP7oFKIzDpJjK3iWSMDXMSzRQ5wlA3ixr\n",
+             'variable "db_password" {\n  type      = string\n  default   = "Otter6853*"\n}',
+             'config.encryption_key = ENV.fetch("ENCRYPTION_KEY", "dc1fbc0fff0566d56e713bc64ea7c5be631939a7caa3b7b6")',
+             "$ cat ~/.pgpass\ndb.internal:5432:app:app_user:jXa5i*bun!",
+             ('curl -H "Authorization: ApiKey NGVaSEczZ3NZVU5YQ05rekVwdHg6VFg5cHhibVp4TURzOVB2N0VyQTlpRg==" https://es'
+             ".example.com")]
+    for text in taken:
+        assert redact(text).counts != (), text
+    kept = ["ps -u root,www-data", "msbuild app.sln /p:Configuration=Release", "sqlplus /nolog", "conn / as sysdba",
+            "echo hello | sudo -s", 'variable "region" {\n  default = "eu-west-1"\n}', "RANDOM_SEED=42",
+            'token = ENV.fetch("API_TOKEN", nil)', 'os.getenv("SECRET_KEY", "changeme")', "at 2026:03:02:10:11",
+            "Authorization: Negotiate", "xfreerdp /v:host /u:bob /p:"]
+    for text in kept:
+        assert redact(text).counts == (), text
