@@ -174,8 +174,8 @@ def _changed_password(value: str) -> bool:
 
 
 _PLACEHOLDER_VALUES = re.compile(
-    r"(?i)^(?:\[REDACTED|\$|%\w+%$|%\(\w+\)|%[sd]$|<|\{|\*{3}|x{3}|\.{3}|your[_-]|changeme$|none$|null$|true$|"
-    r"false$|required$|\([a-z]+\)?$|"
+    r"(?i)^(?:\[REDACTED|\$|%\w+%$|%\(\w+\)|%[sd]$|<|\{|\*{3}|x{3,}(?![a-wyz0-9])|\.{3}|your[_-]|changeme$|none$|null$|true$|"
+    r"false$|required$|\([a-z ]+\)?$|"
     r"redacted$|example|placeholder|dummy$|secret$|password$|string$|undefined$)"
 )
 
@@ -576,7 +576,8 @@ def _said_secret(match: re.Match[str]) -> bool:
 
 
 # A login's words in the line around a "user / password" pair.
-_LOGIN_WORDS = re.compile(r"(?i)\b(?:creds?|credentials?|login|log[ -]in|logon|sign[ -]?in|username|admin|wi-?fi|wlan|"
+_LOGIN_WORDS = re.compile(r"(?i)\b(?:creds?|credentials?|login|log(?:ged|ging)?[ -]in|logon|sign(?:ed|ing)?[ -]?in|"
+                          r"username|admin|wi-?fi|wlan|"
                           r"router|ssid|vpn)\b")  # each holds a needle of the rule: "sername", "outer", "pn"…
 _PAIR_USER = re.compile(r"(?:^|(?<=[\s:(\[,]))[\w.@+-]{2,40}[ \t]?\Z")
 
@@ -599,6 +600,45 @@ def _login_pair(match: re.Match[str]) -> bool:
     value = match.group(1)
     return (_LOGIN_WORDS.search(around) is not None and _strong_password(value) and ":" not in value
             and (not value.isalpha() or not _WORD_PART.fullmatch(value) and _switches(value) >= 4))
+
+
+# A protocol or an algorithm and its version, after "connected as bob with": TLSv1.3, HTTP2, AES256.
+_PROTOCOL = re.compile(r"[A-Z]{2,}v?\d+(?:\.\d+)*")
+_SECRET_HEADER = re.compile(r"(?i)(?:[\w ]+[ _-])?(?:(?P<password>password|passwd|pass|pw|pwd|passphrase|passcode)|"
+                            r"(?P<pin>pin)|secret|token|api[ _-]?key|secret[ _-]?key|access[ _-]?key|credentials?)")
+_TABLE_RULE = re.compile(r"[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*:?-*:?[ \t]*")
+
+
+def _secret_column(match: re.Match[str]) -> bool:
+    """A data cell of a markdown table (a line of cells below a header and its |---| line) whose column's header
+    says password, secret, token, API key or PIN, shaped like what it says (a keyboard's "Key" column is none)."""
+    text = match.string
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    if not text.startswith("|", line_start) and not text[line_start:match.start()].lstrip().startswith("|"):
+        return False
+    column = text.count("|", line_start, match.start() + 1)
+    # up the table: data lines, then the |---| line, then the header
+    end = line_start - 1
+    while end > 0:
+        start = text.rfind("\n", 0, end) + 1
+        line = text[start:end]
+        if _TABLE_RULE.fullmatch(line):
+            header_end = start - 1
+            if header_end <= 0:
+                return False
+            header = text[text.rfind("\n", 0, header_end) + 1:header_end]
+            cells = header.split("|")
+            named = _SECRET_HEADER.fullmatch(cells[column].strip()) if column < len(cells) else None
+            value = match.group(1)
+            if named is None:
+                return False
+            if named.group("pin"):
+                return value.isdigit()
+            return _secret_shape(value, named.group("password") is not None)
+        if not line.lstrip().startswith("|"):
+            return False
+        end = start - 1
+    return False
 
 
 def _spaced_base32(value: str) -> bool:
@@ -1523,12 +1563,42 @@ _RULES: tuple[_Rule, ...] = (
         "password-phrase",
         # "sername", "outer": each needle starts with a letter the needle index already skips to
         ("cred", "login", "log in", "log-in", "logon", "sign in", "sign-in", "signin", "sername", "admin", "wifi",
+         "gged in", "gging in", "gned in", "gning in",
          "wi-fi", "wlan", "outer", "ssid", "pn"),
         re.compile(r"(?a)/(?:(?<=[\w.@+-] /)|(?<=[\w.@+-]/))[ \t]?[\"'`]?(?!\[REDACTED)"
                    r"([^\s/\"'`]{5,62}[^\s/\"'`.,;:!?)\]])(?![^\s.,;:!?)\]\"'`])"),
         group=1,
         ignore_case=True,
         check=_login_pair,
+    ),
+    _Rule(  # a login as a user with its password: "try logging in as root with X", "ssh as deploy using X"
+        "password-phrase",
+        ("log", "sign", "ssh", "connect", "authenticat"),
+        re.compile(r"(?ai)\b(?:log(?:ged|ging|s)?[ \t-]?(?:in|on)|sign(?:ed|ing|s)?[ \t-]?in|ssh(?:ed|ing)?|"
+                   r"connect(?:ed|ing|s)?|authenticat(?:e|ed|es|ing))(?:[ \t]+(?:to|into|on)[ \t]+[\w.@:/-]{1,60})?"
+                   r"[ \t]+as[ \t]+[\w.@\\-]{1,64}[ \t]+(?:with|using)[ \t]+"
+                   r"(?:(?:the[ \t]+)?(?:password|passphrase|pw|pass)[ \t]+)?[\"'`]?(?!\[REDACTED)"
+                   r"([^\s\"'`]{5,62}[^\s\"'`.,;:!?)\]])"),
+        group=1,
+        accept=lambda v: _strong_password(v) and not _PROTOCOL.fullmatch(v),
+        ignore_case=True,
+    ),
+    _Rule(  # a cell of a markdown table in a column headed password, secret, token, key or PIN
+        "password-phrase",
+        ("|",),
+        re.compile(r"\|[ \t]*(?!\[REDACTED)([^|\s](?:[^|\n]{0,98}[^|\s])?)[ \t]*(?=\|)"),
+        group=1,
+        accept=_password_value,
+        possible=lambda data: b"-|" in data or b"- |" in data,
+        check=_secret_column,
+    ),
+    _Rule(  # a list of private keys in a config: hardhat's `accounts: ["0x…"]`, a signers list
+        "ethereum-private-key",
+        ("accounts", "signers", "privatekeys", "private_keys", "wallets"),
+        re.compile(r"(?ai)\b(?:accounts|signers|private_?keys|wallets)[\"']?[ \t]*[:=][ \t]*\[[ \t\n]*[\"'](?:0x)?"
+                   r"([0-9a-f]{64})[\"']"),
+        group=1,
+        ignore_case=True,
     ),
     _Rule(  # the value first: "X as my password", "typed X into the password field"
         "password-phrase",

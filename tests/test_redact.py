@@ -671,3 +671,19 @@ def test_command_lines_and_config_of_other_tools():
             "Authorization: Negotiate", "xfreerdp /v:host /u:bob /p:"]
     for text in kept:
         assert redact(text).counts == (), text
+
+
+def test_logins_said_with_their_user_tables_and_key_lists():
+    taken = ["try logging in as root with moonpie1846*", "logged in fine with alice@example.com / bluefish9411#",
+             "| env | user | password |\n|---|---|---|\n| staging | admin | Pelican9096@ |",
+             "| service | api key |\n| --- | --- |\n| mail | Zq8vN3kLm2Pq7Rs4Tu5Vw6Xy |",
+             'accounts: ["0xaf683c24d793153442047d209654e9939f6b4d4921b5bdf3de97ee00c1ca6afe"],']
+    for text in taken:
+        assert redact(text).counts != (), text
+    kept = ["connected as bob with TLSv1.3", "logged in as admin with 2FA", "try logging in as root with sudo",
+            "| Key | Action |\n|---|---|\n| Ctrl+Shift+S | Save all |",
+            "| name | password policy |\n|---|---|\n| staging | rotate90days |",
+            "| env | user | password |\n|---|---|---|\n| staging | admin | (in vault) |",
+            "cat log | grep -v debug | sort -u"]
+    for text in kept:
+        assert redact(text).counts == (), text
