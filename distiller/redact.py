@@ -238,16 +238,14 @@ def _social_security_number(value: str) -> bool:
 # Australia's TFN, Italy's codice fiscale, Germany's Steuer-ID, the Nordics' personal numbers. Their acronyms
 # only in capitals ("SIN", not "sin").
 _NATIONAL_ID_NAMES = (
-    r"(?-i:NINO|NI|SIN|DNI|NIE|NIF|CPF|NIR|BSN|TFN|NSS|CURP|PESEL|PPSN|AHV|UID)|aadhaa?r|"
-    r"national[ \t]+(?:insurance|id(?:entity)?|identification)|social[ \t]+insurance|tax[ \t]+file|"
-    r"num[ée]ro[ \t]+de[ \t]+s[ée]cu(?:rit[ée][ \t]+sociale)?|s[ée]curit[ée][ \t]+sociale|carte[ \t]+vitale|"
-    r"personnummer|personnummeret|f[øo]dselsnummer|henkil[öo]tunnus|burgerservicenummer|codice[ \t]+fiscale|"
-    r"steuer-?id(?:entifikationsnummer)?|steueridentifikationsnummer|c[ée]dula|documento[ \t]+de[ \t]+identidad|"
-    r"identity[ \t]+card|id[ \t]+card|passport"
+    r"(?-i:NINO|NI(?= (?:number|no))|(?:SIN|NIE|NIF|NSS|NIR)(?=[ \t:#])|DNI|CPF|BSN|TFN|CURP|PESEL|PPSN|AHV)|aadhaa?r|"
+    r"national (?:insurance|id(?:entity)?|identification)|social insurance|tax file|"
+    r"num[ée]ro de s[ée]cu(?:rit[ée] sociale)?|s[ée]curit[ée] sociale|carte vitale|"
+    r"personnummer|personnummeret|f[øo]dselsnummer|henkil[öo]tunnus|burgerservicenummer|codice fiscale|"
+    r"steuer-?id(?:entifikationsnummer)?|steueridentifikationsnummer|c[ée]dula|documento de identidad|"
+    r"identity card|id card|passport"
 )
-_NATIONAL_ID_NEEDLES = ("nino", "ni ", "sin", "dni", "nie", "nif", "cpf", "nir", "bsn", "tfn", "nss", "curp", "pesel",
-                        "ppsn", "ahv", "uid", "aadha", "national", "social insurance", "tax file", "cu", "vitale",
-                        "nummer", "tunnus", "fiscale", "steuer", "dula", "identidad", "card", "passport")
+_NATIONAL_ID_FIRST = "nNsSdDcCbBtTpPaAiIfFvVhH"  # the first letters of the names, to skip to
 
 
 def _national_id(value: str) -> bool:
@@ -259,6 +257,16 @@ def _national_id(value: str) -> bool:
 def _code_list(value: str) -> bool:
     """Codes, not a list of words: two or more hold a digit."""
     return sum(_has_digit(code) for code in value.split()) >= 2
+
+
+_PGPASS_SHAPE = re.compile(rb"(?m):(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:[^\s:]{4,}[ \t]*$").search  # its line's shape
+_HOST_LINE = re.compile(r"[ \t]*(?:[\w.-]+|\*)")
+
+
+def _pgpass_host(match: re.Match[str]) -> bool:
+    """A .pgpass line starts with its host (or "*") before the port's colon."""
+    text = match.string
+    return _HOST_LINE.fullmatch(text, text.rfind("\n", 0, match.start()) + 1, match.start()) is not None
 
 
 def _key_bytes(value: str) -> bool:
@@ -606,7 +614,7 @@ def _login_pair(match: re.Match[str]) -> bool:
 _PROTOCOL = re.compile(r"[A-Z]{2,}v?\d+(?:\.\d+)*")
 _SECRET_HEADER = re.compile(r"(?i)(?:[\w ]+[ _-])?(?:(?P<password>password|passwd|pass|pw|pwd|passphrase|passcode)|"
                             r"(?P<pin>pin)|secret|token|api[ _-]?key|secret[ _-]?key|access[ _-]?key|credentials?)")
-_TABLE_RULE = re.compile(r"[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*:?-*:?[ \t]*")
+_TABLE_RULE = re.compile(r"[ \t]*\|?(?:[ \t]*:?-{3,}:? ?\|)+[ \t]*:?-*:?[ \t]*")  # "|---|", "| :--- |"
 
 
 def _secret_column(match: re.Match[str]) -> bool:
@@ -941,13 +949,11 @@ _KEY_LINE_RUN = _run_of(_KEY_CHARS, 16)  # a wrapped key's line
 
 
 # The card's code in other words: "the three digits on the back", "card verification value", German's
-# Prüfnummer, French's cryptogramme, Spanish's, Italian's and Portuguese's security code.
+# Prüfnummer, French's cryptogramme.
 _CVV_NAMES = (r"(?:the[ \t]+)?(?:three|3|four|4)[ \t-]+digits?[ \t]+(?:code[ \t]+)?on[ \t]+the[ \t]+back|"
-              r"card[ \t]+(?:verification|security)[ \t]+(?:code|value|number)|(?:karten)?prüf(?:nummer|ziffer|code)|"
-              r"sicherheitscode|cryptogramme(?:[ \t]+visuel)?|c[óo]digo[ \t]+de[ \t]+seguri(?:dad|dade|ança)|"
-              r"codice[ \t]+di[ \t]+sicurezza")
-_CVV_WORDS = ("cvv", "cvc", "csc", "cvn", "on the back", "verification", "card security", "prüf", "sicherheitscode",
-              "cryptogramme", "seguridad", "seguridade", "segurança", "sicurezza")
+              r"card (?:verification|security)[ \t]+(?:code|value|number)|(?:karten)?prüf(?:nummer|ziffer|code)|"
+              r"cryptogramme(?:[ \t]+visuel)?")
+_CVV_WORDS = ("cvv", "cvc", "csc", "cvn", "on the back", "card verification", "card security", "prüf", "cryptogramme")
 
 
 # Vendors' own prefixes, as data: (the prefix, the token's pattern). From gitleaks' and trufflehog's published
@@ -1275,10 +1281,11 @@ _RULES: tuple[_Rule, ...] = (
         ignore_case=True,
         check=_flag_user_password,
     ),
-    _Rule(  # Oracle's tools and a SQL*Plus CONNECT: user/password@database
+    _Rule(  # Oracle's tools (SQL*Plus, Data Pump, SQL*Loader): user/password@database
         "command-line-password",
-        ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl", "conn"),
-        re.compile(r"(?ai)\b(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn(?:ect)?)(?:[ \t]+-[a-z]+)*[ \t]+[\"']?"
+        # each needle starts with a letter the needle index already skips to ("pdp" in expdp, impdp)
+        ("sqlplus", "pdp", "sqlldr"),
+        re.compile(r"(?ai)\b(?:sqlplus|expdp|impdp|sqlldr)(?:[ \t]+-[a-z]+)*[ \t]+[\"']?"
                    r"[\w$#.-]{1,64}/(?!\[REDACTED)([^\s/@\"']{4,128})@"),
         ignore_case=True,
         check=_flag_user_password,
@@ -1377,12 +1384,13 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(  # a .pgpass line: host:port:database:user:password
         "password-assignment",
-        (":",),
-        re.compile(r"(?m)^[ \t]*(?:[\w.-]+|\*):(?:\d{1,5}|\*):(?:[\w.-]+|\*):(?:[\w.@-]+|\*):(?!\[REDACTED)"
-                   r"([^\s:]{4,128})[ \t]*$"),
+        (*_DIGITS, ":*:"),  # its port's digits or "*" (not ":": a character of its own costs every text a search)
+        # ":" first: the engine skips to it, and the host before it is checked (`_pgpass_host`)
+        re.compile(r"(?m):(?:\d{1,5}|\*):(?:[\w.-]+|\*):(?:[\w.@-]+|\*):(?!\[REDACTED)([^\s:]{4,128})[ \t]*$"),
         group=1,
         accept=lambda v: _password_value(v) and not v.isdigit(),
-        possible=lambda data: data.count(b":") >= 4,
+        possible=lambda data: data.count(b":") >= 4 and _PGPASS_SHAPE(data) is not None,
+        check=_pgpass_host,
     ),
     _Rule(  # markup: an element named for a secret around its value
         "key-assignment",
@@ -1395,8 +1403,10 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(  # a name/value pair: the value, named by the pair's name
         "key-assignment",
-        ("alue", "default"),  # not "v", a letter the needle index would skip to for this rule alone
-        re.compile(r"(?ai)(?<![A-Za-z])(?:value|default)[\"']?[ \t]*(?:=>|[:=])[ \t]*" + _ASSIGNED_VALUE),
+        # not "v" nor "d", letters the needle index would skip to for this rule alone; "default" with what may follow
+        # it before its value (a bare "default" is in every OpenClaw envelope: "telegram[default]")
+        ("alue", *("ault" + char for char in " \t\"':=")),
+        re.compile(r"(?ai)(?=[vVdD])(?<![A-Za-z])(?:value|default)[\"']?[ \t]*(?:=>|[:=])[ \t]*" + _ASSIGNED_VALUE),
         ignore_case=True,
         possible=_assigns,
         check=_pair_secret,
@@ -1439,13 +1449,14 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(  # another country's number for a person, said with its name, in the shape that country writes it
         "national-id",
-        _NATIONAL_ID_NEEDLES,
-        re.compile(r"(?ai)\b(?:" + _NATIONAL_ID_NAMES + r")(?:[ \t]+(?:number|no\.?|num(?:ber|[ée]ro)?|nr\.?|#))?"
+        _DIGITS,  # sought where six digits are in a row (blanks or dots between; a date has none): names are many
+        
+        re.compile(r"(?ai)(?=[" + _NATIONAL_ID_FIRST + r"])\b(?:" + _NATIONAL_ID_NAMES + r")(?:[ \t]+(?:number|no\.?|num(?:ber|[ée]ro)?|nr\.?|#))?"
                    r"\b[^\d\n]{0,24}?(?<![\w.-])((?-i:[A-Z]{2})?[ \t]?\d+(?:[ ./-]\d+){0,7}(?:[ \t]?(?-i:[A-Z]))?)"
                    r"(?![\w-])"),
         group=1,
         accept=_national_id,
-        ignore_case=True,
+        possible=_run_of(string.digits, 6, " ."),
     ),
     _Rule(  # a list of one-time recovery codes under its title, one a line ("GitHub recovery codes:\nab12c-…")
         "access-code",
@@ -1459,9 +1470,10 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(  # a key as a JSON array of its bytes (a Solana keypair's 64, a raw 32-byte key)
         "private-key",
-        ("[",),
+        _DIGITS,  # not "[": a character of its own costs every text a search
         re.compile(r"\[[ \t\n]*\d{1,3}(?:[ \t]*,[ \t\n]*\d{1,3}){31,63}[ \t\n]*\]"),
         accept=_key_bytes,
+        possible=lambda data: data.count(b",") >= 31,  # 32 numbers and their commas
     ),
     _Rule(
         "access-code",
@@ -1563,7 +1575,7 @@ _RULES: tuple[_Rule, ...] = (
         "password-phrase",
         # "sername", "outer": each needle starts with a letter the needle index already skips to
         ("cred", "login", "log in", "log-in", "logon", "sign in", "sign-in", "signin", "sername", "admin", "wifi",
-         "gged in", "gging in", "gned in", "gning in",
+         "gged in", "gging in",
          "wi-fi", "wlan", "outer", "ssid", "pn"),
         re.compile(r"(?a)/(?:(?<=[\w.@+-] /)|(?<=[\w.@+-]/))[ \t]?[\"'`]?(?!\[REDACTED)"
                    r"([^\s/\"'`]{5,62}[^\s/\"'`.,;:!?)\]])(?![^\s.,;:!?)\]\"'`])"),
@@ -1573,9 +1585,11 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(  # a login as a user with its password: "try logging in as root with X", "ssh as deploy using X"
         "password-phrase",
-        ("log", "sign", "ssh", "connect", "authenticat"),
-        re.compile(r"(?ai)\b(?:log(?:ged|ging|s)?[ \t-]?(?:in|on)|sign(?:ed|ing|s)?[ \t-]?in|ssh(?:ed|ing)?|"
-                   r"connect(?:ed|ing|s)?|authenticat(?:e|ed|es|ing))(?:[ \t]+(?:to|into|on)[ \t]+[\w.@:/-]{1,60})?"
+        # needles under letters the index skips to already, few under "s" and "c" (each costs every text)
+        ("login", "logon", "log in", "log on", "log-in", "log-on", "logged in", "logged on", "logging in",
+         "logging on", "logs in", "logs on", "signin", "sign in", "authenticat"),
+        re.compile(r"(?ai)(?=[lsaLSA])\b(?:log(?:in|on| in| on|-in|-on)|log(?:ged|ging|s) (?:in|on)|"
+                   r"sign(?:in| in)|authenticat(?:e|ed|es|ing))(?:[ \t]+(?:to|into|on)[ \t]+[\w.@:/-]{1,60})?"
                    r"[ \t]+as[ \t]+[\w.@\\-]{1,64}[ \t]+(?:with|using)[ \t]+"
                    r"(?:(?:the[ \t]+)?(?:password|passphrase|pw|pass)[ \t]+)?[\"'`]?(?!\[REDACTED)"
                    r"([^\s\"'`]{5,62}[^\s\"'`.,;:!?)\]])"),
@@ -1585,17 +1599,16 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(  # a cell of a markdown table in a column headed password, secret, token, key or PIN
         "password-phrase",
-        ("|",),
+        ("-|", ":|", "- |", ": |"),  # in the table's |---| line, which `_secret_column` asks for
         re.compile(r"\|[ \t]*(?!\[REDACTED)([^|\s](?:[^|\n]{0,98}[^|\s])?)[ \t]*(?=\|)"),
         group=1,
         accept=_password_value,
-        possible=lambda data: b"-|" in data or b"- |" in data,
         check=_secret_column,
     ),
     _Rule(  # a list of private keys in a config: hardhat's `accounts: ["0x…"]`, a signers list
         "ethereum-private-key",
-        ("accounts", "signers", "privatekeys", "private_keys", "wallets"),
-        re.compile(r"(?ai)\b(?:accounts|signers|private_?keys|wallets)[\"']?[ \t]*[:=][ \t]*\[[ \t\n]*[\"'](?:0x)?"
+        ("accounts", "privatekeys", "private_keys"),
+        re.compile(r"(?ai)(?=[apAP])\b(?:accounts|private_?keys)[\"']?[ \t]*[:=][ \t]*\[[ \t\n]*[\"'](?:0x)?"
                    r"([0-9a-f]{64})[\"']"),
         group=1,
         ignore_case=True,
