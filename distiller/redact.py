@@ -492,6 +492,16 @@ def _flag_user_password(match: re.Match[str]) -> bool:
     return _flag_password(match.group(match.lastindex or 0))
 
 
+def _user_pair_password(match: re.Match[str]) -> bool:
+    """After a user flag's name and ":", "%" or ",", the password by its place: shaped like a flag's
+    (`_flag_password`), or a word and digits ("bluefish3654": 4 letters, 2 digits, 8 characters; not a group
+    "staff1", nor a uid:gid)."""
+    value = match.group(match.lastindex or 0)
+    letters = sum(c.isalpha() for c in value)
+    return _flag_password(value) or (_password_value(value) and len(value) >= 8 and letters >= 4
+                                     and len(value) - letters >= 2 and "/" not in value)
+
+
 def _batch_flags(match: re.Match[str]) -> bool:
     """A `…passwd` tool in batch mode (`-b` among its flags: htpasswd, mosquitto_passwd) takes the password as its
     third argument, or its second with `-n` (no file: the line is printed)."""
@@ -1247,7 +1257,7 @@ _RULES: tuple[_Rule, ...] = (
         ("-u", "-U", "--cred", "-auth"),
         re.compile(r"(?a)-(?<![\w-]-)(?:[uU][ \t]*|-(?:user(?:name)?|creds?|credentials?|auth|basic-auth)(?:=|[ \t]+))"
                    r"[\"']?\w[\w.@\\-]{0,63}[:%,](?!//)(?!\[REDACTED)([^\s\"']{4,128})"),
-        check=_flag_user_password,
+        check=_user_pair_password,
     ),
     _Rule(  # needles the index already holds ("pass:", "passw", "pwd") or one under a letter it skips to ("ser:")
         "command-line-password",

@@ -687,3 +687,11 @@ def test_logins_said_with_their_user_tables_and_key_lists():
             "cat log | grep -v debug | sort -u"]
     for text in kept:
         assert redact(text).counts == (), text
+
+
+def test_a_user_flags_password_is_taken_by_its_place_but_not_a_group_or_an_id():
+    assert redact("lftp -u backup,bluefish3654 sftp://files.example.net").counts != ()
+    assert redact("curl -u bob:hunter2024 https://x.example").counts != ()
+    for text in ("ps -u root,www-data", "docker run -u 100000:100000 img", "chown -u deploy:staff1 f",
+                 "sudo -u postgres:postgres psql"):
+        assert redact(text).counts == (), text
