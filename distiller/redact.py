@@ -259,7 +259,7 @@ def _code_list(value: str) -> bool:
     return sum(_has_digit(code) for code in value.split()) >= 2
 
 
-_PGPASS_SHAPE = re.compile(rb"(?m):(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:[^\s:]{4,}[ \t]*$").search  # its line's shape
+_PGPASS_SHAPE = re.compile(rb":(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:[^\s:]{4,}(?!\S)").search  # its line's shape
 _HOST_LINE = re.compile(r"[ \t]*(?:[\w.-]+|\*)")
 
 
@@ -1103,12 +1103,12 @@ _SAID_VALUE = (r"(?:(?P<gap>" + _GAP + ")" + _SAYS + r"|(?P<direct>(?=[ \t]+[^\s
                + _MAY_BE_STRONG + _STRONG_VALUE)
 # Languages that say "is" with no verb (Ukrainian, Russian, Arabic: "мій пароль від пошти X") or put it last
 # (Persian "رمز عبور من X است", Hindi "… X है"): after the word for password and a gap, a value that ends the line
-# or stands before that last verb. Only for the words of other languages: English's "the password for Server01"
+# or a clause ("X (as discussed)", "X, …") or stands before that last verb. Only for the words of other languages: English's "the password for Server01"
 # names a server, and a network's name alone is no word for its password ("the wifi runs at 2.4GHz/5.8GHz").
 _LAST_VERBS = ("است", "هست", "है", "हैं", "da", "dir", "dır", "です", "입니다", "นะ", "ครับ", "ค่ะ")
 _SAID_VALUE_BARE = _SAID_VALUE.replace(
     ")" + _SAYS + "|", ")(?:" + _SAYS + r"|(?P<bare>)(?=[ \t]+[^\s:=\[]+(?:[ \t]+(?:" + "|".join(_LAST_VERBS)
-    + r")(?![^\W\d_])|[ \t]*(?:\n|$))))|", 1)
+    + r")(?![^\W\d_])|[ \t]*(?:\n|$|[(,;]))))|", 1)
 
 _HIGH_ENTROPY = "high-entropy"
 _PHRASE_LEAD = r"(?:\s+(?:for|to|on|of|at)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w.@-]{1,40}(?:\s+[\w.@-]{1,40})?)?"
@@ -1396,7 +1396,7 @@ _RULES: tuple[_Rule, ...] = (
         "password-assignment",
         (*_DIGITS, ":*:"),  # its port's digits or "*" (not ":": a character of its own costs every text a search)
         # ":" first: the engine skips to it, and the host before it is checked (`_pgpass_host`)
-        re.compile(r"(?m):(?:\d{1,5}|\*):(?:[\w.-]+|\*):(?:[\w.@-]+|\*):(?!\[REDACTED)([^\s:]{4,128})[ \t]*$"),
+        re.compile(r":(?:\d{1,5}|\*):(?:[\w.-]+|\*):(?:[\w.@-]+|\*):(?!\[REDACTED)([^\s:]{4,128})(?!\S)"),
         group=1,
         accept=lambda v: _password_value(v) and not v.isdigit(),
         possible=lambda data: data.count(b":") >= 4 and _PGPASS_SHAPE(data) is not None,
@@ -2012,8 +2012,9 @@ def refusal(text: str) -> str | None:
         return "credential"
     for match in _DIGIT_RUN.finditer(text):
         digits = re.sub(r"\D", "", match.group())
-        if _luhn(digits) and len(set(digits)) > 1:
-            return "card-number"
+        if _luhn(digits) and len(set(digits)) > 1 and not (
+                digits in _TEST_CARDS and _TEST_SAID.search(text, max(0, match.start() - 60), match.start())):
+            return "card-number"  # a processor's published test number said as one is public (`_real_card`)
     if _IBAN.search(text):
         return "account-number"
     return None

@@ -126,6 +126,26 @@ PROMOTED_5 = frozenset({
 
 # Forms of held-out-3 made train: they still draw from held-out-3's stream, so that no other value changes.
 DRAWN_AS_H3 = {"xml <password> element", "PuTTY key private lines"}
+# Held-out-4 forms (and look-alikes) that slipped in round 5 and had general mechanisms written for them in round 6:
+# train since ("held-out-4 until round 6"). They still draw from held-out-4's streams, in held-out-4's place among
+# the cases, so that no value and no case's index moves.
+PROMOTED_6 = frozenset({
+    "docker run -e NAME=value", "ruby ENV.fetch default hex", "activation code 4x4 in prose", "echo | sudo -S",
+    "lftp -u user,pass", "xfreerdp /p:", "docker-compose environment list", "sqlplus user/pass@",
+    "hcl variable default", ".pgpass line", "hardhat accounts array", "2FA recovery codes list",
+    "| env | user | password |\n|---|---|---|\n| staging | admin | X |", "try logging in as root with X",
+    "forgot to mention, password's X", "logged in fine with alice@example.com / X", "รหัสผ่านคือ X นะ",
+    "мій пароль від пошти X", "la meva contrasenya és X", "ang password ko sa email ay X", "nenosiri langu ni X",
+    "رمز عبور من X است", "json payment cvc", "three digits on the back", "German Prüfnummer",
+    "Authorization: ApiKey base64", "nostr nsec", "solana keypair json array", "UK NI number", "Canadian SIN",
+    "Aadhaar", "Spanish DNI", "Brazilian CPF", "French NIR",
+    # look-alikes
+    "${VAR} reference", "go.sum line", "RSA JWK public", "bitcoin xpub", "solana address", "password error message",
+    "stripe test card from docs", "x-amz-id-2"})  # held-out-4 until round 6
+
+
+def _drawn_as_h4(name: str, split: str) -> bool:
+    return split == H4 or name in PROMOTED_6
 
 
 def _split(name: str, split: str) -> str:
@@ -888,8 +908,9 @@ def cases(seed: int, invisible: bool = False) -> list[Case]:
     # come last, so every other case keeps its value and its index (the e2e report places a case by its index)
     forms = [(cls, form) for cls, listed in FORMS.items() for form in listed]
     out = []
-    for cls, (name, split, draw) in [f for f in forms if f[1][1] != H4] + [f for f in forms if f[1][1] == H4]:
-        stream = r4 if split == H4 else r
+    drawn_as_h4 = [f for f in forms if _drawn_as_h4(f[1][0], f[1][1])]
+    for cls, (name, split, draw) in [f for f in forms if f not in drawn_as_h4] + drawn_as_h4:
+        stream = r4 if _drawn_as_h4(name, split) else r
         text, secrets = draw(r3 if split == H3 or name in DRAWN_AS_H3 else stream)
         if invisible and len(secrets[0]) > 8 and secrets[0] in text:
             cut = stream.randrange(2, len(secrets[0]) - 2)
@@ -1062,7 +1083,7 @@ LOOKALIKE_FORMS = _lookalike_forms()
 def lookalikes(seed: int) -> list[Lookalike]:
     r = random.Random(f"lookalike-{seed}")  # a stream of its own: a look-alike never repeats a planted secret
     r4 = random.Random(f"lookalike-held-out-4-{seed}")  # and held-out-4's of its own: no other value moved
-    return [Lookalike(name, split, draw(r4 if split == H4 else r)) for name, split, draw in LOOKALIKE_FORMS]
+    return [Lookalike(name, split, draw(r4 if _drawn_as_h4(name, split) else r)) for name, split, draw in LOOKALIKE_FORMS]
 
 
 # --- held-out-4: shapes written from outside, as an attacker would, by someone who never read the rules, their
@@ -1116,7 +1137,7 @@ def _held_out_4_forms() -> dict[str, list[Form]]:
 
     def add(cls: str, name: str):
         def wrap(draw):
-            f.setdefault(cls, []).append((name, H4, draw))
+            f.setdefault(cls, []).append((name, T if name in PROMOTED_6 else H4, draw))  # held-out-4 until round 6
             return draw
         return wrap
 
@@ -1624,7 +1645,7 @@ def _split_held_out_4(seed: int) -> list[SplitKey]:
     return out
 
 
-LOOKALIKE_FORMS.extend((name, H4, draw) for name, draw in [
+LOOKALIKE_FORMS.extend((name, T if name in PROMOTED_6 else H4, draw) for name, draw in [  # held-out-4 until round 6
     ("angle placeholder", lambda r: "export API_TOKEN=<your-token>\nthen run ./deploy.sh"),
     ("changeme default", lambda r: "the image ships with admin / changeme, change it before exposing the port"),
     ("${VAR} reference", lambda r: "DB_PASSWORD=${DB_PASSWORD:?set it in .env}\nREDIS_URL=${REDIS_URL}"),
