@@ -248,10 +248,15 @@ _NATIONAL_ID_NAMES = (
 _NATIONAL_ID_FIRST = "nNsSdDcCbBtTpPaAiIfFvVhH"  # the first letters of the names, to skip to
 
 
+_SIX_DIGITS = re.compile(r"[0-9](?:[ .]?[0-9]){5}")  # the rule's shape (`possible`): six digits, blanks or dots between
+
+
 def _national_id(value: str) -> bool:
-    """8 to 15 digits (a year, a price, a count are shorter), or the UK's two letters, six digits and a letter."""
+    """8 to 15 digits (a year, a price, a count are shorter), or the UK's two letters, six digits and a letter; six
+    of them in a row, blanks or dots between (what the rule is sought by)."""
     digits = sum(c.isdigit() for c in value)
-    return 8 <= digits <= 15 or digits == 6 and value[:2].isalpha() and value[-1].isalpha()
+    return (8 <= digits <= 15 or digits == 6 and value[:2].isalpha() and value[-1].isalpha()) and bool(
+        _SIX_DIGITS.search(value))
 
 
 def _code_list(value: str) -> bool:
@@ -260,7 +265,7 @@ def _code_list(value: str) -> bool:
 
 
 _PGPASS_SHAPE = re.compile(rb":(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:[^\s:]{4,}(?!\S)").search  # its line's shape
-_HOST_LINE = re.compile(r"[ \t]*(?:[\w.-]+|\*)")
+_HOST_LINE = re.compile(r"(?a)[ \t]*(?:[\w.-]+|\*)")
 
 
 def _pgpass_host(match: re.Match[str]) -> bool:
@@ -547,9 +552,10 @@ _NETWORK = re.compile(r"(?i)wi-?fi|wlan")
 def _said_password(match: re.Match[str]) -> bool:
     """No word of the gap makes the phrase about something else (`_ABOUT_PASSWORDS`); and "pass X" and "pw X",
     with no verb between, only after a login's name ("login ops, pass X")."""
-    gap = match.group("gap")
-    if match.groupdict().get("bare") is not None and _NETWORK.fullmatch(match.group("noun")):
+    bare = match.groupdict().get("bare")
+    if bare is not None and _NETWORK.fullmatch(match.group("noun")):
         return False
+    gap = match.group("gap") or bare
     if gap and not _ABOUT_PASSWORDS.isdisjoint(re.sub(r"\([^)]*\)", " ", gap).lower().split()):
         return False
     if match.group("direct") is None or match.group("noun").lower() not in ("pass", "pw", "pws"):
@@ -960,7 +966,7 @@ _KEY_LINE_RUN = _run_of(_KEY_CHARS, 16)  # a wrapped key's line
 
 # The card's code in other words: "the three digits on the back", "card verification value", German's
 # Prüfnummer, French's cryptogramme.
-_CVV_NAMES = (r"(?:the[ \t]+)?(?:three|3|four|4)[ \t-]+digits?[ \t]+(?:code[ \t]+)?on[ \t]+the[ \t]+back|"
+_CVV_NAMES = (r"(?:the[ \t]+)?(?:three|3|four|4)[ \t-]+digits?[ \t]+(?:code[ \t]+)?on the back|"
               r"card (?:verification|security)[ \t]+(?:code|value|number)|(?:karten)?prüf(?:nummer|ziffer|code)|"
               r"cryptogramme(?:[ \t]+visuel)?")
 _CVV_WORDS = ("cvv", "cvc", "csc", "cvn", "on the back", "card verification", "card security", "prüf", "cryptogramme")
@@ -1106,9 +1112,12 @@ _SAID_VALUE = (r"(?:(?P<gap>" + _GAP + ")" + _SAYS + r"|(?P<direct>(?=[ \t]+[^\s
 # or a clause ("X (as discussed)", "X, …") or stands before that last verb. Only for the words of other languages: English's "the password for Server01"
 # names a server, and a network's name alone is no word for its password ("the wifi runs at 2.4GHz/5.8GHz").
 _LAST_VERBS = ("است", "هست", "है", "हैं", "da", "dir", "dır", "です", "입니다", "นะ", "ครับ", "ค่ะ")
-_SAID_VALUE_BARE = _SAID_VALUE.replace(
-    ")" + _SAYS + "|", ")(?:" + _SAYS + r"|(?P<bare>)(?=[ \t]+[^\s:=\[]+(?:[ \t]+(?:" + "|".join(_LAST_VERBS)
-    + r")(?![^\W\d_])|[ \t]*(?:\n|$|[(,;]))))|", 1)
+# Tried after the other two (a value that ends the gap must not hide one said directly: "şifrem X Thanks"); its
+# gap is of words of letters, so that the value is the first word that is not one.
+_SAID_VALUE_BARE = (r"(?:(?P<gap>" + _GAP + ")" + _SAYS + r"|(?P<direct>(?=[ \t]+[^\s:=\[]+(?!\S)))"
+                    r"|(?P<bare>(?:[ \t]+(?u:[^\W\d_]){1,20}){1,4})(?=[ \t]+[^\s:=\[]+(?:[ \t]+(?:"
+                    + "|".join(_LAST_VERBS) + r")(?![^\W\d_])|[ \t]*(?:\n|$|[(,;.!?])|[ \t]+(?-i:[A-ZА-ЯЁ]))))"
+                    r"[ \t]*[\"'`]?" + _MAY_BE_STRONG + _STRONG_VALUE)
 
 _HIGH_ENTROPY = "high-entropy"
 _PHRASE_LEAD = r"(?:\s+(?:for|to|on|of|at)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w.@-]{1,40}(?:\s+[\w.@-]{1,40})?)?"
@@ -1396,7 +1405,7 @@ _RULES: tuple[_Rule, ...] = (
         "password-assignment",
         (*_DIGITS, ":*:"),  # its port's digits or "*" (not ":": a character of its own costs every text a search)
         # ":" first: the engine skips to it, and the host before it is checked (`_pgpass_host`)
-        re.compile(r":(?:\d{1,5}|\*):(?:[\w.-]+|\*):(?:[\w.@-]+|\*):(?!\[REDACTED)([^\s:]{4,128})(?!\S)"),
+        re.compile(r"(?a):(?:\d{1,5}|\*):(?:[\w.-]+|\*):(?:[\w.@-]+|\*):(?!\[REDACTED)([^\s:]{4,128})(?!\S)"),
         group=1,
         accept=lambda v: _password_value(v) and not v.isdigit(),
         possible=lambda data: data.count(b":") >= 4 and _PGPASS_SHAPE(data) is not None,
@@ -1609,7 +1618,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(  # a cell of a markdown table in a column headed password, secret, token, key or PIN
         "password-phrase",
-        ("-|", ":|", "- |", ": |"),  # in the table's |---| line, which `_secret_column` asks for
+        ("|",),
         re.compile(r"\|[ \t]*(?!\[REDACTED)([^|\s](?:[^|\n]{0,98}[^|\s])?)[ \t]*(?=\|)"),
         group=1,
         accept=_password_value,

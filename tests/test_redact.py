@@ -695,3 +695,10 @@ def test_a_user_flags_password_is_taken_by_its_place_but_not_a_group_or_an_id():
     for text in ("ps -u root,www-data", "docker run -u 100000:100000 img", "chown -u deploy:staff1 f",
                  "sudo -u postgres:postgres psql"):
         assert redact(text).counts == (), text
+
+
+def test_a_value_said_with_no_verb_never_hides_one_said_directly():
+    for text in ("Quick note for later: şifrem 7WkdjM5AL1xYW Thanks, that is all.",
+                 "Quick note for later: мій пароль від пошти moonpie5783& Thanks, that is all.",
+                 "Quick note for later: 密码是 Kestrel_29841 Thanks, that is all."):
+        assert redact(text).counts != (), text
