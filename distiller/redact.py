@@ -133,10 +133,32 @@ def _bearer_token(value: str) -> bool:
             or len(value) >= 24)
 
 
+# Card numbers the payment processors publish for tests (Stripe's, Braintree's, Adyen's and PayPal's docs): public
+# test data that no issuer gives a real card, quoted in every integration guide ("use the test card 4242 4242…").
+_TEST_CARDS = frozenset("""
+4242424242424242 4000056655665556 5555555555554444 2223003122003222 5200828282828210 5105105105105100
+378282246310005 371449635398431 6011111111111117 6011000990139424 3056930009020004 36227206271667
+3566002020360505 6200000000000005 4111111111111111 4012888888881881 4000000000000002 4000000000009995
+5431111111111111 4000000000000077 4000000000003220 4000002500003155 4000000000000069 4000000000000127
+4000000000000119 4000000000000101 378734493671000 6011000000000004 5425233430109903 2222420000001113
+""".split())
+
+
 def _card_number(value: str) -> bool:
     """A payment card's 15 or 16 digits pass the Luhn check; 13-digit millisecond timestamps are never taken."""
     digits = value.replace(" ", "").replace("-", "")
     return len(digits) in (15, 16) and digits[0] in "3456" and len(set(digits)) > 1 and _luhn(digits)
+
+
+_TEST_SAID = re.compile(r"(?i)\b(?:test(?:ing)?|sandbox|stripe|docs?|documentation|example)\b")
+
+
+def _real_card(match: re.Match[str]) -> bool:
+    """Not a processor's published test number said as one ("use the test card 4242…"): "my card is 4111…" is
+    taken, a test number quoted as a real one costs nothing to redact."""
+    digits = match.group().replace(" ", "").replace("-", "")
+    return digits not in _TEST_CARDS or _TEST_SAID.search(match.string, max(0, match.start() - 60),
+                                                           match.start()) is None
 
 
 def _iban(value: str) -> bool:
@@ -152,8 +174,8 @@ def _changed_password(value: str) -> bool:
 
 
 _PLACEHOLDER_VALUES = re.compile(
-    r"(?i)^(?:\[REDACTED|\$|%\w+%$|%\(\w+\)|%[sd]$|<|\{|\*{3}|x{3}|\.{3}|your[_-]|changeme$|none$|null$|true$|"
-    r"false$|required$|"
+    r"(?i)^(?:\[REDACTED|\$|%\w+%$|%\(\w+\)|%[sd]$|<|\{|\*{3}|x{3,}(?![a-wyz0-9])|\.{3}|your[_-]|changeme$|none$|null$|true$|"
+    r"false$|required$|\([a-z ]+\)?$|"
     r"redacted$|example|placeholder|dummy$|secret$|password$|string$|undefined$)"
 )
 
@@ -211,6 +233,55 @@ def _social_security_number(value: str) -> bool:
     return digits[:3] not in ("000", "666") and digits[3:5] != "00" and digits[5:] != "0000"
 
 
+# Other countries' numbers for a person (the US SSN is its own rule): the UK's NI number, Canada's SIN, India's
+# Aadhaar, Spain's DNI/NIE, Brazil's CPF, France's NIR, the Netherlands' BSN, Poland's PESEL, Mexico's CURP,
+# Australia's TFN, Italy's codice fiscale, Germany's Steuer-ID, the Nordics' personal numbers. Their acronyms
+# only in capitals ("SIN", not "sin").
+_NATIONAL_ID_NAMES = (
+    r"(?-i:NINO|NI(?= (?:number|no))|(?:SIN|NIE|NIF|NSS|NIR)(?=[ \t:#])|DNI|CPF|BSN|TFN|CURP|PESEL|PPSN|AHV)|aadhaa?r|"
+    r"national (?:insurance|id(?:entity)?|identification)|social insurance|tax file|"
+    r"num[ée]ro de s[ée]cu(?:rit[ée] sociale)?|s[ée]curit[ée] sociale|carte vitale|"
+    r"personnummer|personnummeret|f[øo]dselsnummer|henkil[öo]tunnus|burgerservicenummer|codice fiscale|"
+    r"steuer-?id(?:entifikationsnummer)?|steueridentifikationsnummer|c[ée]dula|documento de identidad|"
+    r"identity card|id card|passport"
+)
+_NATIONAL_ID_FIRST = "nNsSdDcCbBtTpPaAiIfFvVhH"  # the first letters of the names, to skip to
+
+
+_SIX_DIGITS = re.compile(r"[0-9](?:[ .]?[0-9]){5}")  # the rule's shape (`possible`): six digits, blanks or dots between
+
+
+def _national_id(value: str) -> bool:
+    """8 to 15 digits (a year, a price, a count are shorter), or the UK's two letters, six digits and a letter; six
+    of them in a row, blanks or dots between (what the rule is sought by)."""
+    digits = sum(c.isdigit() for c in value)
+    return (8 <= digits <= 15 or digits == 6 and value[:2].isalpha() and value[-1].isalpha()) and bool(
+        _SIX_DIGITS.search(value))
+
+
+def _code_list(value: str) -> bool:
+    """Codes, not a list of words: two or more hold a digit."""
+    return sum(_has_digit(code) for code in value.split()) >= 2
+
+
+_PGPASS_SHAPE = re.compile(rb":(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:[^\s:]{4,}(?!\S)").search  # its line's shape
+_HOST_LINE = re.compile(r"(?a)[ \t]*(?:[\w.-]+|\*)")
+
+
+def _pgpass_host(match: re.Match[str]) -> bool:
+    """A .pgpass line starts with its host (or "*") before the port's colon."""
+    text = match.string
+    return _HOST_LINE.fullmatch(text, text.rfind("\n", 0, match.start()) + 1, match.start()) is not None
+
+
+def _key_bytes(value: str) -> bool:
+    """32 or 64 numbers, each a byte, of a random key's spread (half of them distinct, one over 127), not a
+    histogram of counts."""
+    numbers = [int(n) for n in re.findall(r"\d+", value)]
+    return (len(numbers) in (32, 64) and max(numbers) <= 255 and max(numbers) > 127
+            and len(set(numbers)) * 2 >= len(numbers))
+
+
 _DIGITS = tuple("0123456789")
 _BLANKS = (" ", "\t", "\n")  # a run of words holds one
 
@@ -266,7 +337,7 @@ def _assigns(data: bytes) -> bool:
 _KEY_HEADS = frozenset("""
 key secret secrets token password passwords passwd pass pwd pw passphrase passcode credential credentials cred creds
 auth authorization sig signature signing sas apikey accesskey secretkey privatekey sessionid sessid sid cookie
-salt pepper otp totp jwt bearer mnemonic session
+salt pepper otp totp jwt bearer mnemonic session hmac seed
 """.split())
 _JOINED_HEADS = ("password", "passwd", "secret", "token", "passphrase", "credentials", "sessionid", "sessid",
                  "apikey", "accesskey", "secretkey", "privatekey", "accountkey", "signingkey", "masterkey",
@@ -361,11 +432,22 @@ def _secret_shape(value: str, password: bool) -> bool:
     return letters >= 2 and sum(c.isupper() for c in value) >= 2 and sum(c.islower() for c in value) >= 2
 
 
+def _name_start(match: re.Match[str]) -> int:
+    """Where the name that ends in the match's name group starts (the group may start at its key word)."""
+    start = match.start("name")
+    while start and match.string[start - 1] in _NAME_CHARS:
+        start -= 1
+    return start
+
+
 def _named_secret(match: re.Match[str]) -> bool:
     """An assignment whose name says key, secret, token, password… (its last part) and whose value has a
     secret's shape."""
+    value = match.group(match.lastindex or 0)
+    if value.startswith("?") and match.string.endswith("${", 0, _name_start(match)):
+        return False  # the shell's ${NAME:?message}: the message shown when NAME is unset, no value
     kind = _key_name(_name_before(match, match.end("name")))
-    return kind is not None and _secret_shape(match.group(match.lastindex or 0), kind == "password")
+    return kind is not None and _secret_shape(value, kind == "password")
 
 
 def _element_secret(match: re.Match[str]) -> bool:
@@ -377,8 +459,10 @@ def _element_secret(match: re.Match[str]) -> bool:
 
 
 # The name of a name/value pair before its value: `<add key="ApiSecret" value="…"/>`, Kubernetes' `- name:
-# DB_PASSWORD` over `value: …`, `{"name": "token", "value": "…"}`.
-_PAIR_NAME = re.compile(r"(?i)\b(?:key|name)[\"']?[ \t]*(?:=>|[:=])[ \t]*[\"']?([\w.-]{1,60})[\"']?")
+# DB_PASSWORD` over `value: …`, `{"name": "token", "value": "…"}`, Terraform's `variable "db_password"` over its
+# `default = "…"`.
+_PAIR_NAME = re.compile(r"(?i)(?:\b(?:key|name)[\"']?[ \t]*(?:=>|[:=])[ \t]*[\"']?|\bvariable[ \t]+[\"'])"
+                        r"([\w.-]{1,60})[\"']?")
 
 
 def _pair_secret(match: re.Match[str]) -> bool:
@@ -411,6 +495,16 @@ def _flag_user_password(match: re.Match[str]) -> bool:
     """The password of a user flag's `user%pass` or `user:pass`, or of Windows' `/user:NAME pass`: shaped like
     one (`_flag_password`), not a uid:gid or a placeholder."""
     return _flag_password(match.group(match.lastindex or 0))
+
+
+def _user_pair_password(match: re.Match[str]) -> bool:
+    """After a user flag's name and ":", "%" or ",", the password by its place: shaped like a flag's
+    (`_flag_password`), or a word and digits ("bluefish3654": 4 letters, 2 digits, 8 characters; not a group
+    "staff1", nor a uid:gid)."""
+    value = match.group(match.lastindex or 0)
+    letters = sum(c.isalpha() for c in value)
+    return _flag_password(value) or (_password_value(value) and len(value) >= 8 and letters >= 4
+                                     and len(value) - letters >= 2 and "/" not in value)
 
 
 def _batch_flags(match: re.Match[str]) -> bool:
@@ -452,10 +546,16 @@ rotation requirement requirements rule rules field fields box prompt expiry hist
 """.split())
 
 
+_NETWORK = re.compile(r"(?i)wi-?fi|wlan")
+
+
 def _said_password(match: re.Match[str]) -> bool:
     """No word of the gap makes the phrase about something else (`_ABOUT_PASSWORDS`); and "pass X" and "pw X",
     with no verb between, only after a login's name ("login ops, pass X")."""
-    gap = match.group("gap")
+    bare = match.groupdict().get("bare")
+    if bare is not None and _NETWORK.fullmatch(match.group("noun")):
+        return False
+    gap = match.group("gap") or bare
     if gap and not _ABOUT_PASSWORDS.isdisjoint(re.sub(r"\([^)]*\)", " ", gap).lower().split()):
         return False
     if match.group("direct") is None or match.group("noun").lower() not in ("pass", "pw", "pws"):
@@ -500,7 +600,8 @@ def _said_secret(match: re.Match[str]) -> bool:
 
 
 # A login's words in the line around a "user / password" pair.
-_LOGIN_WORDS = re.compile(r"(?i)\b(?:creds?|credentials?|login|log[ -]in|logon|sign[ -]?in|username|admin|wi-?fi|wlan|"
+_LOGIN_WORDS = re.compile(r"(?i)\b(?:creds?|credentials?|login|log(?:ged|ging)?[ -]in|logon|sign(?:ed|ing)?[ -]?in|"
+                          r"username|admin|wi-?fi|wlan|"
                           r"router|ssid|vpn)\b")  # each holds a needle of the rule: "sername", "outer", "pn"…
 _PAIR_USER = re.compile(r"(?:^|(?<=[\s:(\[,]))[\w.@+-]{2,40}[ \t]?\Z")
 
@@ -523,6 +624,45 @@ def _login_pair(match: re.Match[str]) -> bool:
     value = match.group(1)
     return (_LOGIN_WORDS.search(around) is not None and _strong_password(value) and ":" not in value
             and (not value.isalpha() or not _WORD_PART.fullmatch(value) and _switches(value) >= 4))
+
+
+# A protocol or an algorithm and its version, after "connected as bob with": TLSv1.3, HTTP2, AES256.
+_PROTOCOL = re.compile(r"[A-Z]{2,}v?\d+(?:\.\d+)*")
+_SECRET_HEADER = re.compile(r"(?i)(?:[\w ]+[ _-])?(?:(?P<password>password|passwd|pass|pw|pwd|passphrase|passcode)|"
+                            r"(?P<pin>pin)|secret|token|api[ _-]?key|secret[ _-]?key|access[ _-]?key|credentials?)")
+_TABLE_RULE = re.compile(r"[ \t]*\|?(?:[ \t]*:?-{3,}:? ?\|)+[ \t]*:?-*:?[ \t]*")  # "|---|", "| :--- |"
+
+
+def _secret_column(match: re.Match[str]) -> bool:
+    """A data cell of a markdown table (a line of cells below a header and its |---| line) whose column's header
+    says password, secret, token, API key or PIN, shaped like what it says (a keyboard's "Key" column is none)."""
+    text = match.string
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    if not text.startswith("|", line_start) and not text[line_start:match.start()].lstrip().startswith("|"):
+        return False
+    column = text.count("|", line_start, match.start() + 1)
+    # up the table: data lines, then the |---| line, then the header
+    end = line_start - 1
+    while end > 0:
+        start = text.rfind("\n", 0, end) + 1
+        line = text[start:end]
+        if _TABLE_RULE.fullmatch(line):
+            header_end = start - 1
+            if header_end <= 0:
+                return False
+            header = text[text.rfind("\n", 0, header_end) + 1:header_end]
+            cells = header.split("|")
+            named = _SECRET_HEADER.fullmatch(cells[column].strip()) if column < len(cells) else None
+            value = match.group(1)
+            if named is None:
+                return False
+            if named.group("pin"):
+                return value.isdigit()
+            return _secret_shape(value, named.group("password") is not None)
+        if not line.lstrip().startswith("|"):
+            return False
+        end = start - 1
+    return False
 
 
 def _spaced_base32(value: str) -> bool:
@@ -674,7 +814,10 @@ def _readable_base64(value: str) -> bool:
 # What comes right before a public value of a random look: an integrity hash, an SSH public key or fingerprint,
 # a content id, a document id in a link.
 _PUBLIC_BEFORE = re.compile(
-    r"(?i)(?:sha(?:1|256|384|512)[-:]|md5:|ssh-(?:ed25519|rsa|dss)[ \t]+|ecdsa-sha2-nistp\d+[ \t]+|"
+    r"(?i)(?:sha(?:1|256|384|512)[-:]|md5:|(?<![\w-])h1:|"  # Go's module hashes (go.sum's "h1:")
+    # a header or field that names an id (a request's, a trace's, an object's: "x-amz-id-2:", "request_id=")
+    r"(?<![\w-])(?:x-amz-id-2|x-amz-cf-id|(?:[\w-]*[_-])?(?:request|trace|span|correlation|message|transaction|event|"
+    r"build|commit|object|etag)[_-]?id)[\"']?[ \t]*[:=][ \t]*[\"']?|ssh-(?:ed25519|rsa|dss)[ \t]+|ecdsa-sha2-nistp\d+[ \t]+|"
     r"ipfs:/*|/ipfs/|google\.com/(?:file/)?d?/?|public[_-]?key(?:[\"']?[ \t]*[:=][ \t]*[\"']?|>[ \t]*)|pk_(?:live|test)_)$"
 )
 # Ids of a known shape name a request, a message or an object, and grant nothing: OpenAI's completions, responses,
@@ -683,7 +826,10 @@ _ID_PREFIXES = ("chatcmpl-", "cmpl-", "resp_", "msg_", "toolu_", "srvtoolu_", "r
                 "thread_", "file-", "batch_", "ftjob-", "step_", "cus_", "in_", "pi_", "ch_", "evt_", "sub_", "prod_",
                 "price_", "txn_", "acct_", "cs_live_", "cs_test_", "seti_", "src_", "card_", "po_", "tr_", "re_",
                 "ii_", "il_", "si_", "py_", "pm_", "inv_")
+# An extended public key (BIP-32's xpub, SLIP-132's ypub/zpub and their testnet forms) is public by name: it
+# derives a wallet's addresses, not its keys, and is handed to watch-only wallets by design (its xprv is secret).
 _PUBLIC_SHAPES = re.compile(r"sha(?:1|256|384|512)-|Qm[1-9A-HJ-NP-Za-km-z]{44}$|AAAA[BCE]3|pk_(?:live|test)_|"
+                            r"[xyztuvXYZUV]pub[1-9A-HJ-NP-Za-km-z]{100,}$|"
                             + "|".join(map(re.escape, _ID_PREFIXES)))
 
 
@@ -709,9 +855,34 @@ def _random_token(match: re.Match[str]) -> bool:
         start = text.index(value, start)
         if _PUBLIC_SHAPES.match(value) or _PUBLIC_BEFORE.search(text, max(0, start - 40), start):
             return False
-    if _inside_public_block(text, start):
+    if _inside_public_block(text, start) or _public_jwk_member(text, start, match.end()):
         return False
-    return not _readable_base64(value)
+    return not _readable_base64(value) and not _address_paid_to(text, start, value)
+
+
+# A JSON Web Key's public members: RSA's modulus and exponent, an EC key's point ("n", "e", "x", "y"); its private
+# ones ("d", "p", "q", "dp", "dq", "qi", a symmetric "k") stay secret.
+_JWK_PUBLIC_MEMBER = re.compile(r"\"(?:n|e|x|y)\"[ \t]*:[ \t]*\"$")
+
+
+def _public_jwk_member(text: str, start: int, end: int) -> bool:
+    return (_JWK_PUBLIC_MEMBER.search(text, max(0, start - 12), start) is not None
+            and ('"kty"' in text[max(0, start - 2000):start] or '"kty"' in text[end:end + 2000]))
+
+
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_B58_SET = frozenset(_B58)
+# What says the value is where money goes: "send the SOL to X", "paid 2 ETH to X", "deposit address: X".
+_PAID_TO = re.compile(r"(?i)(?:\b(?:send|sent|sending|pay|paid|paying|transfer|transferred|airdrop|airdropped|"
+                      r"deposit|deposited|withdraw|withdrew|tip|tipped)\b[^\n]{0,40}[ \t]to|\baddress(?:es)?\b[ \t]*"
+                      r"(?:is|:|=)?)[ \t]*[\"'`]?$")
+
+
+def _address_paid_to(text: str, start: int, value: str) -> bool:
+    """A value in base58 of an address's length (a Solana address, an ed25519 public key: 32 to 44 characters)
+    where money is sent to it: an address is public. A keypair (87 or 88 characters) never is."""
+    return (32 <= len(value) <= 44 and _B58_SET.issuperset(value)
+            and _PAID_TO.search(text, max(0, start - 60), start) is not None)
 
 
 # A token's name before its random body: 2 to 12 letters and digits, a letter first, in up to three parts
@@ -740,7 +911,7 @@ def _prefixed_token(match: re.Match[str]) -> bool:
     name = prefix.group()
     words = [w.lower() for w in re.split(r"[_.:-]", name)]
     if _HASH_WORDS.intersection(words) or _PUBLIC_SHAPES.match(name + text[start]) or _PUBLIC_BEFORE.search(
-            text, max(0, prefix.start() - 40), prefix.start()):
+            text, max(0, prefix.start() - 40), prefix.start()) or _public_jwk_member(text, prefix.start(), start):
         return False
     body = match.group("body")
     for found in _BODY_PART.finditer(body):
@@ -793,7 +964,12 @@ def _wrapped_key(value: str) -> bool:
 _KEY_LINE_RUN = _run_of(_KEY_CHARS, 16)  # a wrapped key's line
 
 
-_CVV_WORDS = ("cvv", "cvc", "csc", "cvn")
+# The card's code in other words: "the three digits on the back", "card verification value", German's
+# Prüfnummer, French's cryptogramme.
+_CVV_NAMES = (r"(?:the[ \t]+)?(?:three|3|four|4)[ \t-]+digits?[ \t]+(?:code[ \t]+)?on the back|"
+              r"card (?:verification|security)[ \t]+(?:code|value|number)|(?:karten)?prüf(?:nummer|ziffer|code)|"
+              r"cryptogramme(?:[ \t]+visuel)?")
+_CVV_WORDS = ("cvv", "cvc", "csc", "cvn", "on the back", "card verification", "card security", "prüf", "cryptogramme")
 
 
 # Vendors' own prefixes, as data: (the prefix, the token's pattern). From gitleaks' and trufflehog's published
@@ -838,6 +1014,7 @@ _VENDOR_TOKENS: tuple[tuple[str, str], ...] = (
     ("shippo_", r"shippo_(?:live|test)_[0-9a-f]{40}"),  # Shippo
     ("EZAK", r"EZ[AT]K[0-9a-zA-Z]{54}"),  # EasyPost
     ("CFPAT-", r"CFPAT-[A-Za-z0-9_-]{43}"),  # Contentful
+    ("nsec1", r"nsec1[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{58}"),  # Nostr's private key (bech32; its npub is public)
 )
 
 def _vendor_pattern(tokens: tuple[tuple[str, str], ...]) -> str:
@@ -861,8 +1038,8 @@ _ASSIGNED_VALUE = _VALUE.replace("(?!-)", r"(?!-[-\s])")
 # short words that end where a letter does not follow ("pass=", not "passed"; "sig=", not "design"), whose needles
 # are the word with each character the patterns allow after it.
 _KEY_STEMS_ANY = ("key", "secret", "token", "passw", "passphrase", "passcode", "pwd", "sess", "cookie", "signature",
-                  "signing", "authorization", "credential", "pepper", "jwt", "bearer", "mnemonic")
-_KEY_WORDS_ALONE = ("pass", "pw", "auth", "cred", "creds", "sig", "sid", "salt", "otp")
+                  "signing", "authorization", "credential", "pepper", "jwt", "bearer", "mnemonic", "hmac")
+_KEY_WORDS_ALONE = ("pass", "pw", "auth", "cred", "creds", "sig", "sid", "salt", "otp", "seed")
 _KEY_STEMS = _KEY_STEMS_ANY + tuple(word + char for word in _KEY_WORDS_ALONE for char in "0123456789_.-\"' \t:=")
 _KEY_NAME = "(?:" + trie(_KEY_STEMS_ANY) + "|" + trie(_KEY_WORDS_ALONE) + "(?![a-z]))"
 # What every value `_strong_password` takes holds: a character no letter, or a small letter then a capital, or two
@@ -900,17 +1077,29 @@ _PASSWORD_WORDS_NEEDLES = (
     "cyfrinair", "pasfhocal", "kalim", "pasahitz", "contrasinal", "pasvort", "siri", "лозинк",
     "รหัสผ่าน", "رمز عبور", "كلمة السر", "كلمة مرور", "암호", "口令", "পাসওয়ার্ড", "கடவுச்சொல்",
 )
+
+
+def _first_letters(word: str) -> str:
+    """The letters a word of `_PASSWORD_WORDS` may start with, both cases: the class it opens with, or its first
+    ("nenosiri" was sought only at the "s" of its needle "siri", so never found)."""
+    first = word[1:word.index("]")] if word.startswith("[") else word[0]
+    return first + first.upper()
+
+
 _INFLECTION = r"(?u:[^\W\d_]){0,6}"  # letters of any script, within the rules' ASCII mode
 _COPULAS = ("is", "es", "est", "ist", "lautet", "è", "é", "to", "jest", "är", "er", "on", "je", "este", "adalah",
             "ialah", "là", "это", "είναι", "olur", "ir", "yra", "van", "al", "was", "are", "were", "c'est", "era",
             "foi", "était", "war", "var", "oli", "było", "bylo", "был", "была", "була", "е", "heißt", "sono", "são",
-            "هي", "هو", "היא", "הוא", "คือ", "ni", "yw")
+            "هي", "هو", "היא", "הוא", "คือ", "ni", "yw", "és", "ay")
 # Between the word for password and its value, up to six words or a parenthesis of any but an end of sentence
 # ("the password i gave the landlord was X", "parola mea de la email este X", "temporary password (change at
 # login): X", a clause between commas), then ":" or "=", a verb, a dash or an arrow, or a question answered
 # ("password? it's X"), and an adverb ("is still X", "lautet jetzt X").
 _GAP = r"(?:[ \t]*(?:\([^()\n]{1,40}\)|,?[ \t]+[^\s:=\[.!?;(),]{1,20}),?){0,6}?"
-_SAYS = (r"(?:[ \t]*[:=]|[ \t]+(?:[—–→-]|" + "|".join(_COPULAS) + r")(?=[ \t])"
+# Scripts written without blanks join "is" to the word ("รหัสผ่านคือ X", "密码是 X"), and English's "'s" joins it
+# too ("password's X").
+_JOINED_COPULAS = ("คือ", "是", "は", "['’]s")
+_SAYS = (r"(?:[ \t]*[:=]|(?:[ \t]+(?:[—–→-]|" + "|".join(_COPULAS) + r")|" + "|".join(_JOINED_COPULAS) + r")(?=[ \t])"
          r"|[ \t]*[?:,—–-][ \t]*(?:it['’]?s|it[ \t]+is|it[ \t]+was|that['’]?s)(?=[ \t]))"
          r"(?:[ \t]+(?:still|now|just|actually|probably|currently|always|simply|literally|jetzt|noch|nun|immer|"
          r"ahora|todavía|aún|maintenant|toujours|ancora|ora|adesso|agora|ainda|nu|nog|teraz|nadal|şimdi|hala|"
@@ -918,6 +1107,17 @@ _SAYS = (r"(?:[ \t]*[:=]|[ \t]+(?:[—–→-]|" + "|".join(_COPULAS) + r")(?=[ 
 
 _SAID_VALUE = (r"(?:(?P<gap>" + _GAP + ")" + _SAYS + r"|(?P<direct>(?=[ \t]+[^\s:=\[]+(?!\S))))[ \t]*[\"'`]?"
                + _MAY_BE_STRONG + _STRONG_VALUE)
+# Languages that say "is" with no verb (Ukrainian, Russian, Arabic: "мій пароль від пошти X") or put it last
+# (Persian "رمز عبور من X است", Hindi "… X है"): after the word for password and a gap, a value that ends the line
+# or a clause ("X (as discussed)", "X, …") or stands before that last verb. Only for the words of other languages: English's "the password for Server01"
+# names a server, and a network's name alone is no word for its password ("the wifi runs at 2.4GHz/5.8GHz").
+_LAST_VERBS = ("است", "هست", "है", "हैं", "da", "dir", "dır", "です", "입니다", "นะ", "ครับ", "ค่ะ")
+# Tried after the other two (a value that ends the gap must not hide one said directly: "şifrem X Thanks"); its
+# gap is of words of letters, so that the value is the first word that is not one.
+_SAID_VALUE_BARE = (r"(?:(?P<gap>" + _GAP + ")" + _SAYS + r"|(?P<direct>(?=[ \t]+[^\s:=\[]+(?!\S)))"
+                    r"|(?P<bare>(?:[ \t]+(?u:[^\W\d_]){1,20}){1,4})(?=[ \t]+[^\s:=\[]+(?:[ \t]+(?:"
+                    + "|".join(_LAST_VERBS) + r")(?![^\W\d_])|[ \t]*(?:\n|$|[(,;.!?])|[ \t]+(?-i:[A-ZА-ЯЁ]))))"
+                    r"[ \t]*[\"'`]?" + _MAY_BE_STRONG + _STRONG_VALUE)
 
 _HIGH_ENTROPY = "high-entropy"
 _PHRASE_LEAD = r"(?:\s+(?:for|to|on|of|at)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w.@-]{1,40}(?:\s+[\w.@-]{1,40})?)?"
@@ -1065,14 +1265,16 @@ _RULES: tuple[_Rule, ...] = (
         "command-line-password",
         ("-u", "-U", "--cred", "-auth"),
         re.compile(r"(?a)-(?<![\w-]-)(?:[uU][ \t]*|-(?:user(?:name)?|creds?|credentials?|auth|basic-auth)(?:=|[ \t]+))"
-                   r"[\"']?\w[\w.@\\-]{0,63}[:%](?!//)(?!\[REDACTED)([^\s\"']{4,128})"),
-        check=_flag_user_password,
+                   r"[\"']?\w[\w.@\\-]{0,63}[:%,](?!//)(?!\[REDACTED)([^\s\"']{4,128})"),
+        check=_user_pair_password,
     ),
     _Rule(  # needles the index already holds ("pass:", "passw", "pwd") or one under a letter it skips to ("ser:")
         "command-line-password",
-        ("ser:", "pass:", "passw", "pwd"),
-        re.compile(r"(?ai)/(?<![\w/:]/)(?:user:[^\s/]{1,64}[ \t]+(?![/-])|(?:pass(?:word)?|pwd):[\"']?)"
-                   r"(?!\[REDACTED)([^\s\"']{4,128})"),  # not /p: (msbuild's properties)
+        ("ser:", "pass:", "passw", "pwd", "/u:"),
+        # /p: only after a /u: (FreeRDP's "/u:NAME /p:X"; msbuild's /p: sets a property)
+        re.compile(r"(?ai)/(?<![\w/:]/)(?:user:[^\s/]{1,64}[ \t]+(?![/-])|(?:pass(?:word)?|pwd):[\"']?|"
+                   r"u:[^\s/]{1,64}(?:[ \t]+/[a-z-]+(?::\S*)?)*?[ \t]+/p:[\"']?)"
+                   r"(?!\[REDACTED)([^\s\"']{4,128})"),
         ignore_case=True,
         check=_flag_user_password,
     ),
@@ -1098,12 +1300,22 @@ _RULES: tuple[_Rule, ...] = (
         ignore_case=True,
         check=_flag_user_password,
     ),
+    _Rule(  # Oracle's tools (SQL*Plus, Data Pump, SQL*Loader): user/password@database
+        "command-line-password",
+        # each needle starts with a letter the needle index already skips to ("pdp" in expdp, impdp)
+        ("sqlplus", "pdp", "sqlldr"),
+        re.compile(r"(?ai)\b(?:sqlplus|expdp|impdp|sqlldr)(?:[ \t]+-[a-z]+)*[ \t]+[\"']?"
+                   r"[\w$#.-]{1,64}/(?!\[REDACTED)([^\s/@\"']{4,128})@"),
+        ignore_case=True,
+        check=_flag_user_password,
+    ),
     _Rule(  # a password piped into a command that reads it from its input (`echo X | docker login
         # --password-stdin`, `echo 'bob:X' | chpasswd`, `printf X | passwd --stdin bob`)
         "command-line-password",
-        ("stdin", "passwd"),
+        ("stdin", "passwd", "sudo"),
         re.compile(r"(?ai)\b(?:echo|printf)[ \t]+(?:-[a-z]+[ \t]+)*[\"']?(?:[\w.@-]{1,64}:)?(?!\[REDACTED)"
-                   r"([^\s\"'`|;&]{4,128})[\"']?[ \t]*\|[ \t]*[^\n|;&]{0,80}?(?:password-stdin|--stdin|passwd)\b"),
+                   r"([^\s\"'`|;&]{4,128})[\"']?[ \t]*\|[ \t]*[^\n|;&]{0,80}?(?:password-stdin|--stdin|passwd|"
+                   r"\bsudo(?:[ \t]+-[a-zA-Z]+)*?[ \t]+-[a-zA-Z]*(?-i:S))\b"),
         ignore_case=True,
         check=_flag_user_password,
     ),
@@ -1121,6 +1333,15 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(r"(?ai)\bbasic[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"),
         group=1,
         accept=_is_basic_credential,
+        ignore_case=True,
+    ),
+    _Rule(  # any other scheme of an Authorization header: ApiKey, Token, SSWS, sso-key, HMAC…
+        "auth-header",
+        ("authorization",),
+        re.compile(r"(?ai)authorization[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z][\w-]{1,20}[ \t]+"
+                   r"(?!\[REDACTED)([A-Za-z0-9+/_.~:-]{12,}=*)"),
+        group=1,
+        accept=_secret_value,  # an encoded "id:key" reads as text, and is the credential
         ignore_case=True,
     ),
     _Rule(
@@ -1172,6 +1393,24 @@ _RULES: tuple[_Rule, ...] = (
         possible=_has_dash,
         check=_flag_secret,
     ),
+    _Rule(  # a call's default for a variable named for a secret: ENV.fetch("API_KEY", "…"), os.getenv("TOKEN", "…")
+        "key-assignment",
+        _KEY_STEMS,
+        re.compile(r"(?ai)(?<=[(,])[ \t]*[\"'](?P<name>[a-z0-9_.-]{0,30}?" + _KEY_NAME + r"[a-z0-9_.-]{0,30}?)[\"'][ \t]*,"
+                   r"[ \t]*(?:\"(?!\[REDACTED)([^\"\n]{4,300})\"|'(?!\[REDACTED)([^'\n]{4,300})')[ \t]*\)"),
+        ignore_case=True,
+        check=_named_secret,
+    ),
+    _Rule(  # a .pgpass line: host:port:database:user:password
+        "password-assignment",
+        (*_DIGITS, ":*:"),  # its port's digits or "*" (not ":": a character of its own costs every text a search)
+        # ":" first: the engine skips to it, and the host before it is checked (`_pgpass_host`)
+        re.compile(r"(?a):(?:\d{1,5}|\*):(?:[\w.-]+|\*):(?:[\w.@-]+|\*):(?!\[REDACTED)([^\s:]{4,128})(?!\S)"),
+        group=1,
+        accept=lambda v: _password_value(v) and not v.isdigit(),
+        possible=lambda data: data.count(b":") >= 4 and _PGPASS_SHAPE(data) is not None,
+        check=_pgpass_host,
+    ),
     _Rule(  # markup: an element named for a secret around its value
         "key-assignment",
         ("</",),
@@ -1183,8 +1422,10 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(  # a name/value pair: the value, named by the pair's name
         "key-assignment",
-        ("alue",),  # not "v", a letter the needle index would skip to for this rule alone
-        re.compile(r"(?ai)(?<![A-Za-z])value[\"']?[ \t]*(?:=>|[:=])[ \t]*" + _ASSIGNED_VALUE),
+        # not "v" nor "d", letters the needle index would skip to for this rule alone; "default" with what may follow
+        # it before its value (a bare "default" is in every OpenClaw envelope: "telegram[default]")
+        ("alue", *("ault" + char for char in " \t\"':=")),
+        re.compile(r"(?ai)(?=[vVdD])(?<![A-Za-z])(?:value|default)[\"']?[ \t]*(?:=>|[:=])[ \t]*" + _ASSIGNED_VALUE),
         ignore_case=True,
         possible=_assigns,
         check=_pair_secret,
@@ -1204,7 +1445,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "card-cvv",
         _CVV_WORDS,
-        re.compile(r"(?ai)\b(?:cvv2?|cvc2?|csc|cvn)\b[ \t]*(?:[:=#-]|is|was|code)?[ \t]*(?:is[ \t]+)?(\d{3,4})(?!\d)"),
+        re.compile(r"(?ai)\b(?:cvv2?|cvc2?|csc|cvn|" + _CVV_NAMES + r")\b[\"']?[ \t]*(?:[:=#-]|is|was|are|code)?[ \t]*"
+                   r"(?:(?:is|are)[ \t]+)?[\"']?(\d{3,4})(?!\d)"),
         group=1,
         ignore_case=True,
     ),
@@ -1224,12 +1466,41 @@ _RULES: tuple[_Rule, ...] = (
         accept=_social_security_number,
         ignore_case=True,
     ),
+    _Rule(  # another country's number for a person, said with its name, in the shape that country writes it
+        "national-id",
+        _DIGITS,  # sought where six digits are in a row (blanks or dots between; a date has none): names are many
+        
+        re.compile(r"(?ai)(?=[" + _NATIONAL_ID_FIRST + r"])\b(?:" + _NATIONAL_ID_NAMES + r")(?:[ \t]+(?:number|no\.?|num(?:ber|[ée]ro)?|nr\.?|#))?"
+                   r"\b[^\d\n]{0,24}?(?<![\w.-])((?-i:[A-Z]{2})?[ \t]?\d+(?:[ ./-]\d+){0,7}(?:[ \t]?(?-i:[A-Z]))?)"
+                   r"(?![\w-])"),
+        group=1,
+        accept=_national_id,
+        possible=_run_of(string.digits, 6, " ."),
+    ),
+    _Rule(  # a list of one-time recovery codes under its title, one a line ("GitHub recovery codes:\nab12c-…")
+        "access-code",
+        ("codes",),
+        re.compile(r"(?ai)\b(?:recovery|backup|2fa|mfa|one-time|emergency|scratch)[ \t]+codes\b[^\n]{0,80}"
+                   r"((?:\n[ \t]*(?:[-*•][ \t]*|\d{1,2}[.)][ \t]+)?[A-Za-z0-9]{4,12}(?:[- ][A-Za-z0-9]{4,12})?[ \t]*)"
+                   r"{2,32})"),
+        group=1,
+        accept=_code_list,
+        ignore_case=True,
+    ),
+    _Rule(  # a key as a JSON array of its bytes (a Solana keypair's 64, a raw 32-byte key)
+        "private-key",
+        _DIGITS,  # not "[": a character of its own costs every text a search
+        re.compile(r"\[[ \t\n]*\d{1,3}(?:[ \t]*,[ \t\n]*\d{1,3}){31,63}[ \t\n]*\]"),
+        accept=_key_bytes,
+        possible=lambda data: data.count(b",") >= 31,  # 32 numbers and their commas
+    ),
     _Rule(
         "access-code",
         ("code",),
         re.compile(
             r"(?ai)\b(?:door|alarm|gate|garage|safe|lock|locker|entry|building|keypad|security|access|wi-?fi|"
-            r"recovery|backup|verification|2fa|one-time)[ \t]+codes?" + _PHRASE_LEAD + _PHRASE_SEPARATOR
+            r"recovery|backup|verification|2fa|one-time|activation|license|licence|product|serial|registration|"
+            r"redeem|redemption|unlock)[ \t]+codes?" + _PHRASE_LEAD + _PHRASE_SEPARATOR
             + r"(?!\[REDACTED)([A-Za-z0-9#*-]{2,39}[A-Za-z0-9#*])(?![\w-])"
         ),
         group=1,
@@ -1311,10 +1582,10 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "password-phrase",
         _PASSWORD_WORDS_NEEDLES,
-        re.compile(r"(?ai)(?=[" + "".join(sorted({c for w in _PASSWORD_WORDS_NEEDLES for c in (w[0], w[0].upper())}))
+        re.compile(r"(?ai)(?=[" + "".join(sorted({c for w in _PASSWORD_WORDS for c in _first_letters(w)}))
                    + r"])(?<![A-Za-z])(?P<noun>(?:(?:wi-?fi|wlan)[ \t-]?)?(?:" + "|".join(_PASSWORD_WORDS) + r")"
-                   + _INFLECTION + ")" + _SAID_VALUE),
-        group=4,
+                   + _INFLECTION + ")" + _SAID_VALUE_BARE),
+        group=5,
         accept=_strong_password,
         ignore_case=True,
         check=_said_password,
@@ -1323,12 +1594,45 @@ _RULES: tuple[_Rule, ...] = (
         "password-phrase",
         # "sername", "outer": each needle starts with a letter the needle index already skips to
         ("cred", "login", "log in", "log-in", "logon", "sign in", "sign-in", "signin", "sername", "admin", "wifi",
+         "gged in", "gging in",
          "wi-fi", "wlan", "outer", "ssid", "pn"),
         re.compile(r"(?a)/(?:(?<=[\w.@+-] /)|(?<=[\w.@+-]/))[ \t]?[\"'`]?(?!\[REDACTED)"
                    r"([^\s/\"'`]{5,62}[^\s/\"'`.,;:!?)\]])(?![^\s.,;:!?)\]\"'`])"),
         group=1,
         ignore_case=True,
         check=_login_pair,
+    ),
+    _Rule(  # a login as a user with its password: "try logging in as root with X", "ssh as deploy using X"
+        "password-phrase",
+        # needles under letters the index skips to already, few under "s" and "c" (each costs every text)
+        ("login", "logon", "log in", "log on", "log-in", "log-on", "logged in", "logged on", "logging in",
+         "logging on", "logs in", "logs on", "signin", "sign in", "authenticat"),
+        re.compile(r"(?ai)(?=[lsaLSA])\b(?:log(?:in|on| in| on|-in|-on)|log(?:ged|ging|s) (?:in|on)|"
+                   r"sign(?:in| in)|authenticat(?:e|ed|es|ing))(?:[ \t]+(?:to|into|on)[ \t]+[\w.@:/-]{1,60})?"
+                   r"[ \t]+as[ \t]+[\w.@\\-]{1,64}[ \t]+(?:with|using)[ \t]+"
+                   r"(?:(?:the[ \t]+)?(?:password|passphrase|pw|pass)[ \t]+)?[\"'`]?(?!\[REDACTED)"
+                   r"([^\s\"'`]{5,62}[^\s\"'`.,;:!?)\]])"),
+        group=1,
+        accept=lambda v: _strong_password(v) and not _PROTOCOL.fullmatch(v),
+        ignore_case=True,
+    ),
+    _Rule(  # a cell of a markdown table in a column headed password, secret, token, key or PIN
+        "password-phrase",
+        # the table's |---| line, which `_secret_column` demands, holds one (`_TABLE_RULE`): the one rule whose needle
+        # is in the text it reports in, not in the cell ("|" of its own cost every text a search, +2 %)
+        ("-|", ":|", "- |", ": |"),
+        re.compile(r"\|[ \t]*(?!\[REDACTED)([^|\s](?:[^|\n]{0,98}[^|\s])?)[ \t]*(?=\|)"),
+        group=1,
+        accept=_password_value,
+        check=_secret_column,
+    ),
+    _Rule(  # a list of private keys in a config: hardhat's `accounts: ["0x…"]`, a signers list
+        "ethereum-private-key",
+        ("accounts", "privatekeys", "private_keys"),
+        re.compile(r"(?ai)(?=[apAP])\b(?:accounts|private_?keys)[\"']?[ \t]*[:=][ \t]*\[[ \t\n]*[\"'](?:0x)?"
+                   r"([0-9a-f]{64})[\"']"),
+        group=1,
+        ignore_case=True,
     ),
     _Rule(  # the value first: "X as my password", "typed X into the password field"
         "password-phrase",
@@ -1384,7 +1688,8 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule("card-number", _DIGITS, re.compile(r"(?<![0-9A-Za-z-])[0-9](?:[ -]?[0-9]){14,15}(?![0-9A-Za-z-])"),
           accept=_card_number,
-          possible=_CARD_DIGITS),
+          possible=_CARD_DIGITS,
+          check=_real_card),
     # A capital first, the word's start checked after it: the engine skips to capitals (\b first, it tried every
     # position).
     _Rule("iban", _DIGITS, re.compile(r"(?a)[A-Z](?<!\w[A-Z])[A-Z][0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b"),
@@ -1718,8 +2023,9 @@ def refusal(text: str) -> str | None:
         return "credential"
     for match in _DIGIT_RUN.finditer(text):
         digits = re.sub(r"\D", "", match.group())
-        if _luhn(digits) and len(set(digits)) > 1:
-            return "card-number"
+        if _luhn(digits) and len(set(digits)) > 1 and not (
+                digits in _TEST_CARDS and _TEST_SAID.search(text, max(0, match.start() - 60), match.start())):
+            return "card-number"  # a processor's published test number said as one is public (`_real_card`)
     if _IBAN.search(text):
         return "account-number"
     return None
@@ -1764,7 +2070,8 @@ def _head_piece(text: str) -> tuple[int, int] | None:
             start += len(run) - len(run.lstrip("-"))
             run = run.lstrip("-")
         if (_TOKEN_START.match(run) or not _key_piece(run)
-                or _PUBLIC_BEFORE.search(text, max(0, match.start() - 40), match.start())):
+                or _PUBLIC_BEFORE.search(text, max(0, match.start() - 40), match.start())
+                or _address_paid_to(text, match.start(), run) or _public_jwk_member(text, match.start(), match.end())):
             return None
         return start, match.end()
     return None

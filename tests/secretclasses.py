@@ -127,6 +127,26 @@ PROMOTED_5 = frozenset({
 
 # Forms of held-out-3 made train: they still draw from held-out-3's stream, so that no other value changes.
 DRAWN_AS_H3 = {"xml <password> element", "PuTTY key private lines"}
+# Held-out-4 forms (and look-alikes) that slipped in round 5 and had general mechanisms written for them in round 6:
+# train since ("held-out-4 until round 6"). They still draw from held-out-4's streams, in held-out-4's place among
+# the cases, so that no value and no case's index moves.
+PROMOTED_6 = frozenset({
+    "docker run -e NAME=value", "ruby ENV.fetch default hex", "activation code 4x4 in prose", "echo | sudo -S",
+    "lftp -u user,pass", "xfreerdp /p:", "docker-compose environment list", "sqlplus user/pass@",
+    "hcl variable default", ".pgpass line", "hardhat accounts array", "2FA recovery codes list",
+    "| env | user | password |\n|---|---|---|\n| staging | admin | X |", "try logging in as root with X",
+    "forgot to mention, password's X", "logged in fine with alice@example.com / X", "รหัสผ่านคือ X นะ",
+    "мій пароль від пошти X", "la meva contrasenya és X", "ang password ko sa email ay X", "nenosiri langu ni X",
+    "رمز عبور من X است", "json payment cvc", "three digits on the back", "German Prüfnummer",
+    "Authorization: ApiKey base64", "nostr nsec", "solana keypair json array", "UK NI number", "Canadian SIN",
+    "Aadhaar", "Spanish DNI", "Brazilian CPF", "French NIR",
+    # look-alikes
+    "${VAR} reference", "go.sum line", "RSA JWK public", "bitcoin xpub", "solana address", "password error message",
+    "stripe test card from docs", "x-amz-id-2"})  # held-out-4 until round 6
+
+
+def _drawn_as_h4(name: str, split: str) -> bool:
+    return split == H4 or name in PROMOTED_6
 
 
 def _split(name: str, split: str) -> str:
@@ -891,10 +911,14 @@ def cases(seed: int, invisible: bool = False) -> list[Case]:
     streams = {H4: r4, H5: r5}
     forms = [(cls, form) for cls, listed in FORMS.items() for form in listed]
     last = (H4, H5)  # the outside sets, each after the ones before it
-    ordered = [f for f in forms if f[1][1] not in last] + [f for split in last for f in forms if f[1][1] == split]
+    def drawn_as(name: str, split: str) -> str:  # a promoted form keeps the stream and place of the set it came from
+        return H4 if _drawn_as_h4(name, split) else split
+
+    ordered = ([f for f in forms if drawn_as(*f[1][:2]) not in last]
+               + [f for group in last for f in forms if drawn_as(*f[1][:2]) == group])
     out = []
     for cls, (name, split, draw) in ordered:
-        stream = streams.get(split, r)
+        stream = streams.get(drawn_as(name, split), r)
         text, secrets = draw(r3 if split == H3 or name in DRAWN_AS_H3 else stream)
         if invisible and len(secrets[0]) > 8 and secrets[0] in text:
             cut = stream.randrange(2, len(secrets[0]) - 2)
@@ -1069,7 +1093,8 @@ def lookalikes(seed: int) -> list[Lookalike]:
     r4 = random.Random(f"lookalike-held-out-4-{seed}")  # and held-out-4's of its own: no other value moved
     r5 = random.Random(f"lookalike-held-out-5-{seed}")  # held-out-5's too, listed after held-out-4's
     streams = {H4: r4, H5: r5}
-    return [Lookalike(name, split, draw(streams.get(split, r))) for name, split, draw in LOOKALIKE_FORMS]
+    return [Lookalike(name, split, draw(streams.get(H4 if _drawn_as_h4(name, split) else split, r)))
+            for name, split, draw in LOOKALIKE_FORMS]
 
 
 # --- held-out-4: shapes written from outside, as an attacker would, by someone who never read the rules, their
@@ -1123,7 +1148,7 @@ def _held_out_4_forms() -> dict[str, list[Form]]:
 
     def add(cls: str, name: str):
         def wrap(draw):
-            f.setdefault(cls, []).append((name, H4, draw))
+            f.setdefault(cls, []).append((name, T if name in PROMOTED_6 else H4, draw))  # held-out-4 until round 6
             return draw
         return wrap
 
@@ -1631,7 +1656,7 @@ def _split_held_out_4(seed: int) -> list[SplitKey]:
     return out
 
 
-LOOKALIKE_FORMS.extend((name, H4, draw) for name, draw in [
+LOOKALIKE_FORMS.extend((name, T if name in PROMOTED_6 else H4, draw) for name, draw in [  # held-out-4 until round 6
     ("angle placeholder", lambda r: "export API_TOKEN=<your-token>\nthen run ./deploy.sh"),
     ("changeme default", lambda r: "the image ships with admin / changeme, change it before exposing the port"),
     ("${VAR} reference", lambda r: "DB_PASSWORD=${DB_PASSWORD:?set it in .env}\nREDIS_URL=${REDIS_URL}"),
