@@ -349,9 +349,10 @@ def test_generated_secrets_reach_no_output_export_or_file_of_the_state_dir(tmp_p
     Only the forms whose secrets redaction catches (train and held-out both) are planted here: what slips is
     measured by tests/bench/secrets_report.py."""
     data, _ = _planted_lines(0)
-    caught = [not any(s in redact(c.text).text for s in c.secrets if len(s) >= 8) for c in cases(0)]
-    secrets = [s for c, kept in zip(cases(0), caught, strict=True) if kept for s in c.secrets if len(s) >= 8]
-    slipped = [s.encode() for c, kept in zip(cases(0), caught, strict=True) if not kept for s in c.secrets]
+    planted = cases(0)
+    caught = [not any(s in redact(c.text).text for s in c.secrets if len(s) >= 8) for c in planted]
+    secrets = [s for c, kept in zip(planted, caught, strict=True) if kept for s in c.secrets if len(s) >= 8]
+    slipped = [s.encode() for c, kept in zip(planted, caught, strict=True) if not kept for s in c.secrets]
     path = new_session(agents)
     append(path, b"".join(line for line in data.splitlines(keepends=True) if not any(s in line for s in slipped)))
     state = tmp_path / "state"
